@@ -1,0 +1,110 @@
+// Keyspace: one shard's databases (a Table each), expiry and memory counters.
+//
+// Every key lives in exactly one shard; the shard's thread owns its Keyspace. Expiry is
+// stored in the entry (Entry::ExpireMs). It is enforced two ways:
+//   - lazily: Find() deletes an expired entry it meets and reports it absent;
+//   - actively: ActiveExpireCycle() walks the buckets of every database from a
+//     persistent cursor, deleting expired entries, and stops after a bounded number of
+//     buckets per call, so a tick never stalls the shard.
+// Memory: used_bytes() is every entry's usable allocation size plus the tables'
+// directory and bucket arrays.
+//
+// Thread-safety: one owning thread; no synchronisation inside.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/entry.h"
+#include "core/table.h"
+
+namespace strata {
+
+struct KeyspaceStats {
+  uint64_t expired_keys = 0;
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+};
+
+class Keyspace {
+ public:
+  explicit Keyspace(uint32_t db_count);
+
+  uint32_t db_count() const { return static_cast<uint32_t>(dbs_.size()); }
+
+  // Returns the live entry for key, or nullptr; deletes it first if it has expired.
+  Entry* Find(uint32_t db, std::string_view key, int64_t now_ms);
+  // Find() that also counts a keyspace hit or miss (read commands use this).
+  Entry* FindRead(uint32_t db, std::string_view key, int64_t now_ms);
+
+  // Creates or overwrites key with a string value. expire_ms == Entry::kNoExpire
+  // clears any TTL. Returns the new entry.
+  Entry* SetString(uint32_t db, std::string_view key, std::string_view value,
+                   int64_t expire_ms);
+  // Inserts a copy of an entry's payload under `key` (COPY, RENAME, MOVE).
+  Entry* SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
+                int64_t expire_ms);
+  // Deletes key if present (expired or not). Returns true when something was removed.
+  bool Delete(uint32_t db, std::string_view key);
+  // Sets or clears (Entry::kNoExpire) the expiry of an existing key.
+  // REQUIRES: key present.
+  Entry* SetExpire(uint32_t db, std::string_view key, int64_t expire_ms);
+
+  size_t DbSize(uint32_t db) const { return dbs_[db].table->size(); }
+  size_t ExpiresCount(uint32_t db) const { return dbs_[db].expires; }
+  // Sum of remaining TTLs of keys with expiry, for INFO keyspace avg_ttl.
+  int64_t SampleAvgTtl(uint32_t db, int64_t now_ms) const;
+  void FlushDb(uint32_t db);
+  void FlushAll();
+  void SwapDb(uint32_t a, uint32_t b);
+
+  // SCAN step over one bucket of db; see Table::ScanBucket for the cursor contract.
+  // Expired entries met on the way are deleted and not reported.
+  template <class F>
+  uint64_t ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& fn);
+  Table& table(uint32_t db) { return *dbs_[db].table; }
+
+  // Deletes expired keys, visiting at most `bucket_budget` buckets in total.
+  // Returns the number of keys deleted.
+  size_t ActiveExpireCycle(int64_t now_ms, size_t bucket_budget);
+
+  Entry* RandomKey(uint32_t db, int64_t now_ms, uint64_t seed);
+
+  size_t used_bytes() const;
+  KeyspaceStats& stats() { return stats_; }
+
+ private:
+  struct Db {
+    std::unique_ptr<Table> table = std::make_unique<Table>();
+    size_t expires = 0;
+    uint64_t expire_cursor = 0;
+  };
+  void Charge(size_t n) { entry_bytes_ += n; }
+  void Release(size_t n) { entry_bytes_ -= n; }
+  void DestroyEntry(Db& d, Entry* e);
+
+  std::vector<Db> dbs_;
+  size_t entry_bytes_ = 0;
+  uint32_t expire_db_ = 0;
+  KeyspaceStats stats_;
+};
+
+template <class F>
+uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& fn) {
+  Db& d = dbs_[db];
+  return d.table->ScanBucket(cursor, [&](Entry** link) {
+    Entry* e = *link;
+    if (e->IsExpired(now_ms)) {
+      DestroyEntry(d, d.table->UnlinkAt(link));
+      stats_.expired_keys++;
+      return true;
+    }
+    fn(e);
+    return false;
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,41 @@
+// Number parsing and formatting with Redis's exact rules.
+//
+// Redis accepts an integer only in its canonical form (no '+', no leading zeros, no
+// spaces), and prints doubles for INCRBYFLOAT with up to 17 significant digits and no
+// trailing zeros. These helpers reproduce that so replies match byte for byte.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+// Canonical signed 64-bit integer, as Redis's string2ll.
+bool ParseInt64(std::string_view s, int64_t* out);
+// Unsigned variant for cursors.
+bool ParseUint64(std::string_view s, uint64_t* out);
+// A double as Redis's string2ld/strtold accepts it: no spaces, no NaN, "inf" allowed.
+bool ParseDouble(std::string_view s, double* out);
+bool ParseLongDouble(std::string_view s, long double* out);
+
+// Appends the decimal form of v.
+void AppendInt(std::string* out, int64_t v);
+std::string IntToString(int64_t v);
+
+// Formats like Redis's ld2string(..., LD_STR_HUMAN): fixed notation with %.17Lf,
+// trailing zeros and a trailing '.' removed. Used by INCRBYFLOAT.
+std::string LongDoubleToHuman(long double v);
+// Formats like Redis's addReplyDouble (%.17g), used for score-like doubles.
+std::string DoubleToString(double v);
+
+// "1gb", "512mb", "100k", "1024" → bytes, as Redis's memtoull. Case-insensitive units.
+std::optional<uint64_t> ParseMemory(std::string_view s);
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+void ToLower(std::string* s);
+std::string Lowercase(std::string_view s);
+
+}  // namespace strata

@@ -1,0 +1,131 @@
+// CommandSpec: what the server knows about one command, and the three ways one runs.
+//
+//   shard_fn  runs on the shard that owns the command's keys, with that shard's data.
+//             Used when every key of the call hashes to one shard (or it has none).
+//   conn_fn   runs on the client's own thread and touches no shard data (PING, SELECT).
+//   fiber_fn  coordinates several shards (multi-key commands whose keys span shards,
+//             and whole-keyspace commands such as DBSIZE or FLUSHALL).
+// A multi-key command has both shard_fn (its single-shard fast path) and fiber_fn.
+// Key positions follow Redis's (first, last, step) convention; last < 0 counts from
+// the end. Handlers reply through a ReplyBuilder and never throw.
+// Thread-safety: the registry is built before workers start and is read-only after.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/keyspace.h"
+#include "server/reply_builder.h"
+#include "server/task.h"
+
+namespace strata {
+
+class Connection;
+class Worker;
+
+using CmdArgs = std::span<const std::string_view>;
+
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1 << 0,
+  kCmdReadOnly = 1 << 1,
+  kCmdFast = 1 << 2,
+  kCmdDenyOom = 1 << 3,
+  kCmdAdmin = 1 << 4,
+  kCmdNoAuth = 1 << 5,    // allowed before AUTH
+  kCmdLoading = 1 << 6,
+  kCmdStale = 1 << 7,
+  kCmdNoScript = 1 << 8,
+  kCmdKeyspace = 1 << 9,  // acl category @keyspace
+  kCmdString = 1 << 10,   // acl category @string
+  kCmdConnection = 1 << 11,
+  kCmdServer = 1 << 12,   // @admin/@dangerous style server commands
+};
+
+// The shard-side context of a command.
+struct ShardCtx {
+  Worker& worker;
+  Keyspace& ks;
+  uint32_t db;
+  int64_t now_ms;
+};
+
+// Arguments copied out of the read buffer, for commands that outlive it.
+struct OwnedArgs {
+  std::string storage;
+  std::vector<std::string_view> views;
+  static std::shared_ptr<OwnedArgs> Copy(CmdArgs args);
+  CmdArgs span() const { return {views.data(), views.size()}; }
+};
+
+using ShardFn = void (*)(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb);
+using ConnFn = void (*)(Connection& c, CmdArgs args, ReplyBuilder& rb);
+using FiberFn = Fiber (*)(Connection* c, std::shared_ptr<OwnedArgs> args);
+
+struct CommandSpec {
+  std::string name;  // lowercase
+  int arity;
+  uint32_t flags;
+  int first_key;
+  int last_key;
+  int key_step;
+  ShardFn shard_fn = nullptr;
+  ConnFn conn_fn = nullptr;
+  FiberFn fiber_fn = nullptr;
+  uint32_t id = 0;
+  const char* summary = "";
+  const char* group = "generic";
+  const char* since = "1.0.0";
+
+  bool is_write() const { return flags & kCmdWrite; }
+  // Appends the key arguments of a call to out.
+  void Keys(CmdArgs args, std::vector<std::string_view>* out) const;
+  bool CheckArity(size_t argc) const {
+    return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+  }
+};
+
+class CommandRegistry {
+ public:
+  static CommandRegistry& Get();
+  void Add(CommandSpec spec);
+  // Case-insensitive lookup; nullptr when unknown.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
+  size_t size() const { return specs_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<CommandSpec>> specs_;
+  std::vector<std::vector<CommandSpec*>> buckets_;  // open hash by lowercase name
+  void Rehash();
+};
+
+// Registration entry points, one per command family.
+void RegisterConnectionFamily(CommandRegistry& r);
+void RegisterStringFamily(CommandRegistry& r);
+void RegisterKeysFamily(CommandRegistry& r);
+void RegisterExpireFamily(CommandRegistry& r);
+void RegisterServerFamily(CommandRegistry& r);
+void RegisterAllCommands();
+
+// Shared error texts (Redis's exact wording).
+namespace errors {
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kSameObject =
+    "ERR source and destination objects are the same";
+}  // namespace errors
+
+std::string WrongArityError(std::string_view name);
+std::string InvalidExpireError(std::string_view cmd);
+
+}  // namespace strata

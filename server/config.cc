@@ -1,0 +1,316 @@
+#include "server/config.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/glob.h"
+#include "core/string_util.h"
+#include "server/resp_parser.h"
+#include "server/version.h"
+
+namespace strata {
+
+Config::Option& Config::Add(std::string name, Kind kind, std::string def, bool mut,
+                            std::string help) {
+  auto o = std::make_unique<Option>();
+  o->name = std::move(name);
+  o->kind = kind;
+  o->default_value = std::move(def);
+  o->mutable_at_runtime = mut;
+  o->help = std::move(help);
+  Option& ref = *o;
+  by_name_[ref.name] = &ref;
+  options_.push_back(std::move(o));
+  return ref;
+}
+
+Config::Config() {
+  // name, kind, default, mutable at runtime, help (unit and meaning)
+  Add("port", Kind::kInt, "6379", false, "TCP port to listen on").max = 65535;
+  Add("bind", Kind::kString, "127.0.0.1", false,
+      "space-separated IPv4/IPv6 addresses to listen on");
+  Add("tcp-backlog", Kind::kInt, "511", false, "listen(2) backlog, connections").min = 1;
+  Add("tcp-keepalive", Kind::kInt, "300", true, "TCP keepalive period in seconds, 0 = off");
+  Add("databases", Kind::kInt, "16", false, "number of logical databases").min = 1;
+  auto& threads = Add("threads", Kind::kInt, "0", false,
+                      "worker threads, one shard each; 0 = the CPUs this process may use");
+  threads.max = 1024;
+  auto& io = Add("io-backend", Kind::kEnum, "auto", false,
+                 "event loop: io_uring, epoll, or auto (io_uring when the kernel allows)");
+  io.enum_values = {"auto", "io_uring", "epoll"};
+  Add("dir", Kind::kString, ".", false, "working directory for data files");
+  Add("dbfilename", Kind::kString, "dump.rdb", true, "snapshot file name");
+  Add("save", Kind::kString, "", true,
+      "snapshot schedule \"<seconds> <changes> ...\"; \"\" disables")
+      .validate = [](std::string_view v) -> std::string {
+    std::vector<std::string> parts;
+    if (!SplitArgs(v, &parts) || parts.size() % 2 != 0) return "Invalid save parameters";
+    for (const auto& p : parts) {
+      int64_t n = 0;
+      if (!ParseInt64(p, &n) || n < 0) return "Invalid save parameters";
+    }
+    return "";
+  };
+  Add("appendonly", Kind::kBool, "no", true, "append-only file; only 'no' is supported")
+      .validate = [](std::string_view v) -> std::string {
+    return EqualsIgnoreCase(v, "no") ? "" : "appendonly yes is not supported by strata";
+  };
+  Add("maxmemory", Kind::kMemory, "0", true, "memory limit in bytes, 0 = none");
+  auto& pol = Add("maxmemory-policy", Kind::kEnum, "noeviction", true,
+                  "what to do at maxmemory; only noeviction is implemented");
+  pol.enum_values = {"noeviction"};
+  Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
+  Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
+  Add("proto-max-bulk-len", Kind::kMemory, "512mb", true, "largest bulk string, bytes").min =
+      1024 * 1024;
+  Add("client-query-buffer-limit", Kind::kMemory, "1gb", true,
+      "largest query buffer per client, bytes")
+      .min = 1024 * 1024;
+  Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second")
+      .min = 1;
+  by_name_["hz"]->max = 500;
+  Add("daemonize", Kind::kBool, "no", false, "only 'no' is supported (use systemd)")
+      .validate = [](std::string_view v) -> std::string {
+    return EqualsIgnoreCase(v, "no") ? "" : "daemonize yes is not supported by strata";
+  };
+  auto& ll = Add("loglevel", Kind::kEnum, "notice", true, "debug, verbose, notice, warning");
+  ll.enum_values = {"debug", "verbose", "notice", "warning", "nothing"};
+  Add("logfile", Kind::kString, "", false, "log file path; \"\" = standard output");
+  Add("pidfile", Kind::kString, "", false, "file to write the process id to; \"\" = none");
+  Add("protected-mode", Kind::kBool, "yes", true, "accepted for compatibility");
+  Add("timeout", Kind::kInt, "0", true, "close idle clients after N seconds; only 0 (never)")
+      .validate = [](std::string_view v) -> std::string {
+    return v == "0" ? "" : "client idle timeout is not supported by strata yet";
+  };
+
+  for (auto& o : options_) {
+    std::string err = Apply(*o, o->default_value);
+    if (!err.empty()) {
+      std::fprintf(stderr, "bad default for %s: %s\n", o->name.c_str(), err.c_str());
+      std::abort();
+    }
+  }
+  proto_max_bulk_len_ = &by_name_["proto-max-bulk-len"]->number;
+  query_buf_limit_ = &by_name_["client-query-buffer-limit"]->number;
+  maxclients_ = &by_name_["maxclients"]->number;
+}
+
+const Config::Option* Config::Find(std::string_view name) const {
+  std::string lower = Lowercase(name);
+  auto it = by_name_.find(lower);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Config::Option* Config::FindMutable(std::string_view name) {
+  return const_cast<Option*>(Find(name));
+}
+
+std::string Config::Apply(Option& o, std::string_view value) {
+  if (o.validate) {
+    std::string err = o.validate(value);
+    if (!err.empty()) return err;
+  }
+  switch (o.kind) {
+    case Kind::kInt: {
+      int64_t v = 0;
+      if (!ParseInt64(value, &v)) return "argument couldn't be parsed into an integer";
+      if (v < o.min || v > o.max) {
+        return "argument must be between " + std::to_string(o.min) + " and " +
+               std::to_string(o.max) + " inclusive";
+      }
+      o.number.store(v);
+      return "";
+    }
+    case Kind::kMemory: {
+      auto v = ParseMemory(value);
+      if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return "argument must be a memory value";
+      if (static_cast<int64_t>(*v) < o.min) {
+        return "argument must be between " + std::to_string(o.min) + " and " +
+               std::to_string(o.max) + " inclusive";
+      }
+      o.number.store(static_cast<int64_t>(*v));
+      return "";
+    }
+    case Kind::kBool:
+      if (EqualsIgnoreCase(value, "yes")) {
+        o.number.store(1);
+      } else if (EqualsIgnoreCase(value, "no")) {
+        o.number.store(0);
+      } else {
+        return "argument must be 'yes' or 'no'";
+      }
+      return "";
+    case Kind::kEnum:
+      for (size_t i = 0; i < o.enum_values.size(); i++) {
+        if (EqualsIgnoreCase(value, o.enum_values[i])) {
+          o.number.store(static_cast<int64_t>(i));
+          return "";
+        }
+      }
+      return "argument(s) must be one of the following: " + [&] {
+        std::string s;
+        for (size_t i = 0; i < o.enum_values.size(); i++) {
+          if (i) s += ", ";
+          s += o.enum_values[i];
+        }
+        return s;
+      }();
+    case Kind::kString: {
+      std::lock_guard<std::mutex> lock(mu_);
+      o.text = std::string(value);
+      return "";
+    }
+  }
+  return "unknown option kind";
+}
+
+std::string Config::Render(const Option& o) const {
+  switch (o.kind) {
+    case Kind::kInt:
+    case Kind::kMemory:
+      return std::to_string(o.number.load());
+    case Kind::kBool:
+      return o.number.load() ? "yes" : "no";
+    case Kind::kEnum:
+      return o.enum_values[o.number.load()];
+    case Kind::kString: {
+      std::lock_guard<std::mutex> lock(mu_);
+      return o.text;
+    }
+  }
+  return "";
+}
+
+std::string Config::Set(std::string_view name, std::string_view value, bool at_runtime) {
+  Option* o = FindMutable(name);
+  if (o == nullptr) return "unknown option";
+  if (at_runtime && !o->mutable_at_runtime) return "can't set immutable config";
+  return Apply(*o, value);
+}
+
+std::optional<std::string> Config::Get(std::string_view name) const {
+  const Option* o = Find(name);
+  if (o == nullptr) return std::nullopt;
+  return Render(*o);
+}
+
+std::vector<std::pair<std::string, std::string>> Config::GetMatching(
+    std::string_view pattern) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& o : options_) {
+    if (GlobMatch(pattern, o->name, true)) out.emplace_back(o->name, Render(*o));
+  }
+  return out;
+}
+
+int64_t Config::Int(std::string_view name) const {
+  const Option* o = Find(name);
+  return o ? o->number.load() : 0;
+}
+
+std::string Config::String(std::string_view name) const {
+  const Option* o = Find(name);
+  return o ? Render(*o) : std::string();
+}
+
+bool Config::LoadFileText(std::string_view text, std::string* error) {
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    line_no++;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    line.remove_prefix(first);
+    std::vector<std::string> argv;
+    std::string reason;
+    if (!SplitArgs(line, &argv)) {
+      reason = "Unbalanced quotes in configuration line";
+    } else if (argv.size() < 2) {
+      reason = "wrong number of arguments";
+    } else {
+      std::string name = Lowercase(argv[0]);
+      Option* o = FindMutable(name);
+      if (o == nullptr) {
+        reason = "Bad directive or wrong number of arguments";
+      } else {
+        // `save 900 1 300 10` lists pairs as separate words; others take one value.
+        std::string value = argv[1];
+        if (name == "save" || name == "bind") {
+          for (size_t i = 2; i < argv.size(); i++) value += " " + argv[i];
+        } else if (argv.size() != 2) {
+          reason = "wrong number of arguments";
+        }
+        if (reason.empty()) reason = Apply(*o, value);
+      }
+    }
+    if (!reason.empty()) {
+      *error = "\n*** FATAL CONFIG FILE ERROR (strata " STRATA_VERSION ") ***\n" +
+               std::string("Reading the configuration file, at line ") +
+               std::to_string(line_no) + "\n>>> '" + std::string(line) + "'\n" + reason;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Config::LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_now) {
+  *exit_now = false;
+  CLI::App app{"strata-server: a Redis-compatible, thread-per-core, in-memory cache",
+               "strata-server"};
+  app.set_version_flag("-v,--version", "strata-server " STRATA_VERSION);
+  app.get_formatter()->column_width(34);
+  std::string file;
+  app.add_option("config-file", file, "Redis-style config file (key value lines)");
+  std::map<std::string, std::string> flag_values;
+  for (auto& o : options_) {
+    std::string desc = o->help + " (default: \"" + o->default_value + "\"" +
+                       (o->mutable_at_runtime ? ", CONFIG SET works" : "") + ")";
+    app.add_option("--" + o->name, flag_values[o->name], desc)->type_name("VALUE");
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::printf("%s", app.help().c_str());
+    *exit_now = true;
+    return true;
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("strata-server %s\n", STRATA_VERSION);
+    *exit_now = true;
+    return true;
+  } catch (const CLI::ParseError& e) {
+    *error = e.what();
+    return false;
+  }
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in) {
+      *error = "Fatal error, can't open config file '" + file + "'";
+      return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!LoadFileText(ss.str(), error)) return false;
+    config_file_ = file;
+  }
+  for (auto& o : options_) {
+    CLI::Option* opt = app.get_option("--" + o->name);
+    if (opt->count() == 0) continue;
+    std::string err = Apply(*o, flag_values[o->name]);
+    if (!err.empty()) {
+      *error = "invalid value for --" + o->name + " '" + flag_values[o->name] + "': " + err;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace strata

@@ -1,0 +1,87 @@
+// Config: every server setting, under its Redis name, in one registry.
+//
+// Sources, in order: built-in defaults, the config file (Redis `key value` lines), then
+// command-line flags (`--key value`, parsed with CLI11); later sources override. The
+// same names work with CONFIG GET/SET at runtime for the settings marked mutable.
+// Each option documents its default, its unit and whether it can change live.
+//
+// Thread-safety: loading happens on the main thread before workers start. After that,
+// numeric settings are atomics readable from any thread; CONFIG SET (any worker) and
+// string settings go through a mutex. Hot paths read the numeric atomics only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata {
+
+class Config {
+ public:
+  enum class Kind { kInt, kMemory, kBool, kString, kEnum };
+
+  struct Option {
+    std::string name;
+    Kind kind;
+    std::string default_value;
+    bool mutable_at_runtime;
+    std::string help;
+    int64_t min = 0;
+    int64_t max = INT64_MAX;
+    std::vector<std::string> enum_values;
+    // Extra validation; returns an error text or "" to accept.
+    std::function<std::string(std::string_view)> validate;
+    // Current value: numeric kinds in `number` (bools 0/1, enums their index).
+    std::atomic<int64_t> number{0};
+    std::string text;  // string kinds; guarded by Config::mu_
+  };
+
+  Config();
+
+  // Parses argv (program name first). On failure returns false and sets *error; on
+  // --help/--version sets *exit_now and prints.
+  bool LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_now);
+  // Applies a config file's text. Errors name the line, as Redis reports them.
+  bool LoadFileText(std::string_view text, std::string* error);
+  // Sets one option from a string; returns "" or an error reason.
+  std::string Set(std::string_view name, std::string_view value, bool at_runtime);
+  std::optional<std::string> Get(std::string_view name) const;
+  // Options whose names match a glob, in registry order.
+  std::vector<std::pair<std::string, std::string>> GetMatching(std::string_view pattern) const;
+  const Option* Find(std::string_view name) const;
+  const std::vector<std::unique_ptr<Option>>& options() const { return options_; }
+  std::string config_file() const { return config_file_; }
+
+  // Typed accessors for the settings the server reads.
+  int64_t Int(std::string_view name) const;
+  bool Bool(std::string_view name) const { return Int(name) != 0; }
+  std::string String(std::string_view name) const;
+
+  // Cached handles for hot paths.
+  const std::atomic<int64_t>& proto_max_bulk_len() const { return *proto_max_bulk_len_; }
+  const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
+  const std::atomic<int64_t>& maxclients() const { return *maxclients_; }
+
+ private:
+  Option& Add(std::string name, Kind kind, std::string def, bool mut, std::string help);
+  Option* FindMutable(std::string_view name);
+  std::string Apply(Option& o, std::string_view value);
+  std::string Render(const Option& o) const;
+
+  std::vector<std::unique_ptr<Option>> options_;
+  std::map<std::string, Option*, std::less<>> by_name_;
+  mutable std::mutex mu_;
+  std::string config_file_;
+  std::atomic<int64_t>* proto_max_bulk_len_ = nullptr;
+  std::atomic<int64_t>* query_buf_limit_ = nullptr;
+  std::atomic<int64_t>* maxclients_ = nullptr;
+};
+
+}  // namespace strata

@@ -1,0 +1,327 @@
+// Connection commands: PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND. They run on the
+// client's own thread and touch no shard data.
+#include <sys/time.h>
+
+#include "core/glob.h"
+#include "core/string_util.h"
+#include "server/config.h"
+#include "server/connection.h"
+#include "server/server.h"
+#include "server/version.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+
+void CmdPing(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  if (args.size() > 2) {
+    rb.Error(WrongArityError("ping"));
+  } else if (args.size() == 2) {
+    rb.Bulk(args[1]);
+  } else {
+    rb.Simple("PONG");
+  }
+}
+
+void CmdEcho(Connection& c, CmdArgs args, ReplyBuilder& rb) { rb.Bulk(args[1]); }
+
+void CmdQuit(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  rb.Ok();
+  c.CloseAfterReply();
+}
+
+void CmdSelect(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  int64_t id = 0;
+  if (!ParseInt64(args[1], &id) || id < INT32_MIN || id > INT32_MAX) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  if (id < 0 || id >= c.worker().server().config().Int("databases")) {
+    rb.Error(errors::kDbIndexOutOfRange);
+    return;
+  }
+  c.db = static_cast<uint32_t>(id);
+  rb.Ok();
+}
+
+bool CheckPassword(Connection& c, std::string_view user, std::string_view pass) {
+  std::string required = c.worker().server().config().String("requirepass");
+  return user == "default" && (required.empty() || pass == required);
+}
+
+void CmdAuth(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  if (args.size() > 3) {
+    rb.Error(errors::kSyntax);
+    return;
+  }
+  std::string_view user = args.size() == 3 ? args[1] : "default";
+  std::string_view pass = args.back();
+  if (args.size() == 2 && c.worker().server().config().String("requirepass").empty()) {
+    rb.Error(
+        "ERR AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?");
+    return;
+  }
+  if (!CheckPassword(c, user, pass)) {
+    rb.Error(kWrongPass);
+    return;
+  }
+  c.authenticated = true;
+  rb.Ok();
+}
+
+bool ValidClientName(std::string_view name) {
+  for (char ch : name) {
+    if (ch < '!' || ch > '~') return false;
+  }
+  return true;
+}
+
+void CmdHello(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  int64_t ver = c.resp;
+  if (args.size() >= 2) {
+    if (!ParseInt64(args[1], &ver)) {
+      rb.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (ver < 2 || ver > 3) {
+      rb.Error("NOPROTO unsupported protocol version");
+      return;
+    }
+  }
+  std::string_view setname;
+  bool has_setname = false;
+  bool has_auth = false;
+  std::string_view user, pass;
+  for (size_t i = 2; i < args.size(); i++) {
+    size_t left = args.size() - i - 1;
+    if (EqualsIgnoreCase(args[i], "auth") && left >= 2) {
+      has_auth = true;
+      user = args[i + 1];
+      pass = args[i + 2];
+      i += 2;
+    } else if (EqualsIgnoreCase(args[i], "setname") && left >= 1) {
+      has_setname = true;
+      setname = args[++i];
+    } else {
+      rb.Error("ERR Syntax error in HELLO option '" + std::string(args[i]) + "'");
+      return;
+    }
+  }
+  if (has_auth) {
+    if (!CheckPassword(c, user, pass)) {
+      rb.Error(kWrongPass);
+      return;
+    }
+    c.authenticated = true;
+  }
+  if (!c.authenticated) {
+    rb.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+    return;
+  }
+  if (has_setname) {
+    if (!ValidClientName(setname)) {
+      rb.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      return;
+    }
+    c.name = std::string(setname);
+  }
+  c.resp = static_cast<int>(ver);
+  ReplyBuilder out(rb.buffer(), c.resp);
+  out.Map(7);
+  out.Bulk("server");
+  out.Bulk("redis");
+  out.Bulk("version");
+  out.Bulk(STRATA_REDIS_COMPAT_VERSION);
+  out.Bulk("proto");
+  out.Integer(c.resp);
+  out.Bulk("id");
+  out.Integer(static_cast<int64_t>(c.id()));
+  out.Bulk("mode");
+  out.Bulk("standalone");
+  out.Bulk("role");
+  out.Bulk("master");
+  out.Bulk("modules");
+  out.Array(0);
+}
+
+void CmdTime(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  rb.Array(2);
+  rb.Bulk(std::to_string(tv.tv_sec));
+  rb.Bulk(std::to_string(tv.tv_usec));
+}
+
+void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
+  if (s.flags & kCmdWrite) out->push_back("write");
+  if (s.flags & kCmdReadOnly) out->push_back("readonly");
+  if (s.flags & kCmdDenyOom) out->push_back("denyoom");
+  if (s.flags & kCmdAdmin) out->push_back("admin");
+  if (s.flags & kCmdNoScript) out->push_back("noscript");
+  if (s.flags & kCmdLoading) out->push_back("loading");
+  if (s.flags & kCmdStale) out->push_back("stale");
+  if (s.flags & kCmdNoAuth) out->push_back("no_auth");
+  if (s.flags & kCmdFast) out->push_back("fast");
+}
+
+void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
+  rb.Array(10);
+  rb.Bulk(s.name);
+  rb.Integer(s.arity);
+  std::vector<const char*> flags;
+  FlagNames(s, &flags);
+  rb.Set(flags.size());
+  for (const char* f : flags) rb.Simple(f);
+  rb.Integer(s.first_key);
+  rb.Integer(s.last_key);
+  rb.Integer(s.key_step);
+  std::vector<std::string> cats;
+  if (s.flags & kCmdKeyspace) cats.push_back("@keyspace");
+  if (s.flags & kCmdString) cats.push_back("@string");
+  if (s.flags & kCmdWrite) cats.push_back("@write");
+  if (s.flags & kCmdReadOnly) cats.push_back("@read");
+  if (s.flags & kCmdFast) {
+    cats.push_back("@fast");
+  } else {
+    cats.push_back("@slow");
+  }
+  if (s.flags & kCmdConnection) cats.push_back("@connection");
+  if (s.flags & kCmdAdmin) {
+    cats.push_back("@admin");
+    cats.push_back("@dangerous");
+  }
+  rb.Set(cats.size());
+  for (auto& cat : cats) rb.Simple(cat);
+  rb.Array(0);  // tips
+  if (s.first_key > 0) {
+    // One key spec: keys from first to last with step, as Redis's "range" spec.
+    rb.Array(1);
+    rb.Map(3);
+    rb.Bulk("flags");
+    rb.Set(0);
+    rb.Bulk("begin_search");
+    rb.Map(2);
+    rb.Bulk("type");
+    rb.Bulk("index");
+    rb.Bulk("spec");
+    rb.Map(1);
+    rb.Bulk("index");
+    rb.Integer(s.first_key);
+    rb.Bulk("find_keys");
+    rb.Map(2);
+    rb.Bulk("type");
+    rb.Bulk("range");
+    rb.Bulk("spec");
+    rb.Map(3);
+    rb.Bulk("lastkey");
+    rb.Integer(s.last_key < 0 ? s.last_key : s.last_key - s.first_key);
+    rb.Bulk("keystep");
+    rb.Integer(s.key_step);
+    rb.Bulk("limit");
+    rb.Integer(0);
+  } else {
+    rb.Array(0);
+  }
+  rb.Array(0);  // subcommands
+}
+
+void CmdCommand(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  const CommandRegistry& reg = CommandRegistry::Get();
+  if (args.size() == 1) {
+    rb.Array(reg.size());
+    for (auto& s : reg.all()) CommandInfo(*s, rb);
+    return;
+  }
+  std::string sub = Lowercase(args[1]);
+  if (sub == "count" && args.size() == 2) {
+    rb.Integer(static_cast<int64_t>(reg.size()));
+  } else if (sub == "info") {
+    if (args.size() == 2) {
+      rb.Array(reg.size());
+      for (auto& s : reg.all()) CommandInfo(*s, rb);
+      return;
+    }
+    rb.Array(args.size() - 2);
+    for (size_t i = 2; i < args.size(); i++) {
+      const CommandSpec* s = reg.Find(args[i]);
+      s ? CommandInfo(*s, rb) : rb.NullArray();
+    }
+  } else if (sub == "docs") {
+    std::vector<const CommandSpec*> list;
+    if (args.size() == 2) {
+      for (auto& s : reg.all()) list.push_back(s.get());
+    } else {
+      for (size_t i = 2; i < args.size(); i++) {
+        if (const CommandSpec* s = reg.Find(args[i])) list.push_back(s);
+      }
+    }
+    rb.Map(list.size());
+    for (const CommandSpec* s : list) {
+      rb.Bulk(s->name);
+      rb.Map(3);
+      rb.Bulk("summary");
+      rb.Bulk(s->summary);
+      rb.Bulk("since");
+      rb.Bulk(s->since);
+      rb.Bulk("group");
+      rb.Bulk(s->group);
+    }
+  } else if (sub == "list") {
+    std::string_view pattern;
+    bool filter = false;
+    if (args.size() == 5 && EqualsIgnoreCase(args[2], "filterby") &&
+        EqualsIgnoreCase(args[3], "pattern")) {
+      pattern = args[4];
+      filter = true;
+    } else if (args.size() != 2) {
+      rb.Error(errors::kSyntax);
+      return;
+    }
+    std::vector<std::string_view> names;
+    for (auto& s : reg.all()) {
+      if (!filter || GlobMatch(pattern, s->name, true)) names.push_back(s->name);
+    }
+    rb.Array(names.size());
+    for (auto n : names) rb.Bulk(n);
+  } else if (sub == "help") {
+    const char* lines[] = {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                           "(no subcommand)", "    Return details about all commands.",
+                           "COUNT", "    Return the total number of commands.",
+                           "INFO [<command-name> ...]", "    Return details about commands.",
+                           "DOCS [<command-name> ...]", "    Return documentation of commands.",
+                           "LIST [FILTERBY PATTERN <pattern>]", "    Return command names.",
+                           "HELP", "    Print this help."};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else {
+    rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try COMMAND HELP.");
+  }
+}
+
+}  // namespace
+
+void RegisterConnectionFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t flags, ConnFn fn) {
+    CommandSpec s{name, arity, flags | kCmdConnection, 0, 0, 0};
+    s.conn_fn = fn;
+    s.group = "connection";
+    r.Add(std::move(s));
+  };
+  add("ping", -1, kCmdFast, CmdPing);
+  add("echo", 2, kCmdFast, CmdEcho);
+  add("quit", -1, kCmdNoAuth | kCmdFast, CmdQuit);
+  add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
+  add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdAuth);
+  add("hello", -1, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdHello);
+  add("time", 1, kCmdFast | kCmdLoading, CmdTime);
+  add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
+}
+
+}  // namespace strata

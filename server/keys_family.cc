@@ -1,0 +1,459 @@
+// Generic key commands. Single-key ones and same-shard multi-key calls run on the
+// owning shard; DEL/UNLINK/EXISTS/TOUCH/RENAME/RENAMENX/COPY have fibers for keys on
+// several shards; KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL and SWAPDB visit
+// every shard.
+//
+// SCAN cursor: the high bits name the shard, the low Table::kCursorBits bits are a
+// position in that shard's hash space (see core/table.h). A shard is scanned to its
+// end before the cursor moves to the next shard, so every key present for the whole
+// scan is returned, however much the tables grow in between.
+#include <algorithm>
+#include <optional>
+
+#include "core/glob.h"
+#include "core/hash.h"
+#include "core/string_util.h"
+#include "server/connection.h"
+#include "server/family_util.h"
+#include "server/hops.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+std::vector<uint32_t> AllShards(Connection* c) {
+  std::vector<uint32_t> all(c->worker().server().shard_count());
+  for (uint32_t i = 0; i < all.size(); i++) all[i] = i;
+  return all;
+}
+
+void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t n = 0;
+  for (size_t i = 1; i < args.size(); i++) {
+    // Expired keys count as absent.
+    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr && ctx.ks.Delete(ctx.db, args[i]))
+      n++;
+  }
+  rb.Integer(n);
+}
+
+void CmdExists(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t n = 0;
+  for (size_t i = 1; i < args.size(); i++) {
+    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr) n++;
+  }
+  rb.Integer(n);
+}
+
+void CmdType(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  rb.Simple(e == nullptr ? "none" : ValueTypeName(e->Type()));
+}
+
+struct Payload {
+  std::string value;
+  ValueType type;
+  int64_t expire_ms;
+};
+
+std::optional<Payload> Take(Keyspace& ks, uint32_t db, std::string_view key, int64_t now) {
+  Entry* e = ks.Find(db, key, now);
+  if (e == nullptr) return std::nullopt;
+  return Payload{std::string(e->Value()), e->Type(), e->ExpireMs()};
+}
+
+void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
+  Entry* src = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  if (src == nullptr) {
+    rb.Error(errors::kNoSuchKey);
+    return;
+  }
+  if (args[1] == args[2]) {
+    nx ? rb.Integer(0) : rb.Ok();
+    return;
+  }
+  if (nx && ctx.ks.Find(ctx.db, args[2], ctx.now_ms) != nullptr) {
+    rb.Integer(0);
+    return;
+  }
+  Payload p{std::string(src->Value()), src->Type(), src->ExpireMs()};
+  ctx.ks.SetRaw(ctx.db, args[2], p.value, p.type, p.expire_ms);
+  ctx.ks.Delete(ctx.db, args[1]);
+  nx ? rb.Integer(1) : rb.Ok();
+}
+
+void CmdRename(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { RenameImpl(args, ctx, rb, false); }
+void CmdRenameNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { RenameImpl(args, ctx, rb, true); }
+
+bool ParseDbIndex(std::string_view arg, uint32_t db_count, ReplyBuilder& rb, uint32_t* out) {
+  int64_t v = 0;
+  if (!ParseInt64(arg, &v) || v < INT32_MIN || v > INT32_MAX) {
+    rb.Error(errors::kNotInteger);
+    return false;
+  }
+  if (v < 0 || v >= db_count) {
+    rb.Error(errors::kDbIndexOutOfRange);
+    return false;
+  }
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+struct CopyOptions {
+  uint32_t dst_db;
+  bool replace = false;
+};
+
+bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, ReplyBuilder& rb, CopyOptions* o) {
+  o->dst_db = db;
+  for (size_t i = 3; i < args.size(); i++) {
+    if (EqualsIgnoreCase(args[i], "replace")) {
+      o->replace = true;
+    } else if (EqualsIgnoreCase(args[i], "db") && i + 1 < args.size()) {
+      int64_t v = 0;
+      if (!ParseInt64(args[++i], &v)) {
+        rb.Error(errors::kNotInteger);
+        return false;
+      }
+      if (v < 0 || v >= db_count) {
+        rb.Error(errors::kDbIndexOutOfRange);
+        return false;
+      }
+      o->dst_db = static_cast<uint32_t>(v);
+    } else {
+      rb.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  if (o->dst_db == db && args[1] == args[2]) {
+    rb.Error(errors::kSameObject);
+    return false;
+  }
+  return true;
+}
+
+void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  CopyOptions o;
+  if (!ParseCopy(args, ctx.db, ctx.ks.db_count(), rb, &o)) return;
+  auto p = Take(ctx.ks, ctx.db, args[1], ctx.now_ms);
+  if (!p) {
+    rb.Integer(0);
+    return;
+  }
+  if (!o.replace && ctx.ks.Find(o.dst_db, args[2], ctx.now_ms) != nullptr) {
+    rb.Integer(0);
+    return;
+  }
+  ctx.ks.SetRaw(o.dst_db, args[2], p->value, p->type, p->expire_ms);
+  rb.Integer(1);
+}
+
+void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  uint32_t dst = 0;
+  if (!ParseDbIndex(args[2], ctx.ks.db_count(), rb, &dst)) return;
+  if (dst == ctx.db) {
+    rb.Error(errors::kSameObject);
+    return;
+  }
+  auto p = Take(ctx.ks, ctx.db, args[1], ctx.now_ms);
+  if (!p || ctx.ks.Find(dst, args[1], ctx.now_ms) != nullptr) {
+    rb.Integer(0);
+    return;
+  }
+  ctx.ks.SetRaw(dst, args[1], p->value, p->type, p->expire_ms);
+  ctx.ks.Delete(ctx.db, args[1]);
+  rb.Integer(1);
+}
+
+// DEL, UNLINK, EXISTS and TOUCH over several shards: lock, count, release.
+Fiber CountKeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  bool del = EqualsIgnoreCase(args[0], "del") || EqualsIgnoreCase(args[0], "unlink");
+  uint32_t db = c->db;
+  std::vector<std::string_view> keys(args.begin() + 1, args.end());
+  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), del);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  std::vector<int64_t> counts(g.shards.size(), 0);
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    for (size_t p : g.positions[gi]) {
+      bool present = w.keyspace().Find(db, keys[p], w.now_ms()) != nullptr;
+      if (present && (!del || w.keyspace().Delete(db, keys[p]))) counts[gi]++;
+    }
+    w.locks().Release(g.locks[gi].keys, del);
+  });
+  int64_t total = 0;
+  for (int64_t n : counts) total += n;
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  rb.Integer(total);
+  c->FinishFiber(std::move(out));
+}
+
+// RENAME, RENAMENX and COPY between two shards.
+Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  bool copy = EqualsIgnoreCase(args[0], "copy");
+  bool nx = EqualsIgnoreCase(args[0], "renamenx");
+  uint32_t db = c->db;
+  CopyOptions o{db, false};
+  if (copy && !ParseCopy(args, db, c->worker().server().config().Int("databases"), rb, &o)) {
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  uint32_t n = c->worker().server().shard_count();
+  uint32_t src_shard = ShardOfKey(args[1], n);
+  uint32_t dst_shard = ShardOfKey(args[2], n);
+  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, !copy, true, {}};
+  LockTable::Request dst_lock{{LockTable::LockKey(o.dst_db, args[2])}, true, true, {}};
+  // Lock in increasing shard order.
+  if (src_shard < dst_shard) {
+    co_await LockOn(src_shard, &src_lock);
+    co_await LockOn(dst_shard, &dst_lock);
+  } else {
+    co_await LockOn(dst_shard, &dst_lock);
+    co_await LockOn(src_shard, &src_lock);
+  }
+  std::optional<Payload> p;
+  co_await RunOn(std::vector<uint32_t>(1, src_shard), [&](Worker& w) { p = Take(w.keyspace(), db, args[1], w.now_ms()); });
+  bool done = false;
+  if (p) {
+    co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
+      bool exists = w.keyspace().Find(o.dst_db, args[2], w.now_ms()) != nullptr;
+      if (exists && (nx || (copy && !o.replace))) return;
+      w.keyspace().SetRaw(o.dst_db, args[2], p->value, p->type, p->expire_ms);
+      done = true;
+    });
+  }
+  co_await RunOn(std::vector<uint32_t>(1, src_shard), [&](Worker& w) {
+    if (done && !copy) w.keyspace().Delete(db, args[1]);
+    w.locks().Release(src_lock.keys, src_lock.exclusive);
+  });
+  co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) { w.locks().Release(dst_lock.keys, true); });
+  if (!p) {
+    copy ? rb.Integer(0) : rb.Error(errors::kNoSuchKey);
+  } else if (copy || nx) {
+    rb.Integer(done ? 1 : 0);
+  } else {
+    rb.Ok();
+  }
+  c->FinishFiber(std::move(out));
+}
+
+Fiber KeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  uint32_t db = c->db;
+  std::string_view pattern = args[1];
+  bool all = pattern == "*";
+  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<std::vector<std::string>> found(shards.size());
+  co_await RunOn(shards, [&](Worker& w) {
+    auto& mine = found[w.index()];
+    int64_t now = w.now_ms();
+    w.keyspace().table(db).ForEach([&](Entry* e) {
+      if (e->IsExpired(now)) return;
+      if (all || GlobMatch(pattern, e->Key())) mine.emplace_back(e->Key());
+    });
+  });
+  size_t total = 0;
+  for (auto& f : found) total += f.size();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  rb.Array(total);
+  for (auto& f : found) {
+    for (auto& k : f) rb.Bulk(k);
+  }
+  c->FinishFiber(std::move(out));
+}
+
+Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  uint64_t cursor = 0;
+  if (!ParseUint64(args[1], &cursor)) {
+    rb.Error("ERR invalid cursor");
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  std::string_view pattern;
+  bool has_pattern = false;
+  std::string type;
+  int64_t count = 10;
+  for (size_t i = 2; i < args.size(); i++) {
+    bool has_next = i + 1 < args.size();
+    if (EqualsIgnoreCase(args[i], "match") && has_next) {
+      pattern = args[++i];
+      has_pattern = !(pattern.size() == 1 && pattern[0] == '*');
+    } else if (EqualsIgnoreCase(args[i], "count") && has_next) {
+      if (!ParseInt64(args[++i], &count)) {
+        rb.Error(errors::kNotInteger);
+        c->FinishFiber(std::move(out));
+        co_return;
+      }
+      if (count < 1) {
+        rb.Error(errors::kSyntax);
+        c->FinishFiber(std::move(out));
+        co_return;
+      }
+    } else if (EqualsIgnoreCase(args[i], "type") && has_next) {
+      type = Lowercase(args[++i]);
+    } else {
+      rb.Error(errors::kSyntax);
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+  }
+  uint32_t n = c->worker().server().shard_count();
+  uint32_t shard = static_cast<uint32_t>(cursor >> Table::kCursorBits);
+  uint64_t pos = cursor & (Table::kCursorEnd - 1);
+  std::vector<std::string> keys;
+  uint64_t next = 0;
+  if (shard < n) {
+    uint32_t db = c->db;
+    co_await RunOn(std::vector<uint32_t>(1, shard), [&](Worker& w) {
+      int64_t budget = count * 10;
+      int64_t now = w.now_ms();
+      uint64_t p = pos;
+      do {
+        p = w.keyspace().ScanBucket(db, p, now, [&](Entry* e) {
+          if (has_pattern && !GlobMatch(pattern, e->Key())) return;
+          if (!type.empty() && type != ValueTypeName(e->Type())) return;
+          keys.emplace_back(e->Key());
+        });
+      } while (p != 0 && static_cast<int64_t>(keys.size()) < count && --budget > 0);
+      next = p;
+    });
+    if (next == 0) {
+      next = shard + 1 < n ? (static_cast<uint64_t>(shard + 1) << Table::kCursorBits) : 0;
+    } else {
+      next |= static_cast<uint64_t>(shard) << Table::kCursorBits;
+    }
+  }
+  rb.Array(2);
+  rb.Bulk(std::to_string(next));
+  rb.Array(keys.size());
+  for (auto& k : keys) rb.Bulk(k);
+  c->FinishFiber(std::move(out));
+}
+
+Fiber RandomKeyFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
+  uint32_t db = c->db;
+  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<std::optional<std::string>> picks(shards.size());
+  std::vector<size_t> sizes(shards.size(), 0);
+  co_await RunOn(shards, [&](Worker& w) {
+    Entry* e = w.keyspace().RandomKey(db, w.now_ms(), w.next_random());
+    if (e != nullptr) picks[w.index()] = std::string(e->Key());
+    sizes[w.index()] = w.keyspace().DbSize(db);
+  });
+  size_t total = 0;
+  for (size_t i = 0; i < shards.size(); i++) {
+    if (picks[i]) total += sizes[i];
+  }
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  if (total == 0) {
+    rb.Null();
+  } else {
+    uint64_t r = c->worker().next_random() % total;
+    for (size_t i = 0; i < shards.size(); i++) {
+      if (!picks[i]) continue;
+      if (r < sizes[i]) {
+        rb.Bulk(*picks[i]);
+        break;
+      }
+      r -= sizes[i];
+    }
+  }
+  c->FinishFiber(std::move(out));
+}
+
+Fiber DbSizeFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
+  uint32_t db = c->db;
+  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<size_t> sizes(shards.size(), 0);
+  co_await RunOn(shards, [&](Worker& w) { sizes[w.index()] = w.keyspace().DbSize(db); });
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  rb.Integer(static_cast<int64_t>(total));
+  c->FinishFiber(std::move(out));
+}
+
+Fiber FlushFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  bool all = EqualsIgnoreCase(args[0], "flushall");
+  if (args.size() > 2 ||
+      (args.size() == 2 && !EqualsIgnoreCase(args[1], "async") && !EqualsIgnoreCase(args[1], "sync"))) {
+    rb.Error(errors::kSyntax);
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  uint32_t db = c->db;
+  co_await RunOn(AllShards(c), [&](Worker& w) {
+    all ? w.keyspace().FlushAll() : w.keyspace().FlushDb(db);
+  });
+  rb.Ok();
+  c->FinishFiber(std::move(out));
+}
+
+Fiber SwapDbFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  int64_t a = 0, b = 0;
+  int64_t dbs = c->worker().server().config().Int("databases");
+  if (!ParseInt64(args[1], &a)) {
+    rb.Error("ERR invalid first DB index");
+  } else if (!ParseInt64(args[2], &b)) {
+    rb.Error("ERR invalid second DB index");
+  } else if (a < 0 || a >= dbs || b < 0 || b >= dbs) {
+    rb.Error(errors::kDbIndexOutOfRange);
+  } else {
+    co_await RunOn(AllShards(c), [&](Worker& w) {
+      w.keyspace().SwapDb(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+    });
+    rb.Ok();
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace
+
+void RegisterKeysFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t flags, int first, int last, int step,
+                 ShardFn fn, FiberFn fiber) {
+    CommandSpec s{name, arity, flags | kCmdKeyspace, first, last, step};
+    s.shard_fn = fn;
+    s.fiber_fn = fiber;
+    s.group = "generic";
+    r.Add(std::move(s));
+  };
+  constexpr uint32_t kW = kCmdWrite;
+  constexpr uint32_t kR = kCmdReadOnly;
+  add("del", -2, kW, 1, -1, 1, CmdDel, CountKeysFiber);
+  add("unlink", -2, kW | kCmdFast, 1, -1, 1, CmdDel, CountKeysFiber);
+  add("exists", -2, kR | kCmdFast, 1, -1, 1, CmdExists, CountKeysFiber);
+  add("touch", -2, kR | kCmdFast, 1, -1, 1, CmdExists, CountKeysFiber);
+  add("type", 2, kR | kCmdFast, 1, 1, 1, CmdType, nullptr);
+  add("rename", 3, kW, 1, 2, 1, CmdRename, MoveBetweenShardsFiber);
+  add("renamenx", 3, kW | kCmdFast, 1, 2, 1, CmdRenameNx, MoveBetweenShardsFiber);
+  add("copy", -3, kW | kCmdDenyOom, 1, 2, 1, CmdCopy, MoveBetweenShardsFiber);
+  add("move", 3, kW | kCmdFast, 1, 1, 1, CmdMove, nullptr);
+  add("keys", 2, kR, 0, 0, 0, nullptr, KeysFiber);
+  add("scan", -2, kR, 0, 0, 0, nullptr, ScanFiber);
+  add("randomkey", 1, kR, 0, 0, 0, nullptr, RandomKeyFiber);
+  add("dbsize", 1, kR | kCmdFast, 0, 0, 0, nullptr, DbSizeFiber);
+  add("flushdb", -1, kW, 0, 0, 0, nullptr, FlushFiber);
+  add("flushall", -1, kW, 0, 0, 0, nullptr, FlushFiber);
+  add("swapdb", 3, kW | kCmdFast, 0, 0, 0, nullptr, SwapDbFiber);
+}
+
+}  // namespace strata

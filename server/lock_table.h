@@ -1,0 +1,74 @@
+// LockTable: one shard's intent locks for commands that span shards.
+//
+// How atomicity across shards works (see docs/ARCHITECTURE.md, "Multi-key commands")
+//   A command whose keys live on several shards is coordinated by a fiber on the
+//   client's thread. It takes locks on its keys shard by shard in increasing shard
+//   order (so two such commands can never wait on each other in a cycle), then runs
+//   its steps on the shards, then releases. Reads take shared locks, writes exclusive.
+//   While a key is locked, any conflicting command on that key - including plain
+//   single-key commands - waits in this shard's FIFO queue, so no client can observe
+//   a half-applied MSET or RENAME.
+//   The common case costs one branch: empty() is checked before anything else, and a
+//   command on a shard with no locks and no queue runs at once.
+//
+// Keys are scoped by database: the same name in two databases is two locks.
+// Thread-safety: owned by its shard's thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/task.h"
+
+namespace strata {
+
+class LockTable {
+ public:
+  struct Request {
+    std::vector<std::string> keys;  // db-qualified (LockKey)
+    bool exclusive = true;
+    bool hold = true;  // take the locks on admission (false: just run on_admit)
+    Task on_admit;     // runs on this shard's thread once the keys are free
+  };
+
+  static std::string LockKey(uint32_t db, std::string_view key);
+
+  bool empty() const { return keys_.empty(); }
+  // True when an operation on these keys can run now: no conflicting holder and no
+  // earlier request queued on any of them.
+  bool CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const;
+  bool CanRun(const Request& r) const;
+  void Acquire(const Request& r);
+  // Releases a held request's locks and admits whatever can now run.
+  void Release(const std::vector<std::string>& keys, bool exclusive);
+  // Queues a request that cannot run now. It is admitted in FIFO order.
+  void Enqueue(Request r);
+  size_t queued() const { return queue_.size(); }
+
+ private:
+  struct KeyLock {
+    uint32_t shared = 0;
+    bool exclusive = false;
+    uint32_t queued = 0;
+  };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  bool Conflicts(const KeyLock& k, bool exclusive) const {
+    return k.exclusive || (exclusive && k.shared > 0);
+  }
+  void Drop(const std::string& key);
+  void ProcessQueue();
+
+  std::unordered_map<std::string, KeyLock, Hash, std::equal_to<>> keys_;
+  std::deque<Request> queue_;
+  bool processing_ = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,112 @@
+#include "server/reply_builder.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "core/string_util.h"
+
+namespace strata {
+
+void ReplyBuilder::Header(char type, size_t n) {
+  char buf[32];
+  buf[0] = type;
+  auto [ptr, ec] = std::to_chars(buf + 1, buf + sizeof(buf) - 2, n);
+  *ptr++ = '\r';
+  *ptr++ = '\n';
+  out_->append(buf, ptr - buf);
+}
+
+void ReplyBuilder::Simple(std::string_view s) {
+  out_->push_back('+');
+  out_->append(s);
+  out_->append("\r\n", 2);
+}
+
+void ReplyBuilder::Error(std::string_view msg) {
+  out_->push_back('-');
+  size_t start = out_->size();
+  out_->append(msg);
+  for (size_t i = start; i < out_->size(); i++) {
+    if ((*out_)[i] == '\r' || (*out_)[i] == '\n') (*out_)[i] = ' ';
+  }
+  out_->append("\r\n", 2);
+}
+
+void ReplyBuilder::Integer(int64_t v) {
+  char buf[32];
+  buf[0] = ':';
+  auto [ptr, ec] = std::to_chars(buf + 1, buf + sizeof(buf) - 2, v);
+  *ptr++ = '\r';
+  *ptr++ = '\n';
+  out_->append(buf, ptr - buf);
+}
+
+void ReplyBuilder::Bulk(std::string_view s) {
+  Header('$', s.size());
+  out_->append(s);
+  out_->append("\r\n", 2);
+}
+
+void ReplyBuilder::Null() {
+  if (resp_ >= 3) {
+    out_->append("_\r\n", 3);
+  } else {
+    out_->append("$-1\r\n", 5);
+  }
+}
+
+void ReplyBuilder::NullArray() {
+  if (resp_ >= 3) {
+    out_->append("_\r\n", 3);
+  } else {
+    out_->append("*-1\r\n", 5);
+  }
+}
+
+void ReplyBuilder::Map(size_t n) {
+  if (resp_ >= 3) {
+    Header('%', n);
+  } else {
+    Header('*', 2 * n);
+  }
+}
+
+void ReplyBuilder::Set(size_t n) { Header(resp_ >= 3 ? '~' : '*', n); }
+
+void ReplyBuilder::Double(double v) {
+  std::string s;
+  if (std::isinf(v)) {
+    s = v > 0 ? "inf" : "-inf";
+  } else {
+    s = DoubleToString(v);
+  }
+  if (resp_ >= 3) {
+    out_->push_back(',');
+    out_->append(s);
+    out_->append("\r\n", 2);
+  } else {
+    Bulk(s);
+  }
+}
+
+void ReplyBuilder::Bool(bool v) {
+  if (resp_ >= 3) {
+    out_->append(v ? "#t\r\n" : "#f\r\n", 4);
+  } else {
+    Integer(v ? 1 : 0);
+  }
+}
+
+void ReplyBuilder::Verbatim(std::string_view text) {
+  if (resp_ >= 3) {
+    Header('=', text.size() + 4);
+    out_->append("txt:", 4);
+    out_->append(text);
+    out_->append("\r\n", 2);
+  } else {
+    Bulk(text);
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,164 @@
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "core/string_util.h"
+#include "server/log.h"
+#include "server/resp_parser.h"
+#include "server/version.h"
+#include "server/worker.h"
+
+namespace strata {
+
+uint32_t UsableCpuCount() {
+  cpu_set_t set;
+  uint32_t n = 1;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) n = static_cast<uint32_t>(CPU_COUNT(&set));
+  // cgroup v2 quota: "max 100000" or "<quota> <period>".
+  std::ifstream f("/sys/fs/cgroup/cpu.max");
+  std::string quota, period;
+  if (f >> quota >> period && quota != "max") {
+    double q = std::atof(quota.c_str());
+    double p = std::atof(period.c_str());
+    if (q > 0 && p > 0) {
+      uint32_t limit = static_cast<uint32_t>(std::ceil(q / p));
+      if (limit >= 1 && limit < n) n = limit;
+    }
+  }
+  return n == 0 ? 1 : n;
+}
+
+Server::Server(Config* config) : config_(config) {
+  std::random_device rd;
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; i++) run_id_ += kHex[rd() % 16];
+}
+
+Server::~Server() {
+  for (int fd : listen_fds_) close(fd);
+}
+
+bool Server::OpenListeners(std::string* error) {
+  port_ = static_cast<int>(config_->Int("port"));
+  std::vector<std::string> addrs;
+  if (!SplitArgs(config_->String("bind"), &addrs) || addrs.empty()) {
+    *error = "bind: no address given";
+    return false;
+  }
+  int backlog = static_cast<int>(config_->Int("tcp-backlog"));
+  for (std::string addr : addrs) {
+    bool optional = false;
+    if (!addr.empty() && addr[0] == '-') {  // Redis: "-::1" means "skip if unavailable"
+      optional = true;
+      addr = addr.substr(1);
+    }
+    if (addr == "*") addr = "0.0.0.0";
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    int family = AF_INET;
+    if (addr.find(':') != std::string::npos) {
+      family = AF_INET6;
+      auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      a6->sin6_family = AF_INET6;
+      a6->sin6_port = htons(static_cast<uint16_t>(port_));
+      if (inet_pton(AF_INET6, addr.c_str(), &a6->sin6_addr) != 1) {
+        *error = "Invalid bind address '" + addr + "'";
+        return false;
+      }
+      len = sizeof(sockaddr_in6);
+    } else {
+      auto* a4 = reinterpret_cast<sockaddr_in*>(&ss);
+      a4->sin_family = AF_INET;
+      a4->sin_port = htons(static_cast<uint16_t>(port_));
+      if (inet_pton(AF_INET, addr.c_str(), &a4->sin_addr) != 1) {
+        *error = "Invalid bind address '" + addr + "'";
+        return false;
+      }
+      len = sizeof(sockaddr_in);
+    }
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      *error = std::string("socket: ") + std::strerror(errno);
+      return false;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
+      int err = errno;
+      close(fd);
+      if (optional) continue;
+      *error = "Failed listening on port " + std::to_string(port_) + " (tcp), address " + addr +
+               ": " + std::strerror(err);
+      return false;
+    }
+    listen_fds_.push_back(fd);
+  }
+  if (listen_fds_.empty()) {
+    *error = "Failed listening on any address";
+    return false;
+  }
+  return true;
+}
+
+bool Server::Start(std::string* error) {
+  start_time_ms_ = WallClockMs();
+  uint32_t threads = static_cast<uint32_t>(config_->Int("threads"));
+  if (threads == 0) threads = UsableCpuCount();
+  std::string be = config_->String("io-backend");
+  IoBackend backend = be == "io_uring" ? IoBackend::kIoUring
+                      : be == "epoll"  ? IoBackend::kEpoll
+                                       : IoBackend::kAuto;
+  if (!OpenListeners(error)) return false;
+  thread_count_ = threads;
+  for (uint32_t i = 0; i < threads; i++) workers_.push_back(std::make_unique<Worker>(this, i));
+  for (uint32_t i = 0; i < threads; i++) {
+    std::string note;
+    if (!workers_[i]->Init(backend, error, &note)) return false;
+    if (i == 0 && !note.empty()) LogWarning("%s", note.c_str());
+  }
+  io_backend_ = workers_[0]->backend_name();
+  // Worker 0 accepts; connections are dealt to all workers round-robin.
+  for (int fd : listen_fds_) {
+    workers_[0]->loop().AddListener(fd, [this](int cfd) {
+      uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count();
+      Worker* self = Worker::Current();
+      self->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
+    });
+  }
+  for (auto& w : workers_) w->Start();
+  LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION,
+            threads, io_backend_.c_str(), port_);
+  LogNotice("Ready to accept connections tcp");
+  return true;
+}
+
+void Server::RunUntilSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  LogNotice("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  for (auto& w : workers_) w->RequestStop();
+  for (auto& w : workers_) w->Join();
+  LogNotice("strata is now ready to exit, bye bye...");
+}
+
+void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
+
+}  // namespace strata

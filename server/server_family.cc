@@ -1,0 +1,602 @@
+// Server commands that need every worker: INFO, CONFIG, CLIENT, SHUTDOWN. Each runs as
+// a fiber that gathers per-worker figures with one parallel hop.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "core/glob.h"
+#include "core/string_util.h"
+#include "server/config.h"
+#include "server/connection.h"
+#include "server/hops.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/version.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+std::vector<uint32_t> AllShards(Server& s) {
+  std::vector<uint32_t> all(s.shard_count());
+  for (uint32_t i = 0; i < all.size(); i++) all[i] = i;
+  return all;
+}
+
+size_t RssBytes() {
+  std::ifstream f("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string Human(uint64_t bytes) {
+  char buf[64];
+  double d = static_cast<double>(bytes);
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(bytes));
+  } else if (bytes < 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  } else if (bytes < 1024ull * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  }
+  return buf;
+}
+
+struct ShardReport {
+  WorkerStats stats;
+  KeyspaceStats ks;
+  size_t used_bytes = 0;
+  std::vector<size_t> keys;
+  std::vector<size_t> expires;
+  std::vector<int64_t> avg_ttl;
+  size_t clients = 0;
+  size_t max_input_buffer = 0;
+  size_t max_output_buffer = 0;
+};
+
+void AddLine(std::string* s, const std::string& k, const std::string& v) {
+  *s += k;
+  *s += ':';
+  *s += v;
+  *s += "\r\n";
+}
+
+std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
+                      const std::vector<ShardReport>& reports) {
+  Server& srv = c->worker().server();
+  Config& cfg = srv.config();
+  bool all = false, everything = false, dflt = wanted.empty();
+  std::map<std::string, bool> sections;
+  for (auto& w : wanted) {
+    if (w == "all") all = true;
+    if (w == "everything") everything = true;
+    if (w == "default") dflt = true;
+    sections[w] = true;
+  }
+  auto want = [&](const char* name, bool in_default) {
+    return everything || (all && true) || (dflt && in_default) || sections.count(name);
+  };
+  WorkerStats total;
+  total.commands.resize(CommandRegistry::Get().size());
+  KeyspaceStats ks;
+  size_t used = 0, clients_max_in = 0, clients_max_out = 0;
+  for (auto& r : reports) {
+    total.total_commands_processed += r.stats.total_commands_processed;
+    total.total_connections_received += r.stats.total_connections_received;
+    total.rejected_connections += r.stats.rejected_connections;
+    total.total_net_input_bytes += r.stats.total_net_input_bytes;
+    total.total_net_output_bytes += r.stats.total_net_output_bytes;
+    total.remote_commands += r.stats.remote_commands;
+    total.multi_shard_commands += r.stats.multi_shard_commands;
+    for (size_t i = 0; i < r.stats.commands.size(); i++) {
+      total.commands[i].calls += r.stats.commands[i].calls;
+      total.commands[i].usec += r.stats.commands[i].usec;
+      total.commands[i].rejected_calls += r.stats.commands[i].rejected_calls;
+      total.commands[i].failed_calls += r.stats.commands[i].failed_calls;
+    }
+    ks.expired_keys += r.ks.expired_keys;
+    ks.keyspace_hits += r.ks.keyspace_hits;
+    ks.keyspace_misses += r.ks.keyspace_misses;
+    used += r.used_bytes;
+    clients_max_in = std::max(clients_max_in, r.max_input_buffer);
+    clients_max_out = std::max(clients_max_out, r.max_output_buffer);
+  }
+  int64_t now = c->worker().now_ms();
+  std::string out;
+  auto section = [&](const char* title) {
+    if (!out.empty()) out += "\r\n";
+    out += "# ";
+    out += title;
+    out += "\r\n";
+  };
+  if (want("server", true)) {
+    section("Server");
+    AddLine(&out, "redis_version", STRATA_REDIS_COMPAT_VERSION);
+    AddLine(&out, "strata_version", STRATA_VERSION);
+    AddLine(&out, "redis_mode", "standalone");
+    AddLine(&out, "os", "Linux");
+    AddLine(&out, "arch_bits", "64");
+    AddLine(&out, "multiplexing_api", srv.io_backend());
+    AddLine(&out, "io_backend", srv.io_backend());
+    AddLine(&out, "process_id", std::to_string(getpid()));
+    AddLine(&out, "run_id", srv.run_id());
+    AddLine(&out, "tcp_port", std::to_string(srv.port()));
+    int64_t up = (now - srv.start_time_ms()) / 1000;
+    AddLine(&out, "server_time_usec", std::to_string(WallClockUs()));
+    AddLine(&out, "uptime_in_seconds", std::to_string(up));
+    AddLine(&out, "uptime_in_days", std::to_string(up / 86400));
+    AddLine(&out, "hz", std::to_string(cfg.Int("hz")));
+    AddLine(&out, "thread_count", std::to_string(srv.shard_count()));
+    AddLine(&out, "executable", srv.executable());
+    AddLine(&out, "config_file", cfg.config_file());
+  }
+  if (want("clients", true)) {
+    section("Clients");
+    AddLine(&out, "connected_clients", std::to_string(srv.connected_clients.load()));
+    AddLine(&out, "maxclients", std::to_string(cfg.Int("maxclients")));
+    AddLine(&out, "client_recent_max_input_buffer", std::to_string(clients_max_in));
+    AddLine(&out, "client_recent_max_output_buffer", std::to_string(clients_max_out));
+    AddLine(&out, "blocked_clients", "0");
+  }
+  if (want("memory", true)) {
+    section("Memory");
+    size_t rss = RssBytes();
+    AddLine(&out, "used_memory", std::to_string(used));
+    AddLine(&out, "used_memory_human", Human(used));
+    AddLine(&out, "used_memory_rss", std::to_string(rss));
+    AddLine(&out, "used_memory_rss_human", Human(rss));
+    AddLine(&out, "used_memory_dataset", std::to_string(used));
+    AddLine(&out, "maxmemory", std::to_string(cfg.Int("maxmemory")));
+    AddLine(&out, "maxmemory_human", Human(static_cast<uint64_t>(cfg.Int("maxmemory"))));
+    AddLine(&out, "maxmemory_policy", cfg.String("maxmemory-policy"));
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / used : 0.0);
+    AddLine(&out, "mem_fragmentation_ratio", ratio);
+    AddLine(&out, "mem_allocator", "mimalloc");
+  }
+  if (want("persistence", true)) {
+    section("Persistence");
+    AddLine(&out, "loading", "0");
+    AddLine(&out, "rdb_changes_since_last_save", "0");
+    AddLine(&out, "rdb_bgsave_in_progress", "0");
+    AddLine(&out, "aof_enabled", "0");
+  }
+  if (want("stats", true)) {
+    section("Stats");
+    int64_t up = std::max<int64_t>(1, (now - srv.start_time_ms()) / 1000);
+    AddLine(&out, "total_connections_received", std::to_string(total.total_connections_received));
+    AddLine(&out, "total_commands_processed", std::to_string(total.total_commands_processed));
+    AddLine(&out, "instantaneous_ops_per_sec",
+            std::to_string(total.total_commands_processed / static_cast<uint64_t>(up)));
+    AddLine(&out, "total_net_input_bytes", std::to_string(total.total_net_input_bytes));
+    AddLine(&out, "total_net_output_bytes", std::to_string(total.total_net_output_bytes));
+    AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
+    AddLine(&out, "expired_keys", std::to_string(ks.expired_keys));
+    AddLine(&out, "evicted_keys", "0");
+    AddLine(&out, "keyspace_hits", std::to_string(ks.keyspace_hits));
+    AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
+    AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
+    AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
+  }
+  if (want("replication", true)) {
+    section("Replication");
+    AddLine(&out, "role", "master");
+    AddLine(&out, "connected_slaves", "0");
+  }
+  if (want("cpu", true)) {
+    section("CPU");
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_stime.tv_sec),
+                  static_cast<long>(ru.ru_stime.tv_usec));
+    AddLine(&out, "used_cpu_sys", buf);
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
+                  static_cast<long>(ru.ru_utime.tv_usec));
+    AddLine(&out, "used_cpu_user", buf);
+  }
+  if (want("commandstats", false)) {
+    section("Commandstats");
+    const auto& specs = CommandRegistry::Get().all();
+    for (size_t i = 0; i < specs.size(); i++) {
+      const CommandStat& st = total.commands[i];
+      if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) continue;
+      char buf[256];
+      std::snprintf(buf, sizeof(buf),
+                    "calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+                    "failed_calls=%llu",
+                    static_cast<unsigned long long>(st.calls),
+                    static_cast<unsigned long long>(st.usec),
+                    st.calls ? static_cast<double>(st.usec) / st.calls : 0.0,
+                    static_cast<unsigned long long>(st.rejected_calls),
+                    static_cast<unsigned long long>(st.failed_calls));
+      AddLine(&out, "cmdstat_" + specs[i]->name, buf);
+    }
+  }
+  if (want("keyspace", true)) {
+    section("Keyspace");
+    uint32_t dbs = static_cast<uint32_t>(cfg.Int("databases"));
+    for (uint32_t db = 0; db < dbs; db++) {
+      size_t keys = 0, expires = 0;
+      int64_t ttl_sum = 0, ttl_n = 0;
+      for (auto& r : reports) {
+        keys += r.keys[db];
+        expires += r.expires[db];
+        if (r.avg_ttl[db] > 0) {
+          ttl_sum += r.avg_ttl[db];
+          ttl_n++;
+        }
+      }
+      if (keys == 0) continue;
+      AddLine(&out, "db" + std::to_string(db),
+              "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
+                  ",avg_ttl=" + std::to_string(ttl_n ? ttl_sum / ttl_n : 0));
+    }
+  }
+  return out;
+}
+
+Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < args.size(); i++) wanted.push_back(Lowercase(args[i]));
+  Server& srv = c->worker().server();
+  std::vector<ShardReport> reports(srv.shard_count());
+  uint32_t dbs = static_cast<uint32_t>(srv.config().Int("databases"));
+  co_await RunOn(AllShards(srv), [&](Worker& w) {
+    ShardReport& r = reports[w.index()];
+    r.stats = w.stats();
+    r.ks = w.keyspace().stats();
+    r.used_bytes = w.keyspace().used_bytes();
+    for (uint32_t db = 0; db < dbs; db++) {
+      r.keys.push_back(w.keyspace().DbSize(db));
+      r.expires.push_back(w.keyspace().ExpiresCount(db));
+      r.avg_ttl.push_back(w.keyspace().SampleAvgTtl(db, w.now_ms()));
+    }
+    for (auto& [id, conn] : w.connections()) {
+      r.max_input_buffer = std::max(r.max_input_buffer, conn->query_buffer_bytes());
+      r.max_output_buffer = std::max(r.max_output_buffer, conn->output_bytes());
+      r.used_bytes += sizeof(Connection);
+    }
+  });
+  std::string text = BuildInfo(c, wanted, reports);
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  rb.Verbatim(text);
+  c->FinishFiber(std::move(out));
+}
+
+Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Server& srv = c->worker().server();
+  Config& cfg = srv.config();
+  std::string sub = Lowercase(args[1]);
+  if (sub == "get" && args.size() >= 3) {
+    std::vector<std::pair<std::string, std::string>> found;
+    for (size_t i = 2; i < args.size(); i++) {
+      for (auto& kv : cfg.GetMatching(args[i])) {
+        bool dup = false;
+        for (auto& f : found) dup |= f.first == kv.first;
+        if (!dup) found.push_back(kv);
+      }
+    }
+    rb.Map(found.size());
+    for (auto& [k, v] : found) {
+      rb.Bulk(k);
+      rb.Bulk(v);
+    }
+  } else if (sub == "set" && args.size() >= 4 && args.size() % 2 == 0) {
+    // All or nothing: validate every pair against a copy of the current values first.
+    std::vector<std::pair<std::string, std::string>> old;
+    std::string error;
+    for (size_t i = 2; i + 1 < args.size(); i += 2) {
+      std::string name = Lowercase(args[i]);
+      for (size_t j = 2; j < i; j += 2) {
+        if (Lowercase(args[j]) == name) {
+          error = "ERR CONFIG SET failed (possibly related to argument '" + name +
+                  "') - duplicate parameter";
+        }
+      }
+      if (!error.empty()) break;
+      auto cur = cfg.Get(name);
+      if (!cur) {
+        error = "ERR Unknown option or number of arguments for CONFIG SET - '" +
+                std::string(args[i]) + "'";
+        break;
+      }
+      std::string why = cfg.Set(name, args[i + 1], true);
+      if (!why.empty()) {
+        error = "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + why;
+        break;
+      }
+      old.emplace_back(name, *cur);
+    }
+    if (!error.empty()) {
+      for (auto it = old.rbegin(); it != old.rend(); ++it) {
+        std::string ignored = cfg.Set(it->first, it->second, false);  // restoring a valid value
+        (void)ignored;
+      }
+      rb.Error(error);
+    } else {
+      rb.Ok();
+    }
+  } else if (sub == "set" && args.size() >= 3) {
+    rb.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+             std::string(args[2]) + "'");
+  } else if (sub == "resetstat" && args.size() == 2) {
+    co_await RunOn(AllShards(srv), [](Worker& w) {
+      size_t n = w.stats().commands.size();
+      w.stats() = WorkerStats();
+      w.stats().commands.resize(n);
+      w.keyspace().stats() = KeyspaceStats();
+    });
+    rb.Ok();
+  } else if (sub == "help") {
+    const char* lines[] = {"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                           "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+                           "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+                           "RESETSTAT", "    Reset statistics reported by the INFO command.",
+                           "HELP", "    Print this help."};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else if (sub == "get" || sub == "set" || sub == "resetstat") {
+    rb.Error(WrongArityError("config|" + sub));
+  } else {
+    rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CONFIG HELP.");
+  }
+  c->FinishFiber(std::move(out));
+}
+
+struct KillFilter {
+  std::vector<uint64_t> ids;
+  std::string addr, laddr;
+  bool has_id = false, has_addr = false, has_laddr = false;
+  bool skipme = true;
+  uint64_t me = 0;
+  bool Matches(const Connection& conn) const {
+    if (skipme && conn.id() == me) return false;
+    if (has_id && std::find(ids.begin(), ids.end(), conn.id()) == ids.end()) return false;
+    if (has_addr && conn.addr() != addr) return false;
+    if (has_laddr && conn.laddr() != laddr) return false;
+    return true;
+  }
+};
+
+Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Server& srv = c->worker().server();
+  std::string sub = Lowercase(args[1]);
+  if (sub == "id" && args.size() == 2) {
+    rb.Integer(static_cast<int64_t>(c->id()));
+  } else if (sub == "setname" && args.size() == 3) {
+    std::string_view name = args[2];
+    bool ok = true;
+    for (char ch : name) ok &= ch >= '!' && ch <= '~';
+    if (!ok) {
+      rb.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    } else {
+      c->name = std::string(name);
+      rb.Ok();
+    }
+  } else if (sub == "getname" && args.size() == 2) {
+    c->name.empty() ? rb.Null() : rb.Bulk(c->name);
+  } else if (sub == "setinfo" && args.size() == 4) {
+    std::string attr = Lowercase(args[2]);
+    std::string_view v = args[3];
+    bool ok = true;
+    for (char ch : v) ok &= ch >= '!' && ch <= '~';
+    if (attr != "lib-name" && attr != "lib-ver") {
+      rb.Error("ERR Unrecognized option '" + std::string(args[2]) + "'");
+    } else if (!ok) {
+      rb.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.");
+    } else {
+      (attr == "lib-name" ? c->lib_name : c->lib_ver) = std::string(v);
+      rb.Ok();
+    }
+  } else if (sub == "info" && args.size() == 2) {
+    rb.Verbatim(c->InfoLine(c->worker().now_ms()) + "\n");
+  } else if (sub == "list") {
+    std::vector<uint64_t> ids;
+    bool bad = false;
+    for (size_t i = 2; i < args.size(); i++) {
+      if (EqualsIgnoreCase(args[i], "type") && i + 1 < args.size()) {
+        i++;
+      } else if (EqualsIgnoreCase(args[i], "id") && i + 1 < args.size()) {
+        for (i = i + 1; i < args.size(); i++) {
+          int64_t id = 0;
+          if (!ParseInt64(args[i], &id) || id <= 0) {
+            bad = true;
+            break;
+          }
+          ids.push_back(static_cast<uint64_t>(id));
+        }
+      } else {
+        bad = true;
+      }
+    }
+    if (bad) {
+      rb.Error(errors::kSyntax);
+    } else {
+      std::vector<std::string> lines(srv.shard_count());
+      co_await RunOn(AllShards(srv), [&](Worker& w) {
+        std::vector<std::pair<uint64_t, Connection*>> conns(w.connections().begin(),
+                                                            w.connections().end());
+        std::sort(conns.begin(), conns.end());
+        for (auto& [id, conn] : conns) {
+          if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+          lines[w.index()] += conn->InfoLine(w.now_ms()) + "\n";
+        }
+      });
+      std::string all;
+      for (auto& l : lines) all += l;
+      rb.Verbatim(all);
+    }
+  } else if (sub == "kill" && args.size() >= 3) {
+    KillFilter f;
+    f.me = c->id();
+    bool old_form = args.size() == 3;
+    std::string error;
+    if (old_form) {
+      f.has_addr = true;
+      f.addr = std::string(args[2]);
+      f.skipme = false;
+    } else {
+      for (size_t i = 2; i < args.size(); i += 2) {
+        if (i + 1 >= args.size()) {
+          error = std::string(errors::kSyntax);
+          break;
+        }
+        std::string opt = Lowercase(args[i]);
+        std::string_view val = args[i + 1];
+        if (opt == "id") {
+          int64_t id = 0;
+          if (!ParseInt64(val, &id) || id <= 0) {
+            error = "ERR client-id should be greater than 0";
+            break;
+          }
+          f.has_id = true;
+          f.ids.push_back(static_cast<uint64_t>(id));
+        } else if (opt == "addr") {
+          f.has_addr = true;
+          f.addr = std::string(val);
+        } else if (opt == "laddr") {
+          f.has_laddr = true;
+          f.laddr = std::string(val);
+        } else if (opt == "skipme") {
+          if (EqualsIgnoreCase(val, "yes")) {
+            f.skipme = true;
+          } else if (EqualsIgnoreCase(val, "no")) {
+            f.skipme = false;
+          } else {
+            error = std::string(errors::kSyntax);
+            break;
+          }
+        } else if (opt == "type" || opt == "user" || opt == "maxage") {
+          // Only normal clients and the default user exist.
+        } else {
+          error = std::string(errors::kSyntax);
+          break;
+        }
+      }
+    }
+    if (!error.empty()) {
+      rb.Error(error);
+    } else {
+      std::vector<int64_t> killed(srv.shard_count(), 0);
+      bool kill_self = false;
+      co_await RunOn(AllShards(srv), [&](Worker& w) {
+        std::vector<Connection*> victims;
+        for (auto& [id, conn] : w.connections()) {
+          if (f.Matches(*conn)) victims.push_back(conn);
+        }
+        for (Connection* v : victims) {
+          if (v == c) {
+            kill_self = true;  // closed after its reply is written
+          } else {
+            v->Kill();
+          }
+          killed[w.index()]++;
+        }
+      });
+      int64_t n = 0;
+      for (int64_t k : killed) n += k;
+      if (kill_self) c->CloseAfterReply();
+      if (old_form) {
+        n > 0 ? rb.Ok() : rb.Error("ERR No such client");
+      } else {
+        rb.Integer(n);
+      }
+    }
+  } else if (sub == "no-evict" && args.size() == 3) {
+    if (EqualsIgnoreCase(args[2], "on")) {
+      c->no_evict = true;
+      rb.Ok();
+    } else if (EqualsIgnoreCase(args[2], "off")) {
+      c->no_evict = false;
+      rb.Ok();
+    } else {
+      rb.Error(errors::kSyntax);
+    }
+  } else if (sub == "reply" && args.size() == 3) {
+    if (EqualsIgnoreCase(args[2], "on")) {
+      c->reply_mode = Connection::ReplyMode::kOn;
+      rb.Ok();
+    } else if (EqualsIgnoreCase(args[2], "off")) {
+      c->reply_mode = Connection::ReplyMode::kOff;
+    } else if (EqualsIgnoreCase(args[2], "skip")) {
+      c->skip_next_reply = true;
+    } else {
+      rb.Error(errors::kSyntax);
+    }
+  } else if (sub == "help") {
+    const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                           "ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>",
+                           "INFO", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+                           "KILL <ip:port> | <filter> <value> ...", "NO-EVICT (ON|OFF)",
+                           "REPLY (ON|OFF|SKIP)", "HELP"};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else {
+    static const char* known[] = {"id", "setname", "getname", "setinfo", "info", "list",
+                                  "kill", "no-evict", "reply"};
+    bool is_known = false;
+    for (const char* k : known) is_known |= sub == k;
+    if (is_known) {
+      rb.Error(WrongArityError("client|" + sub));
+    } else {
+      rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLIENT HELP.");
+    }
+  }
+  c->FinishFiber(std::move(out));
+}
+
+Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  for (size_t i = 1; i < args.size(); i++) {
+    std::string a = Lowercase(args[i]);
+    if (a != "nosave" && a != "save" && a != "now" && a != "force" && a != "abort") {
+      rb.Error(errors::kSyntax);
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+    if (a == "abort") {
+      rb.Error("ERR No shutdown in progress.");
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+  }
+  LogWarning("User requested shutdown...");
+  c->worker().server().RequestShutdown();
+  // No reply: the connection closes with the server, as in Redis.
+  c->CloseAfterReply();
+  c->FinishFiber(std::string());
+}
+
+}  // namespace
+
+void RegisterServerFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t flags, FiberFn fn) {
+    CommandSpec s{name, arity, flags | kCmdServer, 0, 0, 0};
+    s.fiber_fn = fn;
+    s.group = "server";
+    r.Add(std::move(s));
+  };
+  add("info", -1, kCmdLoading | kCmdStale, InfoFiber);
+  add("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, ConfigFiber);
+  add("client", -2, kCmdNoScript | kCmdLoading | kCmdStale, ClientFiber);
+  add("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, ShutdownFiber);
+}
+
+}  // namespace strata

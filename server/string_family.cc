@@ -1,0 +1,515 @@
+// String commands. Single-key commands run on the key's shard (shard_fn); MGET, MSET
+// and MSETNX also have fibers for keys spread over several shards (see lock_table.h
+// for how those stay atomic).
+#include <cmath>
+#include <optional>
+
+#include "core/string_util.h"
+#include "server/config.h"
+#include "server/connection.h"
+#include "server/family_util.h"
+#include "server/hops.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+constexpr std::string_view kTooBig =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+uint64_t MaxStringLen(ShardCtx& ctx) {
+  return static_cast<uint64_t>(ctx.worker.server().config().proto_max_bulk_len().load());
+}
+
+// Looks a key up for reading; replies WRONGTYPE and returns false for a non-string.
+bool ReadString(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
+                bool count_stats = true) {
+  Entry* e = count_stats ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms)
+                         : ctx.ks.Find(ctx.db, key, ctx.now_ms);
+  if (e != nullptr && e->Type() != ValueType::kString) {
+    rb.Error(errors::kWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+void CmdGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e)) return;
+  if (e == nullptr) {
+    rb.Null();
+  } else {
+    rb.Bulk(e->Value());
+  }
+}
+
+struct SetOptions {
+  bool nx = false, xx = false, get = false, keepttl = false, persist = false;
+  int64_t expire_ms = Entry::kNoExpire;
+  bool has_expire = false;
+};
+
+// Parses SET/GETEX flags from args[first..]. For GETEX (getex=true) PERSIST is allowed
+// and NX/XX/GET/KEEPTTL are not. Expire values are validated later (validate()).
+struct ParsedExpire {
+  std::string_view value;
+  ExpireUnit unit = ExpireUnit::kSeconds;
+  bool absolute = false;
+};
+
+bool ParseSetFlags(CmdArgs args, size_t first, bool getex, SetOptions* o, ParsedExpire* pe,
+                   ReplyBuilder& rb) {
+  for (size_t i = first; i < args.size(); i++) {
+    std::string_view a = args[i];
+    bool has_next = i + 1 < args.size();
+    if (!getex && EqualsIgnoreCase(a, "nx") && !o->xx) {
+      o->nx = true;
+    } else if (!getex && EqualsIgnoreCase(a, "xx") && !o->nx) {
+      o->xx = true;
+    } else if (!getex && EqualsIgnoreCase(a, "get")) {
+      o->get = true;
+    } else if (!getex && EqualsIgnoreCase(a, "keepttl") && !o->has_expire) {
+      o->keepttl = true;
+    } else if (getex && EqualsIgnoreCase(a, "persist") && !o->has_expire) {
+      o->persist = true;
+    } else if ((EqualsIgnoreCase(a, "ex") || EqualsIgnoreCase(a, "px") ||
+                EqualsIgnoreCase(a, "exat") || EqualsIgnoreCase(a, "pxat")) &&
+               !o->keepttl && !o->persist && !o->has_expire && has_next) {
+      o->has_expire = true;
+      pe->unit = (a[0] == 'p' || a[0] == 'P') ? ExpireUnit::kMilliseconds : ExpireUnit::kSeconds;
+      pe->absolute = a.size() == 4;
+      pe->value = args[++i];
+    } else {
+      rb.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  SetOptions o;
+  ParsedExpire pe;
+  if (args.size() > 3 && !ParseSetFlags(args, 3, false, &o, &pe, rb)) return;
+  if (o.has_expire &&
+      !ParseExpireArg(pe.value, pe.unit, pe.absolute, ctx.now_ms, "set", rb, &o.expire_ms))
+    return;
+  std::string_view key = args[1];
+  Entry* old = nullptr;
+  if (o.get || o.nx || o.xx || o.keepttl) {
+    old = ctx.ks.Find(ctx.db, key, ctx.now_ms);
+    if (o.get && old != nullptr && old->Type() != ValueType::kString) {
+      rb.Error(errors::kWrongType);
+      return;
+    }
+  }
+  std::optional<std::string> old_value;
+  if (o.get && old != nullptr) old_value = std::string(old->Value());
+  if ((o.nx && old != nullptr) || (o.xx && old == nullptr)) {
+    if (o.get) {
+      old_value ? rb.Bulk(*old_value) : rb.Null();
+    } else {
+      rb.Null();
+    }
+    return;
+  }
+  int64_t expire = o.expire_ms;
+  if (o.keepttl && old != nullptr) expire = old->ExpireMs();
+  if (o.has_expire && expire <= ctx.now_ms) {
+    ctx.ks.Delete(ctx.db, key);  // already expired: Redis stores nothing
+  } else {
+    ctx.ks.SetString(ctx.db, key, args[2], expire);
+  }
+  if (o.get) {
+    old_value ? rb.Bulk(*old_value) : rb.Null();
+  } else {
+    rb.Ok();
+  }
+}
+
+void CmdSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  if (ctx.ks.Find(ctx.db, args[1], ctx.now_ms) != nullptr) {
+    rb.Integer(0);
+    return;
+  }
+  ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+  rb.Integer(1);
+}
+
+void SetWithTtl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit unit,
+                std::string_view cmd) {
+  int64_t at = 0;
+  if (!ParseExpireArg(args[2], unit, false, ctx.now_ms, cmd, rb, &at)) return;
+  ctx.ks.SetString(ctx.db, args[1], args[3], at);
+  rb.Ok();
+}
+
+void CmdSetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  SetWithTtl(args, ctx, rb, ExpireUnit::kSeconds, "setex");
+}
+
+void CmdPSetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  SetWithTtl(args, ctx, rb, ExpireUnit::kMilliseconds, "psetex");
+}
+
+void CmdGetSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e)) return;
+  if (e == nullptr) {
+    rb.Null();
+  } else {
+    rb.Bulk(e->Value());
+  }
+  ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+}
+
+void CmdGetDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e)) return;
+  if (e == nullptr) {
+    rb.Null();
+    return;
+  }
+  rb.Bulk(e->Value());
+  ctx.ks.Delete(ctx.db, args[1]);
+}
+
+void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  SetOptions o;
+  ParsedExpire pe;
+  if (!ParseSetFlags(args, 2, true, &o, &pe, rb)) return;
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e)) return;
+  if (e == nullptr) {
+    rb.Null();
+    return;
+  }
+  int64_t at = 0;
+  if (o.has_expire && !ParseExpireArg(pe.value, pe.unit, pe.absolute, ctx.now_ms, "getex", rb, &at))
+    return;
+  rb.Bulk(e->Value());
+  if (o.has_expire) {
+    if (at <= ctx.now_ms) {
+      ctx.ks.Delete(ctx.db, args[1]);
+    } else {
+      ctx.ks.SetExpire(ctx.db, args[1], at);
+    }
+  } else if (o.persist && e->HasExpire()) {
+    ctx.ks.SetExpire(ctx.db, args[1], Entry::kNoExpire);
+  }
+}
+
+void CmdStrlen(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e, false)) return;
+  rb.Integer(e == nullptr ? 0 : e->ValueLen());
+}
+
+void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e, false)) return;
+  if (e == nullptr) {
+    ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+    rb.Integer(static_cast<int64_t>(args[2].size()));
+    return;
+  }
+  uint64_t total = e->ValueLen() + args[2].size();
+  if (total > MaxStringLen(ctx)) {
+    rb.Error(kTooBig);
+    return;
+  }
+  std::string v;
+  v.reserve(total);
+  v.append(e->Value());
+  v.append(args[2]);
+  ctx.ks.SetString(ctx.db, args[1], v, e->ExpireMs());
+  rb.Integer(static_cast<int64_t>(total));
+}
+
+void IncrBy(std::string_view key, int64_t by, bool is_decrby_min, ShardCtx& ctx,
+            ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, key, rb, &e, false)) return;
+  int64_t cur = 0;
+  if (e != nullptr && !ParseInt64(e->Value(), &cur)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  if (is_decrby_min) {
+    rb.Error("ERR decrement would overflow");
+    return;
+  }
+  if ((by < 0 && cur < 0 && by < INT64_MIN - cur) || (by > 0 && cur > 0 && by > INT64_MAX - cur)) {
+    rb.Error(errors::kOverflow);
+    return;
+  }
+  int64_t v = cur + by;
+  std::string s = IntToString(v);
+  ctx.ks.SetString(ctx.db, key, s, e ? e->ExpireMs() : Entry::kNoExpire);
+  rb.Integer(v);
+}
+
+void CmdIncr(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { IncrBy(args[1], 1, false, ctx, rb); }
+void CmdDecr(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { IncrBy(args[1], -1, false, ctx, rb); }
+
+void CmdIncrBy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t by = 0;
+  if (!ParseInt64(args[2], &by)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  IncrBy(args[1], by, false, ctx, rb);
+}
+
+void CmdDecrBy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t by = 0;
+  if (!ParseInt64(args[2], &by)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  if (by == INT64_MIN) {
+    IncrBy(args[1], 0, true, ctx, rb);
+    return;
+  }
+  IncrBy(args[1], -by, false, ctx, rb);
+}
+
+void CmdIncrByFloat(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e, false)) return;
+  long double cur = 0;
+  long double by = 0;
+  if (e != nullptr && !ParseLongDouble(e->Value(), &cur)) {
+    rb.Error(errors::kNotFloat);
+    return;
+  }
+  if (!ParseLongDouble(args[2], &by)) {
+    rb.Error(errors::kNotFloat);
+    return;
+  }
+  long double v = cur + by;
+  if (std::isnan(v) || std::isinf(v)) {
+    rb.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  std::string s = LongDoubleToHuman(v);
+  ctx.ks.SetString(ctx.db, args[1], s, e ? e->ExpireMs() : Entry::kNoExpire);
+  rb.Bulk(s);
+}
+
+void CmdGetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t start = 0;
+  int64_t end = 0;
+  if (!ParseInt64(args[2], &start) || !ParseInt64(args[3], &end)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e)) return;
+  if (e == nullptr) {
+    rb.Bulk("");
+    return;
+  }
+  int64_t len = e->ValueLen();
+  if (start < 0 && end < 0 && start > end) {
+    rb.Bulk("");
+    return;
+  }
+  if (start < 0) start = len + start;
+  if (end < 0) end = len + end;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) {
+    rb.Bulk("");
+    return;
+  }
+  rb.Bulk(e->Value().substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  int64_t offset = 0;
+  if (!ParseInt64(args[2], &offset)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  if (offset < 0) {
+    rb.Error("ERR offset is out of range");
+    return;
+  }
+  Entry* e;
+  if (!ReadString(ctx, args[1], rb, &e, false)) return;
+  std::string_view value = args[3];
+  if (value.empty()) {
+    rb.Integer(e == nullptr ? 0 : e->ValueLen());
+    return;
+  }
+  if (static_cast<uint64_t>(offset) + value.size() > MaxStringLen(ctx)) {
+    rb.Error(kTooBig);
+    return;
+  }
+  std::string v(e ? e->Value() : std::string_view());
+  size_t need = static_cast<size_t>(offset) + value.size();
+  if (v.size() < need) v.resize(need, '\0');
+  v.replace(static_cast<size_t>(offset), value.size(), value);
+  ctx.ks.SetString(ctx.db, args[1], v, e ? e->ExpireMs() : Entry::kNoExpire);
+  rb.Integer(static_cast<int64_t>(v.size()));
+}
+
+// ---- multi-key: single-shard fast paths ----
+
+void CmdMGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  rb.Array(args.size() - 1);
+  for (size_t i = 1; i < args.size(); i++) {
+    Entry* e = ctx.ks.FindRead(ctx.db, args[i], ctx.now_ms);
+    if (e == nullptr || e->Type() != ValueType::kString) {
+      rb.Null();
+    } else {
+      rb.Bulk(e->Value());
+    }
+  }
+}
+
+void CmdMSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  if (args.size() % 2 == 0) {
+    rb.Error(WrongArityError(args[0]));
+    return;
+  }
+  for (size_t i = 1; i + 1 < args.size(); i += 2)
+    ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
+  rb.Ok();
+}
+
+void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  if (args.size() % 2 == 0) {
+    rb.Error(WrongArityError(args[0]));
+    return;
+  }
+  for (size_t i = 1; i + 1 < args.size(); i += 2) {
+    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr) {
+      rb.Integer(0);
+      return;
+    }
+  }
+  for (size_t i = 1; i + 1 < args.size(); i += 2)
+    ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
+  rb.Integer(1);
+}
+
+// ---- multi-key across shards ----
+
+std::vector<std::string_view> KeysOf(const CommandSpec& spec, CmdArgs args) {
+  std::vector<std::string_view> keys;
+  spec.Keys(args, &keys);
+  return keys;
+}
+
+Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  uint32_t db = c->db;
+  std::vector<std::string_view> keys(args.begin() + 1, args.end());
+  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), false);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  std::vector<std::optional<std::string>> values(keys.size());
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    for (size_t p : g.positions[gi]) {
+      Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
+      if (e != nullptr && e->Type() == ValueType::kString) values[p] = std::string(e->Value());
+    }
+    w.locks().Release(g.locks[gi].keys, false);
+  });
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  rb.Array(values.size());
+  for (auto& v : values) v ? rb.Bulk(*v) : rb.Null();
+  c->FinishFiber(std::move(out));
+}
+
+Fiber MSetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  if (args.size() % 2 == 0) {
+    rb.Error(WrongArityError(args[0]));
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  bool nx = EqualsIgnoreCase(args[0], "msetnx");
+  uint32_t db = c->db;
+  std::vector<std::string_view> keys;
+  std::vector<std::string_view> vals;
+  for (size_t i = 1; i + 1 < args.size(); i += 2) {
+    keys.push_back(args[i]);
+    vals.push_back(args[i + 1]);
+  }
+  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), true);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  bool any_exists = false;
+  if (nx) {
+    std::vector<char> exists(g.shards.size(), 0);
+    co_await RunOn(g.shards, [&](Worker& w) {
+      size_t gi = g.IndexOf(w.index());
+      for (size_t p : g.positions[gi]) {
+        if (w.keyspace().Find(db, keys[p], w.now_ms()) != nullptr) exists[gi] = 1;
+      }
+    });
+    for (char e : exists) any_exists |= e != 0;
+  }
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    if (!any_exists) {
+      // Positions are in argument order, so a key given twice keeps its last value.
+      for (size_t p : g.positions[gi])
+        w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
+    }
+    w.locks().Release(g.locks[gi].keys, true);
+  });
+  if (nx) {
+    rb.Integer(any_exists ? 0 : 1);
+  } else {
+    rb.Ok();
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace
+
+void RegisterStringFamily(CommandRegistry& r) {
+  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdString;
+  constexpr uint32_t kR = kCmdReadOnly | kCmdString;
+  auto add = [&](const char* name, int arity, uint32_t flags, int first, int last, int step,
+                 ShardFn fn, FiberFn fiber = nullptr, const char* summary = "") {
+    CommandSpec s{name, arity, flags, first, last, step};
+    s.shard_fn = fn;
+    s.fiber_fn = fiber;
+    s.group = "string";
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("get", 2, kR | kCmdFast, 1, 1, 1, CmdGet, nullptr, "Returns the string value of a key.");
+  add("set", -3, kW, 1, 1, 1, CmdSet, nullptr, "Sets the string value of a key.");
+  add("setnx", 3, kW | kCmdFast, 1, 1, 1, CmdSetNx);
+  add("setex", 4, kW, 1, 1, 1, CmdSetEx);
+  add("psetex", 4, kW, 1, 1, 1, CmdPSetEx);
+  add("getset", 3, kW | kCmdFast, 1, 1, 1, CmdGetSet);
+  add("getdel", 2, kCmdWrite | kCmdFast | kCmdString, 1, 1, 1, CmdGetDel);
+  add("getex", -2, kCmdWrite | kCmdFast | kCmdString, 1, 1, 1, CmdGetEx);
+  add("strlen", 2, kR | kCmdFast, 1, 1, 1, CmdStrlen);
+  add("append", 3, kW | kCmdFast, 1, 1, 1, CmdAppend);
+  add("incr", 2, kW | kCmdFast, 1, 1, 1, CmdIncr);
+  add("decr", 2, kW | kCmdFast, 1, 1, 1, CmdDecr);
+  add("incrby", 3, kW | kCmdFast, 1, 1, 1, CmdIncrBy);
+  add("decrby", 3, kW | kCmdFast, 1, 1, 1, CmdDecrBy);
+  add("incrbyfloat", 3, kW | kCmdFast, 1, 1, 1, CmdIncrByFloat);
+  add("getrange", 4, kR, 1, 1, 1, CmdGetRange);
+  add("substr", 4, kR, 1, 1, 1, CmdGetRange);
+  add("setrange", 4, kW, 1, 1, 1, CmdSetRange);
+  add("mget", -2, kR | kCmdFast, 1, -1, 1, CmdMGet, MGetFiber);
+  add("mset", -3, kW, 1, -1, 2, CmdMSet, MSetFiber);
+  add("msetnx", -3, kW, 1, -1, 2, CmdMSetNx, MSetFiber);
+}
+
+}  // namespace strata

@@ -1,0 +1,246 @@
+#include "server/worker.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "server/command.h"
+#include "server/config.h"
+#include "server/connection.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace strata {
+namespace {
+thread_local Worker* t_current = nullptr;
+
+std::string SockName(int fd, bool peer) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  int r = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len)
+               : getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (r != 0) return "?:0";
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    port = ntohs(a->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof(host));
+  port = ntohs(a6->sin6_port);
+  return std::string(host) + ":" + std::to_string(port);
+}
+}  // namespace
+
+int64_t WallClockMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t WallClockUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+Worker::Worker(Server* server, uint32_t index)
+    : server_(server),
+      index_(index),
+      keyspace_(static_cast<uint32_t>(server->config().Int("databases"))),
+      rng_state_(0x9E3779B97F4A7C15ull * (index + 1) ^ static_cast<uint64_t>(WallClockUs())) {
+  uint32_t n = server->shard_count();
+  for (uint32_t i = 0; i < n; i++) inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
+  outbox_.resize(n);
+  stats_.commands.resize(CommandRegistry::Get().size());
+}
+
+Worker::~Worker() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Worker* Worker::Current() { return t_current; }
+
+bool Worker::Init(IoBackend backend, std::string* error, std::string* note) {
+  loop_ = CreateEventLoop(backend, error, note);
+  if (!loop_) return false;
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    *error = std::string("eventfd: ") + std::strerror(errno);
+    return false;
+  }
+  loop_->SetWakeFd(wake_fd_, [] {});
+  return true;
+}
+
+void Worker::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Worker::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::RequestStop() {
+  stop_.store(true);
+  uint64_t one = 1;
+  ssize_t w = write(wake_fd_, &one, sizeof(one));
+  (void)w;  // the loop also polls stop_ on its timer
+}
+
+void Worker::Wake() {
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
+    uint64_t one = 1;
+    ssize_t w = write(wake_fd_, &one, sizeof(one));
+    (void)w;  // a full eventfd counter is already a pending wake-up
+  }
+}
+
+void Worker::Post(uint32_t dest, Task t) {
+  if (dest == index_) {
+    deferred_.push_back(t);
+    return;
+  }
+  outbox_[dest].push_back(t);
+  outbox_pending_ = true;
+}
+
+void Worker::FlushOutbox() {
+  if (!outbox_pending_) return;
+  outbox_pending_ = false;
+  for (uint32_t d = 0; d < outbox_.size(); d++) {
+    std::vector<Task>& q = outbox_[d];
+    if (q.empty()) continue;
+    Worker& dest = server_->worker(d);
+    SpscRing<Task>& ring = *dest.inbox_[index_];
+    size_t pushed = 0;
+    while (pushed < q.size() && ring.Push(q[pushed])) pushed++;
+    if (pushed < q.size()) {
+      q.erase(q.begin(), q.begin() + static_cast<long>(pushed));
+      outbox_pending_ = true;  // the ring is full: retry next turn
+    } else {
+      q.clear();
+    }
+    if (pushed > 0) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      dest.Wake();
+    }
+  }
+}
+
+bool Worker::InboxEmpty() const {
+  for (const auto& r : inbox_) {
+    if (!r->Empty()) return false;
+  }
+  return true;
+}
+
+void Worker::DrainInbox() {
+  Task t;
+  for (auto& r : inbox_) {
+    // Bounded per turn so that I/O keeps being served under a flood of messages.
+    for (int i = 0; i < 4096 && r->Pop(&t); i++) t.Run();
+  }
+}
+
+void Worker::MarkDirty(Connection* c) { dirty_.push_back(c); }
+
+void Worker::RemoveConnection(Connection* c) {
+  if (conns_.erase(c->id()) > 0) server_->connected_clients.fetch_sub(1);
+}
+
+uint64_t Worker::next_random() {
+  // xorshift64*
+  rng_state_ ^= rng_state_ >> 12;
+  rng_state_ ^= rng_state_ << 25;
+  rng_state_ ^= rng_state_ >> 27;
+  return rng_state_ * 2685821657736338717ull;
+}
+
+void Worker::AdoptConnection(int fd) {
+  Config& cfg = server_->config();
+  stats_.total_connections_received++;
+  int64_t max = cfg.maxclients().load(std::memory_order_relaxed);
+  if (server_->connected_clients.fetch_add(1) >= max) {
+    server_->connected_clients.fetch_sub(1);
+    stats_.rejected_connections++;
+    static const char kMsg[] = "-ERR max number of clients reached\r\n";
+    ssize_t w = write(fd, kMsg, sizeof(kMsg) - 1);
+    (void)w;  // best effort, as Redis does
+    close(fd);
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int64_t keepalive = cfg.Int("tcp-keepalive");
+  if (keepalive > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    int idle = static_cast<int>(keepalive);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  }
+  uint64_t id = server_->next_client_id.fetch_add(1);
+  auto* c = new Connection(this, fd, id, SockName(fd, true), SockName(fd, false));
+  conns_[id] = c;
+  c->Start();
+}
+
+void Worker::RunTimers() {
+  if (now_ms_ < next_expire_ms_) return;
+  int64_t hz = server_->config().Int("hz");
+  next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
+  keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+}
+
+void Worker::Run() {
+  t_current = this;
+  now_ms_ = WallClockMs();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    int timeout = 0;
+    if (deferred_.empty() && !outbox_pending_ && dirty_.empty()) {
+      timeout = static_cast<int>(std::max<int64_t>(0, next_expire_ms_ - now_ms_));
+      if (timeout > 0) {
+        sleeping_.store(true, std::memory_order_seq_cst);
+        if (!InboxEmpty() || stop_.load()) {
+          sleeping_.store(false, std::memory_order_relaxed);
+          timeout = 0;
+        }
+      }
+    }
+    loop_->Poll(timeout);
+    sleeping_.store(false, std::memory_order_relaxed);
+    now_ms_ = WallClockMs();
+    DrainInbox();
+    // Deferred tasks may defer more; bound the rounds so I/O is never starved.
+    for (int round = 0; round < 8 && !deferred_.empty(); round++) {
+      deferred_scratch_.swap(deferred_);
+      for (const Task& t : deferred_scratch_) t.Run();
+      deferred_scratch_.clear();
+    }
+    RunTimers();
+    dirty_scratch_.swap(dirty_);
+    for (Connection* c : dirty_scratch_) c->FlushOutput();
+    dirty_scratch_.clear();
+    FlushOutbox();
+  }
+  CloseAll();
+}
+
+void Worker::CloseAll() {
+  std::vector<Connection*> all;
+  for (auto& [id, c] : conns_) all.push_back(c);
+  for (Connection* c : all) c->Kill();
+  // Let the loop finish closing sockets; pending cross-shard work is abandoned at exit.
+  for (int i = 0; i < 3; i++) loop_->Poll(0);
+}
+
+}  // namespace strata

@@ -1,0 +1,137 @@
+// Worker: one thread, one event loop, one shard of every database.
+//
+// Threads and shards
+//   The server runs N workers. Worker i owns shard i: its Keyspace (the tables of all
+//   databases), its LockTable and its statistics. Only worker i touches them; other
+//   workers reach shard i by posting Tasks to it. There are no locks on the data path.
+//
+// Messages
+//   Worker i sends to worker j through an SPSC ring dedicated to the pair (i, j). Tasks
+//   produced during one loop turn are buffered per destination and pushed at the end of
+//   the turn, and the destination's eventfd is written only if it is asleep (checked
+//   with a seq_cst flag on both sides), so a busy pair exchanges thousands of commands
+//   per wake-up. A task posted to the worker itself runs later in the same turn.
+//
+// A loop turn: poll I/O (callbacks parse and run local commands), run tasks from other
+// workers (remote commands and their replies), run deferred tasks, timers (active
+// expiry), flush connection output (one write per connection per turn), push outboxes.
+//
+// Thread-safety: everything here is called on the worker's own thread, except
+// RequestStop() and the ring pushes made by other workers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/keyspace.h"
+#include "server/event_loop.h"
+#include "server/lock_table.h"
+#include "server/spsc_ring.h"
+#include "server/task.h"
+
+namespace strata {
+
+class Connection;
+class Server;
+
+struct CommandStat {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
+struct WorkerStats {
+  uint64_t total_commands_processed = 0;
+  uint64_t total_connections_received = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t total_net_input_bytes = 0;
+  uint64_t total_net_output_bytes = 0;
+  uint64_t remote_commands = 0;  // executed here for a client of another worker
+  uint64_t multi_shard_commands = 0;
+  std::vector<CommandStat> commands;  // indexed by CommandSpec::id
+};
+
+class Worker {
+ public:
+  static constexpr size_t kRingCapacity = 4096;
+  static constexpr size_t kExpireBucketsPerTick = 2000;
+
+  Worker(Server* server, uint32_t index);
+  ~Worker();
+
+  // Creates the loop and the listening socket; main thread, before Start().
+  bool Init(IoBackend backend, std::string* error, std::string* note);
+  void Start();
+  void Join();
+  void RequestStop();  // any thread
+
+  static Worker* Current();
+
+  uint32_t index() const { return index_; }
+  Server& server() { return *server_; }
+  Keyspace& keyspace() { return keyspace_; }
+  LockTable& locks() { return locks_; }
+  EventLoop& loop() { return *loop_; }
+  int64_t now_ms() const { return now_ms_; }
+  WorkerStats& stats() { return stats_; }
+  const char* backend_name() const { return loop_->name(); }
+
+  // Runs t on worker `dest` (this worker included: then later in this turn).
+  void Post(uint32_t dest, Task t);
+  void Defer(Task t) { deferred_.push_back(t); }
+
+  // Connections owned by this worker.
+  void MarkDirty(Connection* c);
+  void RemoveConnection(Connection* c);
+  // Takes an accepted socket: checks maxclients, creates the Connection.
+  void AdoptConnection(int fd);
+  const std::unordered_map<uint64_t, Connection*>& connections() const { return conns_; }
+  uint64_t next_random();
+
+ private:
+  void Run();
+  void CloseAll();
+  void DrainInbox();
+  void FlushOutbox();
+  bool InboxEmpty() const;
+  void Wake();
+  void RunTimers();
+  void Shutdown();
+
+  Server* server_;
+  uint32_t index_;
+  Keyspace keyspace_;
+  LockTable locks_;
+  std::unique_ptr<EventLoop> loop_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};
+  int wake_fd_ = -1;
+  std::vector<int> listen_fds_;
+
+  // inbox_[src] is written by worker src only.
+  std::vector<std::unique_ptr<SpscRing<Task>>> inbox_;
+  std::vector<std::vector<Task>> outbox_;  // per destination
+  bool outbox_pending_ = false;
+  std::vector<Task> deferred_;
+  std::vector<Task> deferred_scratch_;
+
+  std::unordered_map<uint64_t, Connection*> conns_;
+  std::vector<Connection*> dirty_;
+  std::vector<Connection*> dirty_scratch_;
+  int64_t now_ms_ = 0;
+  int64_t next_expire_ms_ = 0;
+  uint64_t rng_state_;
+  WorkerStats stats_;
+};
+
+int64_t WallClockMs();
+int64_t WallClockUs();
+
+}  // namespace strata

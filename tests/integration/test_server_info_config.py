@@ -1,0 +1,337 @@
+"""Server introspection and lifecycle: INFO sections, CONFIG GET/SET/RESETSTAT, SHUTDOWN,
+and exit on SIGTERM/SIGINT.
+
+Expected values and error texts were checked against redis-server 7.0.
+"""
+import os
+import re
+import signal
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import RawConnection
+
+
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def roundtrip(conn, data, n=1):
+    conn.send(data)
+    return b"".join(conn.read_reply() for _ in range(n))
+
+
+def error_of(fn, *args):
+    with pytest.raises(redis.ResponseError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+def wait_for(pred, timeout=5.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            pytest.fail("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+def is_closed(conn, timeout=5.0):
+    conn.sock.settimeout(timeout)
+    try:
+        return conn.sock.recv(1024) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def call(r, *args):
+    """Runs a command on redis-py client r without redis-py's reply post-processing."""
+    conn = r.connection_pool.get_connection(args[0])
+    try:
+        conn.send_command(*args)
+        reply = conn.read_response()
+    finally:
+        r.connection_pool.release(conn)
+    if isinstance(reply, redis.ResponseError):
+        raise reply
+    return reply
+
+
+def info_text(r, *sections):
+    """INFO as the raw text the server sent (redis-py would parse it)."""
+    reply = call(r, "INFO", *sections)
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def info_fields(r, section):
+    out = {}
+    for line in info_text(r, section).split("\r\n"):
+        if line and not line.startswith("#"):
+            k, _, v = line.partition(":")
+            out[k] = v
+    return out
+
+
+def parse_client_line(line):
+    return dict(f.split("=", 1) for f in line.split(" "))
+
+
+# ---------------------------------------------------------------- INFO
+
+def test_info_server(server, r):
+    f = info_fields(r, "server")
+    assert info_text(r, "server").startswith("# Server\r\n")
+    assert re.fullmatch(r"\d+\.\d+\.\d+", f["redis_version"])
+    assert f["tcp_port"] == str(server.port)
+    assert f["process_id"] == str(server.proc.pid)
+    assert int(f["uptime_in_seconds"]) >= 0
+
+
+def kill_other_clients(c):
+    """Closes every other connection (e.g. the harness's readiness probe) by id."""
+    me = c.client_id()
+    for line in call(c, "CLIENT", "LIST").strip().split("\n"):
+        cid = int(parse_client_line(line)["id"])
+        if cid != me:
+            c.execute_command("CLIENT", "KILL", "ID", str(cid))
+
+
+def test_info_clients_connected(server_factory):
+    s = server_factory()
+    c = s.client(decode_responses=True)
+
+    def connected():
+        return int(info_fields(c, "clients")["connected_clients"])
+
+    kill_other_clients(c)
+    wait_for(lambda: connected() == 1, what="connected_clients == 1")
+    extra = [RawConnection(s.port) for _ in range(3)]
+    for e in extra:
+        assert roundtrip(e, cmd("PING")) == b"+PONG\r\n"
+    assert connected() == 4
+    for e in extra:
+        e.close()
+    wait_for(lambda: connected() == 1, what="connected_clients back to 1")
+    c.close()
+
+
+def test_info_memory(r):
+    f = info_fields(r, "memory")
+    assert int(f["used_memory"]) > 0
+
+
+def test_info_stats_hits_misses(r):
+    r.set("a", "1")
+    r.config_resetstat()
+    r.get("a")
+    r.get("a")
+    r.get("missing")
+    f = info_fields(r, "stats")
+    assert f["keyspace_hits"] == "2"
+    assert f["keyspace_misses"] == "1"
+
+
+def test_info_stats_expired_keys(r):
+    r.config_resetstat()
+    r.set("e", "1", px=1)
+    wait_for(lambda: r.get("e") is None, what="key to expire")
+    assert info_fields(r, "stats")["expired_keys"] == "1"
+
+
+def test_info_stats_total_commands_processed(r):
+    a = int(info_fields(r, "stats")["total_commands_processed"])
+    for _ in range(10):
+        r.ping()
+    b = int(info_fields(r, "stats")["total_commands_processed"])
+    # the ten PINGs plus the first INFO
+    assert b - a == 11
+
+
+def test_info_keyspace(server, r):
+    assert info_text(r, "keyspace") == "# Keyspace\r\n"
+    r.set("a", "1")
+    r.set("b", "2", ex=1000)
+    c5 = server.client(db=5)
+    c5.set("x", "1")
+    text = info_text(r, "keyspace")
+    assert re.fullmatch(r"# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=\d+\r\n"
+                        r"db5:keys=1,expires=0,avg_ttl=0\r\n", text), text
+    c5.close()
+
+
+def test_info_commandstats(r):
+    r.config_resetstat()
+    for _ in range(3):
+        r.get("x")
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("GET")
+    text = info_text(r, "commandstats")
+    assert text.startswith("# Commandstats\r\n")
+    assert re.search(r"\r\ncmdstat_get:calls=3,usec=\d+,usec_per_call=\d+\.\d\d,"
+                     r"rejected_calls=1,failed_calls=0\r\n", text), text
+    assert "cmdstat_set:" not in text
+
+
+def test_info_sections_selection(r):
+    default = info_text(r, "default")
+    plain = info_text(r)
+    for text in (default, plain):
+        for sec in ["# Server", "# Clients", "# Memory", "# Stats", "# Keyspace"]:
+            assert sec + "\r\n" in text
+        assert "# Commandstats" not in text
+    everything = info_text(r, "all")
+    assert "# Commandstats\r\n" in everything
+    two = info_text(r, "server", "clients")
+    assert [l for l in two.split("\r\n") if l.startswith("#")] == ["# Server", "# Clients"]
+    assert info_text(r, "SERVER").startswith("# Server\r\n")
+    assert info_text(r, "nosuchsection") == ""
+
+
+# ---------------------------------------------------------------- CONFIG
+
+def test_config_get_defaults(server, r):
+    assert r.config_get("port") == {"port": str(server.port)}
+    assert r.config_get("maxmemory") == {"maxmemory": "0"}
+    assert r.config_get("databases") == {"databases": "16"}
+    assert r.config_get("save") == {"save": ""}
+    assert r.config_get("appendonly") == {"appendonly": "no"}
+    assert r.config_get("bind") == {"bind": "127.0.0.1"}
+    assert r.config_get("dir") == {"dir": os.path.realpath(server.dir)}
+    assert r.config_get("proto-max-bulk-len") == {"proto-max-bulk-len": "536870912"}
+    assert r.config_get("client-query-buffer-limit") == {"client-query-buffer-limit": "1073741824"}
+
+
+def test_config_get_maxclients(server_factory):
+    s = server_factory(extra_args=["--maxclients", "100"])
+    c = s.client(decode_responses=True)
+    assert c.config_get("maxclients") == {"maxclients": "100"}
+    c.close()
+
+
+def test_config_get_glob_and_several(server, r):
+    got = r.config_get("max*")
+    assert got["maxmemory"] == "0"
+    assert "maxclients" in got
+    assert all(k.startswith("max") for k in got)
+    got = r.config_get("*-bulk-len")
+    assert got == {"proto-max-bulk-len": "536870912"}
+    got = call(r, "CONFIG", "GET", "port", "maxmemory", "nosuch")
+    assert dict(zip(got[::2], got[1::2])) == {"port": str(server.port), "maxmemory": "0"}
+    assert r.config_get("nosuch-parameter") == {}
+    assert error_of(r.execute_command, "CONFIG", "GET") == (
+        "wrong number of arguments for 'config|get' command")
+
+
+def test_config_set_maxmemory_units(r):
+    try:
+        for value, expected in [("100mb", "104857600"), ("100MB", "104857600"),
+                                ("1gb", "1073741824"), ("1g", "1000000000"),
+                                ("1kb", "1024"), ("1k", "1000"), ("5", "5")]:
+            assert r.config_set("maxmemory", value) is True
+            assert r.config_get("maxmemory") == {"maxmemory": expected}
+    finally:
+        r.config_set("maxmemory", "0")
+
+
+def test_config_set_errors(r):
+    assert error_of(r.config_set, "nosuch", "1") == (
+        "Unknown option or number of arguments for CONFIG SET - 'nosuch'")
+    assert error_of(r.config_set, "maxmemory", "abc") == (
+        "CONFIG SET failed (possibly related to argument 'maxmemory') - "
+        "argument must be a memory value")
+    assert error_of(r.config_set, "maxclients", "abc") == (
+        "CONFIG SET failed (possibly related to argument 'maxclients') - "
+        "argument couldn't be parsed into an integer")
+    assert error_of(r.config_set, "appendonly", "maybe") == (
+        "CONFIG SET failed (possibly related to argument 'appendonly') - "
+        "argument must be 'yes' or 'no'")
+    assert error_of(r.config_set, "databases", "4") == (
+        "CONFIG SET failed (possibly related to argument 'databases') - "
+        "can't set immutable config")
+    assert error_of(r.execute_command, "CONFIG", "SET", "maxmemory") == (
+        "wrong number of arguments for 'config|set' command")
+    assert r.config_get("maxmemory") == {"maxmemory": "0"}
+
+
+def test_config_set_several_is_atomic(r):
+    try:
+        assert r.execute_command("CONFIG", "SET", "maxmemory", "1mb",
+                                 "maxmemory-policy", "allkeys-lru") == "OK"
+        assert r.config_get("maxmemory") == {"maxmemory": "1048576"}
+        assert r.config_get("maxmemory-policy") == {"maxmemory-policy": "allkeys-lru"}
+        assert error_of(r.execute_command, "CONFIG", "SET", "maxmemory", "2mb",
+                        "nosuch", "1") == (
+            "Unknown option or number of arguments for CONFIG SET - 'nosuch'")
+        assert r.config_get("maxmemory") == {"maxmemory": "1048576"}
+        assert error_of(r.execute_command, "CONFIG", "SET", "maxmemory", "1", "maxmemory",
+                        "2") == ("CONFIG SET failed (possibly related to argument "
+                                 "'maxmemory') - duplicate parameter")
+    finally:
+        r.execute_command("CONFIG", "SET", "maxmemory", "0", "maxmemory-policy", "noeviction")
+
+
+def test_config_resetstat(r):
+    r.get("missing")
+    r.set("a", "1")
+    r.get("a")
+    assert r.execute_command("CONFIG", "RESETSTAT") == "OK"
+    f = info_fields(r, "stats")
+    assert f["keyspace_hits"] == "0"
+    assert f["keyspace_misses"] == "0"
+    assert "cmdstat_get:" not in info_text(r, "commandstats")
+    assert error_of(r.execute_command, "CONFIG", "RESETSTAT", "x") == (
+        "wrong number of arguments for 'config|resetstat' command")
+
+
+# ---------------------------------------------------------------- SHUTDOWN and signals
+
+def test_shutdown_nosave_exits_zero(server_factory):
+    s = server_factory()
+    c = RawConnection(s.port)
+    c.send(cmd("SHUTDOWN", "NOSAVE"))
+    assert is_closed(c, timeout=10)
+    c.close()
+    assert s.wait_exit(10) == 0
+
+
+def test_shutdown_syntax_error_keeps_running(server_factory):
+    s = server_factory()
+    c = RawConnection(s.port)
+    assert roundtrip(c, cmd("SHUTDOWN", "foo")) == b"-ERR syntax error\r\n"
+    assert roundtrip(c, cmd("PING")) == b"+PONG\r\n"
+    c.close()
+    assert s.proc.poll() is None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_exits_zero(server_factory, sig):
+    s = server_factory()
+    c = s.client()
+    c.set("k", "v")
+    c.close()
+    s.proc.send_signal(sig)
+    assert s.wait_exit(10) == 0
+
+
+def test_sigterm_with_open_clients(server_factory):
+    s = server_factory()
+    conns = [RawConnection(s.port) for _ in range(5)]
+    for c in conns:
+        assert roundtrip(c, cmd("PING")) == b"+PONG\r\n"
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.wait_exit(10) == 0
+    for c in conns:
+        assert is_closed(c)
+        c.close()

@@ -1,0 +1,171 @@
+"""strata-only behaviour: I/O backend selection, worker threads, startup time, and
+CLIENT SETINFO (a Redis 7.2 command that the 7.0 reference server does not have).
+
+All of these are skipped when the target is redis-server.
+"""
+import threading
+import time
+
+import pytest
+
+from conftest import TARGET, RawConnection
+
+pytestmark = pytest.mark.skipif(TARGET == "redis", reason="strata-specific behaviour")
+
+
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def error_of(fn, *args):
+    import redis
+    with pytest.raises(redis.ResponseError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+# ---------------------------------------------------------------- I/O backend
+
+def test_io_backend_epoll_forced(server_factory):
+    s = server_factory(extra_args=["--io-backend", "epoll"])
+    c = s.client(decode_responses=True)
+    assert c.info("server")["io_backend"] == "epoll"
+    assert c.set("k", "v") is True
+    assert c.get("k") == "v"
+    c.close()
+
+
+def test_io_backend_auto(server_factory):
+    s = server_factory(extra_args=["--io-backend", "auto"])
+    c = s.client(decode_responses=True)
+    assert c.info("server")["io_backend"] in ("epoll", "io_uring")
+    c.close()
+
+
+def test_io_backend_reported_by_default(server):
+    c = server.client(decode_responses=True)
+    assert c.info("server")["io_backend"] in ("epoll", "io_uring")
+    c.close()
+
+
+def test_io_backend_bogus_refuses_to_start(server_factory):
+    s = server_factory(expect_fail=True, extra_args=["--io-backend", "bogus"])
+    rc = s.wait_exit(10)
+    assert rc is not None and rc != 0
+    log = s.read_log()
+    assert "io-backend" in log or "bogus" in log, log
+
+
+# ---------------------------------------------------------------- worker threads
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_commands_work_with_threads(server_factory, threads):
+    s = server_factory(threads=threads)
+    c = s.client(decode_responses=True)
+    n = 2000
+    p = c.pipeline(transaction=False)
+    for i in range(n):
+        p.set("key:%d" % i, "val:%d" % i)
+    assert all(p.execute())
+    assert c.dbsize() == n
+    p = c.pipeline(transaction=False)
+    for i in range(n):
+        p.get("key:%d" % i)
+    assert p.execute() == ["val:%d" % i for i in range(n)]
+    keys = ["key:%d" % i for i in range(0, n, 97)]
+    assert c.mget(keys) == ["val:%d" % i for i in range(0, n, 97)]
+    assert c.mset({k: "new" for k in keys}) is True
+    assert c.mget(keys) == ["new"] * len(keys)
+    assert c.delete(*keys) == len(keys)
+    assert c.dbsize() == n - len(keys)
+    assert len(c.keys("key:1*")) == len([i for i in range(n) if str(i).startswith("1")
+                                         and i % 97 != 0])
+    c.select(1)
+    assert c.dbsize() == 0
+    assert c.flushall() is True
+    c.select(0)
+    assert c.dbsize() == 0
+    c.close()
+
+
+def test_concurrent_incr_with_4_threads(server_factory):
+    s = server_factory(threads=4)
+    per_client, clients = 500, 6
+    errors = []
+
+    def work():
+        c = s.client()
+        try:
+            for i in range(per_client):
+                c.incr("counter")
+                c.incr("counter:%d" % (i % 16))
+        except Exception as e:  # pragma: no cover
+            errors.append(repr(e))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=work) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    c = s.client(decode_responses=True)
+    assert c.get("counter") == str(per_client * clients)
+    total = sum(int(c.get("counter:%d" % i)) for i in range(16))
+    assert total == per_client * clients
+    c.close()
+
+
+def test_pipeline_order_with_4_threads(server_factory):
+    s = server_factory(threads=4)
+    conn = RawConnection(s.port)
+    try:
+        req = b"".join(cmd("SET", "k_%d" % i, "v_%d" % i) + cmd("GET", "k_%d" % i)
+                       for i in range(1000))
+        conn.send(req)
+        for i in range(1000):
+            assert conn.read_reply() == b"+OK\r\n"
+            v = b"v_%d" % i
+            assert conn.read_reply() == b"$%d\r\n%s\r\n" % (len(v), v)
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- startup
+
+def test_accepts_connections_quickly(server_factory):
+    t0 = time.monotonic()
+    s = server_factory()
+    elapsed = time.monotonic() - t0
+    assert elapsed < 2.0, "took %.2fs to accept connections" % elapsed
+    c = s.client()
+    assert c.ping() is True
+    c.close()
+
+
+# ---------------------------------------------------------------- CLIENT SETINFO (Redis 7.2)
+
+def test_client_setinfo(r):
+    assert r.execute_command("CLIENT", "SETINFO", "lib-name", "mylib") == "OK"
+    assert r.execute_command("CLIENT", "SETINFO", "lib-ver", "1.0") == "OK"
+    fields = dict(f.split("=", 1) for f in r.execute_command("CLIENT", "INFO").split())
+    assert fields["lib-name"] == "mylib"
+    assert fields["lib-ver"] == "1.0"
+    assert "lib-name=mylib lib-ver=1.0" in r.execute_command("CLIENT", "LIST")
+
+
+def test_client_setinfo_errors(r):
+    assert error_of(r.execute_command, "CLIENT", "SETINFO", "badger", "x") == (
+        "Unrecognized option 'badger'")
+    assert error_of(r.execute_command, "CLIENT", "SETINFO", "lib-name", "a b") == (
+        "lib-name cannot contain spaces, newlines or special characters.")
+    assert error_of(r.execute_command, "CLIENT", "SETINFO", "lib-ver", "1\n2") == (
+        "lib-ver cannot contain spaces, newlines or special characters.")
+    assert error_of(r.execute_command, "CLIENT", "SETINFO", "lib-name") == (
+        "wrong number of arguments for 'client|setinfo' command")

@@ -1,0 +1,103 @@
+#include "server/resp_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace strata {
+namespace {
+
+using R = RespParser::Result;
+
+R ParseAll(const std::string& in, std::vector<std::string>* out, std::string* err = nullptr,
+           RespLimits limits = {}) {
+  RespParser p;
+  std::vector<std::string_view> args;
+  size_t consumed = 0;
+  R r = p.Parse(in.data(), in.size(), limits, &consumed, &args);
+  out->assign(args.begin(), args.end());
+  if (err) *err = p.error();
+  return r;
+}
+
+TEST(RespParserTest, Multibulk) {
+  std::vector<std::string> a;
+  ASSERT_EQ(ParseAll("*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", &a), R::kOk);
+  EXPECT_EQ(a, (std::vector<std::string>{"GET", "key"}));
+}
+
+TEST(RespParserTest, IncompleteNeedsMoreAtEveryCut) {
+  std::string full = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n";
+  for (size_t cut = 0; cut < full.size(); cut++) {
+    std::vector<std::string> a;
+    EXPECT_EQ(ParseAll(full.substr(0, cut), &a), R::kNeedMore) << cut;
+  }
+}
+
+TEST(RespParserTest, BinarySafe) {
+  std::string v("a\0b\r\nc", 6);
+  std::string in = "*2\r\n$4\r\nECHO\r\n$6\r\n" + v + "\r\n";
+  std::vector<std::string> a;
+  ASSERT_EQ(ParseAll(in, &a), R::kOk);
+  EXPECT_EQ(a[1], v);
+}
+
+TEST(RespParserTest, Inline) {
+  std::vector<std::string> a;
+  ASSERT_EQ(ParseAll("SET k \"hello world\"\r\n", &a), R::kOk);
+  EXPECT_EQ(a, (std::vector<std::string>{"SET", "k", "hello world"}));
+  ASSERT_EQ(ParseAll("PING\n", &a), R::kOk);
+  EXPECT_EQ(a, (std::vector<std::string>{"PING"}));
+  ASSERT_EQ(ParseAll("ECHO 'it\\'s' \"\\x41\\n\"\r\n", &a), R::kOk);
+  EXPECT_EQ(a, (std::vector<std::string>{"ECHO", "it's", "A\n"}));
+}
+
+TEST(RespParserTest, ProtocolErrors) {
+  std::vector<std::string> a;
+  std::string err;
+  EXPECT_EQ(ParseAll("*1\r\n$x\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*abc\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid multibulk length");
+  EXPECT_EQ(ParseAll("*1\r\n+foo\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: expected '$', got '+'");
+  EXPECT_EQ(ParseAll("SET \"a b\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: unbalanced quotes in request");
+  EXPECT_EQ(ParseAll("*1\r\n$-1\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+}
+
+TEST(RespParserTest, Limits) {
+  RespLimits limits;
+  limits.bulk_len_max = 10;
+  std::vector<std::string> a;
+  std::string err;
+  EXPECT_EQ(ParseAll("*1\r\n$11\r\n", &a, &err, limits), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  std::string big(70 * 1024, 'a');
+  EXPECT_EQ(ParseAll(big, &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: too big inline request");
+}
+
+TEST(RespParserTest, NeededForLargeBulk) {
+  RespParser p;
+  std::string in = "*2\r\n$3\r\nSET\r\n$100000\r\nabc";
+  std::vector<std::string_view> args;
+  size_t consumed = 0;
+  EXPECT_EQ(p.Parse(in.data(), in.size(), {}, &consumed, &args), R::kNeedMore);
+  EXPECT_EQ(p.needed(), in.size() - 3 + 100000 + 2);
+}
+
+TEST(RespParserTest, EmptyMultibulkIsSkipped) {
+  RespParser p;
+  std::string in = "*0\r\n";
+  std::vector<std::string_view> args;
+  size_t consumed = 0;
+  EXPECT_EQ(p.Parse(in.data(), in.size(), {}, &consumed, &args), R::kOk);
+  EXPECT_TRUE(args.empty());
+  EXPECT_EQ(consumed, in.size());
+}
+
+}  // namespace
+}  // namespace strata
