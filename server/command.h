@@ -75,6 +75,10 @@ struct CommandSpec {
   ShardFn shard_fn = nullptr;
   ConnFn conn_fn = nullptr;
   FiberFn fiber_fn = nullptr;
+  // For commands with both conn_fn and fiber_fn: true when this call needs the fiber.
+  bool (*needs_fiber)(CmdArgs args) = nullptr;
+  // Container commands (CONFIG, CLIENT, COMMAND): their subcommand names, lowercase.
+  const std::vector<std::string>* subcommands = nullptr;
   uint32_t id = 0;
   const char* summary = "";
   const char* group = "generic";
@@ -94,6 +98,8 @@ class CommandRegistry {
   void Add(CommandSpec spec);
   // Case-insensitive lookup; nullptr when unknown.
   const CommandSpec* Find(std::string_view name) const;
+  // Registration-time access (before workers start).
+  CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
   size_t size() const { return specs_.size(); }
 

@@ -60,8 +60,10 @@ Config::Config() {
   };
   Add("maxmemory", Kind::kMemory, "0", true, "memory limit in bytes, 0 = none");
   auto& pol = Add("maxmemory-policy", Kind::kEnum, "noeviction", true,
-                  "what to do at maxmemory; only noeviction is implemented");
-  pol.enum_values = {"noeviction"};
+                  "what to do at maxmemory (eviction policies are accepted; the server warns "
+                  "that only noeviction is enforced)");
+  pol.enum_values = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                     "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"};
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   Add("proto-max-bulk-len", Kind::kMemory, "512mb", true, "largest bulk string, bytes").min =
@@ -86,6 +88,20 @@ Config::Config() {
     return v == "0" ? "" : "client idle timeout is not supported by strata yet";
   };
 
+  // Redis settings that strata accepts so existing config files load; each says what
+  // it does here.
+  Add("maxmemory-samples", Kind::kInt, "5", true,
+      "keys sampled per eviction decision (used once eviction lands)")
+      .min = 1;
+  for (const char* name : {"lazyfree-lazy-eviction", "lazyfree-lazy-expire",
+                           "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
+                           "lazyfree-lazy-user-flush"}) {
+    Add(name, Kind::kBool, "no", true,
+        "accepted for compatibility; strata frees values on the shard thread either way");
+  }
+  Add("always-show-logo", Kind::kBool, "no", false, "accepted for compatibility; no logo");
+  Add("set-proc-title", Kind::kBool, "yes", false, "accepted for compatibility");
+
   for (auto& o : options_) {
     std::string err = Apply(*o, o->default_value);
     if (!err.empty()) {
@@ -109,6 +125,8 @@ Config::Option* Config::FindMutable(std::string_view name) {
 }
 
 std::string Config::Apply(Option& o, std::string_view value) {
+  if (o.kind == Kind::kBool && !EqualsIgnoreCase(value, "yes") && !EqualsIgnoreCase(value, "no"))
+    return "argument must be 'yes' or 'no'";
   if (o.validate) {
     std::string err = o.validate(value);
     if (!err.empty()) return err;

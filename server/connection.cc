@@ -118,6 +118,7 @@ void Connection::OnRecv(ssize_t n) {
 void Connection::ProcessInput() {
   if (closing_) return;
   paused_ = false;
+  worker_->RefreshClock();
   RespLimits limits;
   limits.bulk_len_max = static_cast<uint64_t>(
       worker_->server().config().proto_max_bulk_len().load(std::memory_order_relaxed));
@@ -130,8 +131,10 @@ void Connection::ProcessInput() {
     auto r = parser_.Parse(rbuf_.data() + rstart_, rend_ - rstart_, limits, &consumed, &args_);
     if (r == RespParser::Result::kNeedMore) break;
     if (r == RespParser::Result::kError) {
-      ReplyError(parser_.error());
       protocol_error_ = true;
+      ReplyError("ERR " + parser_.error());
+      LogVerbose("Protocol error (%s) from client: id=%llu addr=%s", parser_.error().c_str(),
+                 static_cast<unsigned long long>(id_), addr_.c_str());
       close_after_reply_ = true;
       rstart_ = rend_;
       break;
@@ -218,9 +221,20 @@ bool Connection::Dispatch(CmdArgs args) {
     }
   }
   last_cmd = spec->name;
-  if (spec->conn_fn != nullptr) {
-    bool suppress = false;
-    std::string* t = ReplyTarget(&suppress);
+  if (spec->subcommands != nullptr && args.size() > 1) {
+    last_cmd += '|';
+    last_cmd += Lowercase(args[1]);
+  }
+  if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
+    // Suppression is decided after the handler, so that CLIENT REPLY ON is answered and
+    // CLIENT REPLY OFF/SKIP are not.
+    bool skip_before = skip_next_reply;
+    skip_next_reply = false;
+    bool unused = false;
+    ReplyMode mode_before = reply_mode;
+    reply_mode = ReplyMode::kOn;
+    std::string* t = ReplyTarget(&unused);
+    reply_mode = mode_before;
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
     int64_t t0 = WallClockUs();
@@ -228,8 +242,15 @@ bool Connection::Dispatch(CmdArgs args) {
     CommandStat& st = worker_->stats().commands[spec->id];
     st.calls++;
     st.usec += static_cast<uint64_t>(WallClockUs() - t0);
+    if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
     worker_->stats().total_commands_processed++;
-    CommitReply(t, suppress, start);
+    bool suppress = skip_before || reply_mode == ReplyMode::kOff;
+    if (t == &out_) {
+      if (suppress) out_.resize(start);
+    } else {
+      slots_.back().ready = true;
+      slots_.back().suppress = suppress;
+    }
     return true;
   }
   uint32_t shard_count = worker_->server().shard_count();

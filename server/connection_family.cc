@@ -121,7 +121,7 @@ void CmdHello(Connection& c, CmdArgs args, ReplyBuilder& rb) {
   if (!c.authenticated) {
     rb.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and "
         "select the RESP protocol version at the same time");
     return;
   }
@@ -240,7 +240,9 @@ void CmdCommand(Connection& c, CmdArgs args, ReplyBuilder& rb) {
     return;
   }
   std::string sub = Lowercase(args[1]);
-  if (sub == "count" && args.size() == 2) {
+  if ((sub == "count" && args.size() != 2) || (sub == "help" && args.size() != 2)) {
+    rb.Error(WrongArityError("command|" + sub));
+  } else if (sub == "count") {
     rb.Integer(static_cast<int64_t>(reg.size()));
   } else if (sub == "info") {
     if (args.size() == 2) {
@@ -284,9 +286,14 @@ void CmdCommand(Connection& c, CmdArgs args, ReplyBuilder& rb) {
       rb.Error(errors::kSyntax);
       return;
     }
-    std::vector<std::string_view> names;
+    std::vector<std::string> names;
     for (auto& s : reg.all()) {
       if (!filter || GlobMatch(pattern, s->name, true)) names.push_back(s->name);
+      if (s->subcommands == nullptr) continue;
+      for (const std::string& sub_name : *s->subcommands) {
+        std::string full = s->name + "|" + sub_name;
+        if (!filter || GlobMatch(pattern, full, true)) names.push_back(full);
+      }
     }
     rb.Array(names.size());
     for (auto n : names) rb.Bulk(n);
@@ -322,6 +329,9 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   add("hello", -1, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdHello);
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
+  static const std::vector<std::string> kCommandSubcommands = {"count", "info", "docs", "list",
+                                                               "help"};
+  r.FindMutable("command")->subcommands = &kCommandSubcommands;
 }
 
 }  // namespace strata

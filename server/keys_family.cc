@@ -312,12 +312,18 @@ Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   uint64_t pos = cursor & (Table::kCursorEnd - 1);
   std::vector<std::string> keys;
   uint64_t next = 0;
-  if (shard < n) {
-    uint32_t db = c->db;
+  uint32_t db = c->db;
+  // Scan the cursor's shard; when it is exhausted before COUNT keys were found, go on
+  // with the next shard in the same call, so an empty or small keyspace ends in one call.
+  while (shard < n) {
+    uint64_t p = pos;
     co_await RunOn(std::vector<uint32_t>(1, shard), [&](Worker& w) {
+      if (w.keyspace().DbSize(db) == 0) {
+        p = 0;
+        return;
+      }
       int64_t budget = count * 10;
       int64_t now = w.now_ms();
-      uint64_t p = pos;
       do {
         p = w.keyspace().ScanBucket(db, p, now, [&](Entry* e) {
           if (has_pattern && !GlobMatch(pattern, e->Key())) return;
@@ -325,12 +331,16 @@ Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
           keys.emplace_back(e->Key());
         });
       } while (p != 0 && static_cast<int64_t>(keys.size()) < count && --budget > 0);
-      next = p;
     });
-    if (next == 0) {
-      next = shard + 1 < n ? (static_cast<uint64_t>(shard + 1) << Table::kCursorBits) : 0;
-    } else {
-      next |= static_cast<uint64_t>(shard) << Table::kCursorBits;
+    if (p != 0) {
+      next = p | (static_cast<uint64_t>(shard) << Table::kCursorBits);
+      break;
+    }
+    shard++;
+    pos = 0;
+    if (static_cast<int64_t>(keys.size()) >= count) {
+      next = shard < n ? static_cast<uint64_t>(shard) << Table::kCursorBits : 0;
+      break;
     }
   }
   rb.Array(2);

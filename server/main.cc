@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
     LogWarning("save \"%s\" is set, but snapshots are not implemented yet: nothing will be "
                "saved", config.String("save").c_str());
   }
+  if (config.Int("maxmemory") > 0) {
+    LogWarning("maxmemory is set, but the memory limit is not enforced yet");
+  }
   std::string pidfile = config.String("pidfile");
   if (!pidfile.empty()) {
     std::ofstream(pidfile) << getpid() << "\n";

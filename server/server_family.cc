@@ -329,8 +329,7 @@ Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       rb.Ok();
     }
   } else if (sub == "set" && args.size() >= 3) {
-    rb.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
-             std::string(args[2]) + "'");
+    rb.Error(WrongArityError("config|set"));
   } else if (sub == "resetstat" && args.size() == 2) {
     co_await RunOn(AllShards(srv), [](Worker& w) {
       size_t n = w.stats().commands.size();
@@ -370,11 +369,8 @@ struct KillFilter {
   }
 };
 
-Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
-  CmdArgs args = owned->span();
-  std::string out;
-  ReplyBuilder rb(&out, c->resp);
-  Server& srv = c->worker().server();
+void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
+  Connection* c = &conn;
   std::string sub = Lowercase(args[1]);
   if (sub == "id" && args.size() == 2) {
     rb.Integer(static_cast<int64_t>(c->id()));
@@ -405,7 +401,56 @@ Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "info" && args.size() == 2) {
     rb.Verbatim(c->InfoLine(c->worker().now_ms()) + "\n");
-  } else if (sub == "list") {
+  } else if (sub == "no-evict" && args.size() == 3) {
+    if (EqualsIgnoreCase(args[2], "on")) {
+      c->no_evict = true;
+      rb.Ok();
+    } else if (EqualsIgnoreCase(args[2], "off")) {
+      c->no_evict = false;
+      rb.Ok();
+    } else {
+      rb.Error(errors::kSyntax);
+    }
+  } else if (sub == "reply" && args.size() == 3) {
+    if (EqualsIgnoreCase(args[2], "on")) {
+      c->reply_mode = Connection::ReplyMode::kOn;
+      rb.Ok();
+    } else if (EqualsIgnoreCase(args[2], "off")) {
+      c->reply_mode = Connection::ReplyMode::kOff;
+    } else if (EqualsIgnoreCase(args[2], "skip")) {
+      c->skip_next_reply = true;
+    } else {
+      rb.Error(errors::kSyntax);
+    }
+  } else if (sub == "help") {
+    const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                           "ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>",
+                           "INFO", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+                           "KILL <ip:port> | <filter> <value> ...", "NO-EVICT (ON|OFF)",
+                           "REPLY (ON|OFF|SKIP)", "HELP"};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else {
+    static const char* known[] = {"id", "setname", "getname", "setinfo", "info", "list",
+                                  "kill", "no-evict", "reply"};
+    bool is_known = false;
+    for (const char* k : known) is_known |= sub == k;
+    if (is_known) {
+      rb.Error(WrongArityError("client|" + sub));
+    } else {
+      rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLIENT HELP.");
+    }
+  }
+}
+
+
+Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Server& srv = c->worker().server();
+  std::string sub = Lowercase(args[1]);
+  if (sub == "list") {
     std::vector<uint64_t> ids;
     bool bad = false;
     for (size_t i = 2; i < args.size(); i++) {
@@ -517,47 +562,12 @@ Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
         rb.Integer(n);
       }
     }
-  } else if (sub == "no-evict" && args.size() == 3) {
-    if (EqualsIgnoreCase(args[2], "on")) {
-      c->no_evict = true;
-      rb.Ok();
-    } else if (EqualsIgnoreCase(args[2], "off")) {
-      c->no_evict = false;
-      rb.Ok();
-    } else {
-      rb.Error(errors::kSyntax);
-    }
-  } else if (sub == "reply" && args.size() == 3) {
-    if (EqualsIgnoreCase(args[2], "on")) {
-      c->reply_mode = Connection::ReplyMode::kOn;
-      rb.Ok();
-    } else if (EqualsIgnoreCase(args[2], "off")) {
-      c->reply_mode = Connection::ReplyMode::kOff;
-    } else if (EqualsIgnoreCase(args[2], "skip")) {
-      c->skip_next_reply = true;
-    } else {
-      rb.Error(errors::kSyntax);
-    }
-  } else if (sub == "help") {
-    const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>",
-                           "INFO", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
-                           "KILL <ip:port> | <filter> <value> ...", "NO-EVICT (ON|OFF)",
-                           "REPLY (ON|OFF|SKIP)", "HELP"};
-    rb.Array(sizeof(lines) / sizeof(lines[0]));
-    for (const char* l : lines) rb.Simple(l);
-  } else {
-    static const char* known[] = {"id", "setname", "getname", "setinfo", "info", "list",
-                                  "kill", "no-evict", "reply"};
-    bool is_known = false;
-    for (const char* k : known) is_known |= sub == k;
-    if (is_known) {
-      rb.Error(WrongArityError("client|" + sub));
-    } else {
-      rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLIENT HELP.");
-    }
   }
   c->FinishFiber(std::move(out));
+}
+
+bool ClientNeedsFiber(CmdArgs args) {
+  return EqualsIgnoreCase(args[1], "list") || (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
 }
 
 Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
@@ -586,6 +596,10 @@ Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
 
 }  // namespace
 
+const std::vector<std::string> kClientSubcommands = {
+    "id", "setname", "getname", "setinfo", "info", "list", "kill", "no-evict", "reply", "help"};
+const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "help"};
+
 void RegisterServerFamily(CommandRegistry& r) {
   auto add = [&](const char* name, int arity, uint32_t flags, FiberFn fn) {
     CommandSpec s{name, arity, flags | kCmdServer, 0, 0, 0};
@@ -595,7 +609,16 @@ void RegisterServerFamily(CommandRegistry& r) {
   };
   add("info", -1, kCmdLoading | kCmdStale, InfoFiber);
   add("config", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, ConfigFiber);
-  add("client", -2, kCmdNoScript | kCmdLoading | kCmdStale, ClientFiber);
+  r.FindMutable("config")->subcommands = &kConfigSubcommands;
+  {
+    CommandSpec s{"client", -2, kCmdNoScript | kCmdLoading | kCmdStale | kCmdConnection, 0, 0, 0};
+    s.conn_fn = ClientConn;
+    s.fiber_fn = ClientFiber;
+    s.needs_fiber = ClientNeedsFiber;
+    s.subcommands = &kClientSubcommands;
+    s.group = "connection";
+    r.Add(std::move(s));
+  }
   add("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, ShutdownFiber);
 }
 

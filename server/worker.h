@@ -39,6 +39,9 @@ namespace strata {
 class Connection;
 class Server;
 
+int64_t WallClockMs();
+int64_t WallClockUs();
+
 struct CommandStat {
   uint64_t calls = 0;
   uint64_t usec = 0;
@@ -79,6 +82,8 @@ class Worker {
   LockTable& locks() { return locks_; }
   EventLoop& loop() { return *loop_; }
   int64_t now_ms() const { return now_ms_; }
+  // Re-reads the clock; called before each batch of commands.
+  void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
   const char* backend_name() const { return loop_->name(); }
 

@@ -10,6 +10,8 @@ import time
 import pytest
 import redis
 
+from conftest import require_commands
+
 
 def cmd(*args):
     out = b"*%d\r\n" % len(args)
@@ -138,7 +140,7 @@ def test_swapdb_errors(r):
 def test_dbsize(server, r):
     assert r.dbsize() == 0
     r.mset({"a": "1", "b": "2", "c": "3"})
-    r.rpush("l", "x")
+    r.set("l", "x")
     assert r.dbsize() == 4
     r.delete("a")
     assert r.dbsize() == 3
@@ -149,6 +151,13 @@ def test_dbsize(server, r):
     c2.close()
     assert error_of(r.execute_command, "DBSIZE", "x") == (
         "wrong number of arguments for 'dbsize' command")
+
+
+def test_dbsize_counts_keys_of_every_type(server, r):
+    require_commands(server, "RPUSH")
+    r.set("s", "v")
+    r.rpush("l", "x")
+    assert r.dbsize() == 2
 
 
 def test_flushdb_only_current_db(server, r):
