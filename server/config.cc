@@ -292,7 +292,10 @@ bool Config::LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_
   for (auto& o : options_) {
     std::string desc = o->help + " (default: \"" + o->default_value + "\"" +
                        (o->mutable_at_runtime ? ", CONFIG SET works" : "") + ")";
-    app.add_option("--" + o->name, flag_values[o->name], desc)->type_name("VALUE");
+    // As with redis-server, a setting given twice takes the last value.
+    app.add_option("--" + o->name, flag_values[o->name], desc)
+        ->type_name("VALUE")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   try {
     app.parse(argc, argv);

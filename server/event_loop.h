@@ -56,6 +56,8 @@ class EventLoop {
 
   virtual ~EventLoop() = default;
   virtual const char* name() const = 0;
+  // The backend and the features in use, for the start-up log.
+  virtual std::string Describe() const { return name(); }
   // Listens for connections on a bound, listening, non-blocking socket.
   virtual void AddListener(int fd, AcceptFn on_accept) = 0;
   // Registers a new connection (fd is non-blocking).

@@ -125,21 +125,25 @@ bool Server::Start(std::string* error) {
   if (!OpenListeners(error)) return false;
   thread_count_ = threads;
   for (uint32_t i = 0; i < threads; i++) workers_.push_back(std::make_unique<Worker>(this, i));
+  // Worker 0 accepts; connections are dealt to all workers round-robin.
+  auto on_accept = [this](int cfd) {
+    uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count();
+    Worker::Current()->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
+  };
   for (uint32_t i = 0; i < threads; i++) {
     std::string note;
-    if (!workers_[i]->Init(backend, error, &note)) return false;
-    if (i == 0 && !note.empty()) LogWarning("%s", note.c_str());
+    std::vector<int> fds = i == 0 ? listen_fds_ : std::vector<int>();
+    if (!workers_[i]->Start(backend, fds, on_accept, error, &note)) {
+      for (uint32_t j = 0; j < i; j++) workers_[j]->RequestStop();
+      for (uint32_t j = 0; j < i; j++) workers_[j]->Join();
+      return false;
+    }
+    if (i == 0) {
+      if (!note.empty()) LogWarning("%s", note.c_str());
+      io_backend_ = workers_[0]->backend_name();
+      LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
+    }
   }
-  io_backend_ = workers_[0]->backend_name();
-  // Worker 0 accepts; connections are dealt to all workers round-robin.
-  for (int fd : listen_fds_) {
-    workers_[0]->loop().AddListener(fd, [this](int cfd) {
-      uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count();
-      Worker* self = Worker::Current();
-      self->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
-    });
-  }
-  for (auto& w : workers_) w->Start();
   LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION,
             threads, io_backend_.c_str(), port_);
   LogNotice("Ready to accept connections tcp");

@@ -400,11 +400,6 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // ---- multi-key across shards ----
 
-std::vector<std::string_view> KeysOf(const CommandSpec& spec, CmdArgs args) {
-  std::vector<std::string_view> keys;
-  spec.Keys(args, &keys);
-  return keys;
-}
 
 Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();

@@ -49,9 +49,22 @@ class UringLoop final : public EventLoop {
     io_uring_queue_exit(&ring_);
   }
 
+  // REQUIRES: called on the thread that will run the loop (single-issuer rings).
   bool Init(std::string* error) {
-    io_uring_params params{};
-    int r = io_uring_queue_init_params(kRingEntries, &ring_, &params);
+    // Prefer deferred task running (completions are processed only when this thread
+    // waits, with no inter-processor interrupts), then cooperative, then plain.
+    const unsigned flag_sets[] = {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+                                  IORING_SETUP_COOP_TASKRUN, 0};
+    int r = -EINVAL;
+    for (unsigned flags : flag_sets) {
+      io_uring_params params{};
+      params.flags = flags;
+      r = io_uring_queue_init_params(kRingEntries, &ring_, &params);
+      if (r == 0) {
+        setup_flags_ = flags;
+        break;
+      }
+    }
     if (r < 0) {
       *error = std::string("io_uring_queue_init: ") + std::strerror(-r);
       return false;
@@ -76,6 +89,18 @@ class UringLoop final : public EventLoop {
   }
 
   const char* name() const override { return "io_uring"; }
+  std::string Describe() const override {
+    std::string d = "io_uring (";
+    if (setup_flags_ & IORING_SETUP_DEFER_TASKRUN) {
+      d += "single issuer, deferred task run";
+    } else if (setup_flags_ & IORING_SETUP_COOP_TASKRUN) {
+      d += "cooperative task run";
+    } else {
+      d += "default task run";
+    }
+    d += multishot_accept_ ? ", multishot accept)" : ", single accept)";
+    return d;
+  }
 
   void AddListener(int fd, AcceptFn on_accept) override {
     ListenerOp* l = new ListenerOp{};
@@ -110,8 +135,20 @@ class UringLoop final : public EventLoop {
   }
 
   bool Send(IoConn* c, const char* data, size_t len) override {
-    c->send_ptr = data;
-    c->send_left = len;
+    // Most replies fit in the socket buffer: a direct send completes them without a
+    // submission and a completion. Only the rest (or all, on EAGAIN) goes to the ring.
+    ssize_t w = ::send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w == static_cast<ssize_t>(len)) return true;
+    if (w < 0 && errno != EAGAIN && errno != EINTR) {
+      c->send_ptr = data;
+      c->send_left = len;
+      c->send_active = true;
+      failed_sends_.push_back({c, errno});
+      return false;
+    }
+    size_t done = w > 0 ? static_cast<size_t>(w) : 0;
+    c->send_ptr = data + done;
+    c->send_left = len - done;
     c->send_active = true;
     SubmitSend(c);
     return false;
@@ -124,7 +161,8 @@ class UringLoop final : public EventLoop {
     if (c->ops_in_flight == 0) Finish(c);
   }
 
-  bool HasReadyWork() const override { return !finished_.empty(); }
+  bool HasReadyWork() const override { return !finished_.empty() || !failed_sends_.empty(); }
+  unsigned setup_flags() const { return setup_flags_; }
 
   void Poll(int timeout_ms) override {
     if (!finished_.empty()) timeout_ms = 0;
@@ -151,6 +189,14 @@ class UringLoop final : public EventLoop {
     }
     io_uring_cq_advance(&ring_, seen);
     for (const Completion& done : completions_) Handle(done);
+    std::vector<std::pair<IoConn*, int>> failed;
+    failed.swap(failed_sends_);
+    for (auto [c, err] : failed) {
+      if (!c->closing && c->send_active) {
+        c->send_active = false;
+        c->OnSendDone(err);
+      }
+    }
     std::vector<IoConn*> finished;
     finished.swap(finished_);
     for (IoConn* c : finished) c->OnClosed();
@@ -272,6 +318,8 @@ class UringLoop final : public EventLoop {
   std::vector<ListenerOp*> listeners_;
   std::vector<IoConn*> finished_;
   std::vector<Completion> completions_;
+  std::vector<std::pair<IoConn*, int>> failed_sends_;
+  unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;
   int wake_fd_ = -1;
   uint64_t wake_buf_ = 0;

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 #include "server/command.h"
 #include "server/config.h"
@@ -71,20 +72,31 @@ Worker::~Worker() {
 
 Worker* Worker::Current() { return t_current; }
 
-bool Worker::Init(IoBackend backend, std::string* error, std::string* note) {
-  loop_ = CreateEventLoop(backend, error, note);
-  if (!loop_) return false;
+bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
+                   EventLoop::AcceptFn on_accept, std::string* error, std::string* note) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     *error = std::string("eventfd: ") + std::strerror(errno);
     return false;
   }
-  loop_->SetWakeFd(wake_fd_, [] {});
+  std::promise<bool> ready;
+  std::future<bool> ready_future = ready.get_future();
+  thread_ = std::thread([&, this] {
+    loop_ = CreateEventLoop(backend, error, note);
+    if (!loop_) {
+      ready.set_value(false);
+      return;
+    }
+    loop_->SetWakeFd(wake_fd_, [] {});
+    for (int fd : listen_fds) loop_->AddListener(fd, on_accept);
+    ready.set_value(true);
+    Run();
+  });
+  if (!ready_future.get()) {
+    thread_.join();
+    return false;
+  }
   return true;
-}
-
-void Worker::Start() {
-  thread_ = std::thread([this] { Run(); });
 }
 
 void Worker::Join() {

@@ -68,9 +68,12 @@ class Worker {
   Worker(Server* server, uint32_t index);
   ~Worker();
 
-  // Creates the loop and the listening socket; main thread, before Start().
-  bool Init(IoBackend backend, std::string* error, std::string* note);
-  void Start();
+  // Starts the thread, which creates its event loop (io_uring rings must be created
+  // by the thread that submits to them) and, for worker 0, starts accepting on
+  // `listen_fds` with `on_accept`. Blocks until the loop exists; on failure returns
+  // false with *error set and the thread ended.
+  bool Start(IoBackend backend, std::vector<int> listen_fds, EventLoop::AcceptFn on_accept,
+             std::string* error, std::string* note);
   void Join();
   void RequestStop();  // any thread
 
@@ -86,6 +89,7 @@ class Worker {
   void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
   const char* backend_name() const { return loop_->name(); }
+  std::string backend_description() const { return loop_->Describe(); }
 
   // Runs t on worker `dest` (this worker included: then later in this turn).
   void Post(uint32_t dest, Task t);
