@@ -1,0 +1,91 @@
+#include "server/lock_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace strata {
+namespace {
+
+LockTable::Request Req(std::vector<std::string> keys, bool exclusive, bool hold,
+                       std::vector<std::string>* log, std::string name) {
+  LockTable::Request r;
+  for (auto& k : keys) r.keys.push_back(LockTable::LockKey(0, k));
+  r.exclusive = exclusive;
+  r.hold = hold;
+  r.on_admit = MakeTask([log, name] { log->push_back(name); });
+  return r;
+}
+
+TEST(LockTableTest, EmptyTableRunsEverything) {
+  LockTable t;
+  std::vector<std::string_view> keys = {"a", "b"};
+  EXPECT_TRUE(t.empty());
+  EXPECT_TRUE(t.CanRun(0, keys, true));
+}
+
+TEST(LockTableTest, ExclusiveBlocksReadersAndWritersSharedBlocksWriters) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto w = Req({"a"}, true, true, &log, "w");
+  t.Acquire(w);
+  std::vector<std::string_view> a = {"a"};
+  std::vector<std::string_view> b = {"b"};
+  EXPECT_FALSE(t.CanRun(0, a, false));
+  EXPECT_FALSE(t.CanRun(0, a, true));
+  EXPECT_TRUE(t.CanRun(0, b, true));
+  EXPECT_TRUE(t.CanRun(1, a, true));  // same name in another database is another key
+  t.Release(w.keys, true);
+  EXPECT_TRUE(t.empty());
+
+  auto r = Req({"a"}, false, true, &log, "r");
+  t.Acquire(r);
+  EXPECT_TRUE(t.CanRun(0, a, false));
+  EXPECT_FALSE(t.CanRun(0, a, true));
+  t.Release(r.keys, false);
+  EXPECT_TRUE(t.empty());
+  // Tasks that were never run must still be freed.
+  w.on_admit.Run();
+  r.on_admit.Run();
+}
+
+TEST(LockTableTest, QueueIsFifoPerKey) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto holder = Req({"k"}, true, true, &log, "holder");
+  t.Acquire(holder);
+  t.Enqueue(Req({"k"}, false, false, &log, "read1"));
+  t.Enqueue(Req({"k"}, true, false, &log, "write"));
+  t.Enqueue(Req({"other"}, true, false, &log, "other"));
+  // A newcomer on k must queue behind the waiters, even a reader.
+  std::vector<std::string_view> k = {"k"};
+  EXPECT_FALSE(t.CanRun(0, k, false));
+  EXPECT_EQ(t.queued(), 3u);
+  t.Release(holder.keys, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"read1", "write", "other"}));
+  EXPECT_EQ(t.queued(), 0u);
+  EXPECT_TRUE(t.empty());
+  holder.on_admit.Run();
+}
+
+TEST(LockTableTest, HeldRequestBlocksLaterOnesUntilReleased) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto first = Req({"x"}, true, true, &log, "first");
+  t.Acquire(first);
+  auto second = Req({"x", "y"}, true, true, &log, "second");
+  std::vector<std::string> second_keys = second.keys;
+  t.Enqueue(std::move(second));
+  t.Enqueue(Req({"y"}, true, false, &log, "y-writer"));
+  t.Release(first.keys, true);
+  // "second" is admitted and now holds x and y; the y writer waits behind it.
+  EXPECT_EQ(log, (std::vector<std::string>{"second"}));
+  t.Release(second_keys, true);
+  EXPECT_EQ(log, (std::vector<std::string>{"second", "y-writer"}));
+  EXPECT_TRUE(t.empty());
+  first.on_admit.Run();
+}
+
+}  // namespace
+}  // namespace strata
