@@ -12,6 +12,14 @@
 # measurement is repeated N times, still alternating, and the run with the highest
 # ops/s is kept for each server.
 #
+# Server CPU: around each redis-benchmark run the server's utime+stime (all its threads,
+# from /proc/PID/stat) is read, giving server CPU microseconds per request and the
+# server's average busy cores over the run. At pipeline 1 on a small machine the
+# redis-benchmark client saturates its core first, so ops/s there mostly measures the
+# client; CPU per request does not depend on that. It counts what the kernel charges to
+# the server's threads (user time plus system time in their own context, e.g. syscalls),
+# not softirq/network work the kernel accounts to other contexts.
+#
 # Options (flag or environment variable; flags win):
 #   --strata-bin PATH   STRATA_BIN    strata-server binary (build/server/strata-server)
 #   --redis-bin PATH    REDIS_BIN     redis-server binary (redis-server)
@@ -96,13 +104,16 @@ die() { echo "side_by_side: $*" >&2; exit 1; }
 for n in THREADS KEYS CLIENTS REQUESTS REQUESTS_P1 VALUE_SIZE RUNS; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || die "$n must be a positive integer (got '${!n}')"
 done
-for tool in taskset redis-cli redis-benchmark; do
+for tool in taskset redis-cli redis-benchmark getconf; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool not found (run scripts/deps)"
 done
 [[ -x "$STRATA_BIN" ]] || die "strata binary not found at $STRATA_BIN (build with scripts/build)"
 command -v "$REDIS_BIN" >/dev/null 2>&1 || die "redis-server not found at $REDIS_BIN"
 taskset -c "$SERVER_CPUS" true 2>/dev/null || die "invalid SERVER_CPUS '$SERVER_CPUS'"
 taskset -c "$CLIENT_CPUS" true 2>/dev/null || die "invalid CLIENT_CPUS '$CLIENT_CPUS'"
+CLK_TCK="$(getconf CLK_TCK)"
+[[ "$CLK_TCK" =~ ^[1-9][0-9]*$ ]] || die "getconf CLK_TCK returned '$CLK_TCK'"
+[[ -r /proc/self/stat ]] || die "/proc/PID/stat not readable (needed for server CPU time)"
 
 # Number of CPUs in a taskset list such as "1", "2-3" or "1,4-5".
 cpu_count() {
@@ -190,6 +201,21 @@ wait_ready() {
   return 1
 }
 
+# check_server_pid NAME PID BIN: the PID must be the server itself (taskset execs it, so
+# $! ends up being the server), not a wrapper; its CPU time is read from /proc/PID/stat.
+check_server_pid() {
+  local name="$1" pid="$2" bin="$3" comm exe want_exe want_comm
+  comm="$(cat "/proc/$pid/comm" 2>/dev/null)" || die "$name: /proc/$pid/comm not readable"
+  exe="$(readlink -f "/proc/$pid/exe" 2>/dev/null || true)"
+  want_exe="$(readlink -f "$(command -v "$bin")" 2>/dev/null || true)"
+  want_comm="$(basename "$bin")"
+  want_comm="${want_comm:0:15}"
+  if [[ "$comm" != "$want_comm" && ( -z "$exe" || "$exe" != "$want_exe" ) ]]; then
+    die "$name: PID $pid is '$comm' ($exe), not the server $bin; CPU figures would be wrong"
+  fi
+  echo "  $name PID $pid ($comm)" >&2
+}
+
 STRATA_PORT="$(free_port)"
 read -r -a strata_extra <<<"$STRATA_ARGS"
 STRATA_CMD=(taskset -c "$SERVER_CPUS" "$STRATA_BIN" --port "$STRATA_PORT" --bind 127.0.0.1
@@ -198,6 +224,7 @@ STRATA_CMD=(taskset -c "$SERVER_CPUS" "$STRATA_BIN" --port "$STRATA_PORT" --bind
 "${STRATA_CMD[@]}" >"$WORK/strata/server.log" 2>&1 </dev/null &
 STRATA_PID=$!
 wait_ready strata "$STRATA_PID" "$STRATA_PORT" 10
+check_server_pid strata "$STRATA_PID" "$STRATA_BIN"
 
 REDIS_PORT="$(free_port)"
 while [[ "$REDIS_PORT" == "$STRATA_PORT" ]]; do REDIS_PORT="$(free_port)"; done
@@ -208,8 +235,30 @@ REDIS_CMD=(taskset -c "$SERVER_CPUS" "$REDIS_BIN" --port "$REDIS_PORT" --bind 12
 "${REDIS_CMD[@]}" >"$WORK/redis/server.log" 2>&1 </dev/null &
 REDIS_PID=$!
 wait_ready redis "$REDIS_PID" "$REDIS_PORT" 10
+check_server_pid redis "$REDIS_PID" "$REDIS_BIN"
 
 port_of() { if [[ "$1" == strata ]]; then echo "$STRATA_PORT"; else echo "$REDIS_PORT"; fi; }
+pid_of() { if [[ "$1" == strata ]]; then echo "$STRATA_PID"; else echo "$REDIS_PID"; fi; }
+
+# cpu_ticks PID -> utime + stime of the whole process (all threads) in clock ticks:
+# fields 14 and 15 of /proc/PID/stat, counted after the ")" that closes field 2 (comm).
+cpu_ticks() {
+  local stat
+  local -a f
+  stat="$(<"/proc/$1/stat")" || return 1
+  read -r -a f <<<"${stat##*) }"
+  [[ "${f[11]:-}" =~ ^[0-9]+$ && "${f[12]:-}" =~ ^[0-9]+$ ]] || return 1
+  echo $((f[11] + f[12]))
+}
+
+# Wall clock in microseconds.
+now_us() {
+  if [[ -n "${EPOCHREALTIME:-}" ]]; then
+    echo "${EPOCHREALTIME//[!0-9]/}"
+  else
+    echo $(($(date +%s%N) / 1000))
+  fi
+}
 
 dbsize() {
   timeout 30 redis-cli -h 127.0.0.1 -p "$1" DBSIZE 2>/dev/null | tr -d '\r' || true
@@ -258,22 +307,33 @@ preload() {
 preload strata
 preload redis
 
-# bench NAME TEST PIPELINE N -> "rps,avg,min,p50,p95,p99,max"
+# bench NAME TEST PIPELINE N -> "rps,avg,min,p50,p95,p99,max,cpu_us_per_op,busy_cores"
+# (the last two: server CPU time per request in microseconds, and server CPU seconds per
+# wall second over the redis-benchmark run)
 bench() {
-  local name="$1" test="$2" pipeline="$3" n="$4" port out row
+  local name="$1" test="$2" pipeline="$3" n="$4" port pid out row t0 t1 w0 w1 cpu
   port="$(port_of "$name")"
+  pid="$(pid_of "$name")"
   out="$WORK/$name/bench-$test-P$pipeline.csv"
+  t0="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
+  w0="$(now_us)"
   if ! taskset -c "$CLIENT_CPUS" redis-benchmark -h 127.0.0.1 -p "$port" -t "$test" \
       -n "$n" -r "$KEYS" -d "$VALUE_SIZE" -P "$pipeline" -c "$CLIENTS" --csv \
       "${BENCH_THREAD_ARGS[@]}" >"$out" 2>"$out.err"; then
     die "redis-benchmark failed against $name ($test, P$pipeline); see $out.err"
   fi
+  w1="$(now_us)"
+  t1="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
   row="$(tr -d '\r' <"$out" | grep -i "^\"$test\"," | tail -n 1 | tr -d '"' | cut -d, -f2-8)"
   [[ "$row" =~ ^[0-9.]+(,[0-9.]+){6}$ ]] || die "could not parse redis-benchmark output for $name: $out"
-  echo "$row"
+  cpu="$(awk -v dt=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$n" -v wall=$((w1 - w0)) 'BEGIN {
+    s = dt / hz
+    printf "%.3f,%.3f", s * 1e6 / n, (wall > 0) ? s * 1e6 / wall : 0
+  }')"
+  echo "$row,$cpu"
 }
 
-# Keeps whichever of two "rps,..." rows has the higher rps.
+# Keeps whichever of two "rps,..." rows has the higher rps (whole row, CPU figures too).
 best_of() {
   if [[ -z "$1" ]]; then echo "$2"; return; fi
   awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, ","); split(b, y, ","); print (y[1] + 0 > x[1] + 0) ? b : a }'
@@ -320,7 +380,7 @@ MD="$RESULTS_DIR/$STAMP-$LABEL.md"
   echo "# date: $(date -Iseconds) kernel: $KERNEL nproc: $NPROC cpu: $CPU_MODEL"
   echo "# threads: $THREADS server_cpus: $SERVER_CPUS client_cpus: $CLIENT_CPUS git: $GIT_REV"
   echo "# redis: $REDIS_VERSION"
-  echo "test,pipeline,requests,clients,keys,value_size,server,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms"
+  echo "test,pipeline,requests,clients,keys,value_size,server,rps,avg_ms,min_ms,p50_ms,p95_ms,p99_ms,max_ms,server_cpu_us_per_op,server_busy_cores"
   for pipeline in $PIPELINES; do
     if [[ "$pipeline" -eq 1 ]]; then n="$REQUESTS_P1"; else n="$REQUESTS"; fi
     for test in $TESTS; do
@@ -333,6 +393,7 @@ MD="$RESULTS_DIR/$STAMP-$LABEL.md"
 } >"$CSV"
 
 # One table row per test/pipeline: test pipeline strata_rps redis_rps ratio s_p50 s_p99 r_p50 r_p99
+#   s_cpu r_cpu cpu_ratio (server CPU us per request; ratio strata/redis, lower favours strata)
 table_rows() {
   local pipeline test s r
   for pipeline in $PIPELINES; do
@@ -343,7 +404,9 @@ table_rows() {
       awk -v t="${test^^}" -v p="$pipeline" -v s="$s" -v r="$r" 'BEGIN {
         split(s, a, ","); split(r, b, ",")
         ratio = (b[1] > 0) ? sprintf("%.2f", a[1] / b[1]) : "n/a"
-        printf "%s %s %.0f %.0f %s %s %s %s %s\n", t, p, a[1], b[1], ratio, a[4], a[6], b[4], b[6]
+        cratio = (b[8] > 0) ? sprintf("%.2f", a[8] / b[8]) : "n/a"
+        printf "%s %s %.0f %.0f %s %s %s %s %s %.2f %.2f %s\n", t, p, a[1], b[1], ratio, a[4], a[6],
+          b[4], b[6], a[8], b[8], cratio
       }'
     done
   done
@@ -351,12 +414,17 @@ table_rows() {
 
 ROWS="$(table_rows)"
 
+# The CPU headers are exactly as wide as their columns, so the multi-byte "µ" cannot
+# throw the alignment off whether printf counts bytes or characters.
 print_table() {
-  printf '%-5s %8s %14s %14s %7s %11s %11s %11s %11s\n' test pipeline "strata ops/s" \
-    "redis ops/s" ratio "strata p50" "strata p99" "redis p50" "redis p99"
-  while read -r t p so ro ratio sp50 sp99 rp50 rp99; do
-    printf '%-5s %8s %14s %14s %7s %11s %11s %11s %11s\n' "$t" "$p" "$so" "$ro" "$ratio" \
-      "${sp50}ms" "${sp99}ms" "${rp50}ms" "${rp99}ms"
+  local fmt='%-5s %8s %14s %14s %7s %11s %11s %11s %11s %16s %15s %9s\n'
+  # shellcheck disable=SC2059 # the format is the local above
+  printf "$fmt" test pipeline "strata ops/s" "redis ops/s" ratio "strata p50" "strata p99" \
+    "redis p50" "redis p99" "strata cpu µs/op" "redis cpu µs/op" "cpu ratio"
+  while read -r t p so ro ratio sp50 sp99 rp50 rp99 scpu rcpu cratio; do
+    # shellcheck disable=SC2059
+    printf "$fmt" "$t" "$p" "$so" "$ro" "$ratio" "${sp50}ms" "${sp99}ms" "${rp50}ms" \
+      "${rp99}ms" "$scpu" "$rcpu" "$cratio"
   done <<<"$ROWS"
 }
 
@@ -394,10 +462,20 @@ print_table() {
   echo "Persistence off on both (--save \"\" --appendonly no, maxmemory 0). Order of the two"
   echo "servers alternates per measurement. Latencies are redis-benchmark's, in ms."
   echo
-  echo "| test | pipeline | strata ops/s | redis ops/s | strata/redis | strata p50 | strata p99 | redis p50 | redis p99 |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-  while read -r t p so ro ratio sp50 sp99 rp50 rp99; do
-    echo "| $t | $p | $so | $ro | $ratio | $sp50 | $sp99 | $rp50 | $rp99 |"
+  echo "Server CPU µs/op is the server process's utime+stime (all threads, /proc/PID/stat)"
+  echo "over the redis-benchmark run, divided by the requests; cpu ratio is strata/redis"
+  echo "(lower favours strata). It is reported because ops/s can be client-bound: at"
+  echo "pipeline 1 with a single client core (e.g. on a 2-core machine) redis-benchmark"
+  echo "saturates its core before either server does, so ops/s there mostly measures the"
+  echo "client, while CPU per request does not depend on the client. It includes kernel time"
+  echo "spent on the server's behalf in its own context (syscalls, socket send/receive), not"
+  echo "softirq/network work the kernel accounts to other contexts. The CSV also gives each"
+  echo "server's average busy cores over the run (server_busy_cores)."
+  echo
+  echo "| test | pipeline | strata ops/s | redis ops/s | strata/redis | strata p50 | strata p99 | redis p50 | redis p99 | strata cpu µs/op | redis cpu µs/op | cpu ratio |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  while read -r t p so ro ratio sp50 sp99 rp50 rp99 scpu rcpu cratio; do
+    echo "| $t | $p | $so | $ro | $ratio | $sp50 | $sp99 | $rp50 | $rp99 | $scpu | $rcpu | $cratio |"
   done <<<"$ROWS"
 } >"$MD"
 
