@@ -49,8 +49,10 @@ void CommandRegistry::Rehash() {
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
   char buf[32];
   if (name.size() > sizeof(buf) || buckets_.empty()) return nullptr;
-  for (size_t i = 0; i < name.size(); i++)
-    buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  for (size_t i = 0; i < name.size(); i++) {
+    char ch = name[i];
+    buf[i] = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + ('a' - 'A')) : ch;
+  }
   std::string_view lower(buf, name.size());
   for (CommandSpec* s : buckets_[TableHash(lower) % buckets_.size()]) {
     if (s->name == lower) return s;

@@ -51,6 +51,7 @@ class Connection final : public IoConn {
  public:
   static constexpr size_t kReadChunk = 16 * 1024;
   static constexpr size_t kInflightMax = 1024;  // pipelined commands awaiting replies
+  static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
 
   enum class ReplyMode { kOn, kOff, kSkip };
 
@@ -103,7 +104,7 @@ class Connection final : public IoConn {
 
   void ProcessInput();
   // Returns false when input processing must pause (a fiber or a barrier).
-  bool Dispatch(CmdArgs args);
+  bool Dispatch(const CommandSpec* spec, CmdArgs args);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   void ReplyError(std::string_view msg);

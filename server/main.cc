@@ -10,6 +10,7 @@
 
 #include "server/command.h"
 #include "server/config.h"
+#include "server/cycle_clock.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   RegisterAllCommands();
+  CycleClock::Calibrate();
   Config config;
   std::string error;
   bool exit_now = false;

@@ -11,6 +11,7 @@
 #include "core/string_util.h"
 #include "server/config.h"
 #include "server/connection.h"
+#include "server/cycle_clock.h"
 #include "server/hops.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -96,7 +97,7 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
     total.multi_shard_commands += r.stats.multi_shard_commands;
     for (size_t i = 0; i < r.stats.commands.size(); i++) {
       total.commands[i].calls += r.stats.commands[i].calls;
-      total.commands[i].usec += r.stats.commands[i].usec;
+      total.commands[i].usec_ticks += r.stats.commands[i].usec_ticks;
       total.commands[i].rejected_calls += r.stats.commands[i].rejected_calls;
       total.commands[i].failed_calls += r.stats.commands[i].failed_calls;
     }
@@ -206,14 +207,15 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
     const auto& specs = CommandRegistry::Get().all();
     for (size_t i = 0; i < specs.size(); i++) {
       const CommandStat& st = total.commands[i];
+      uint64_t usec = CycleClock::ToMicros(st.usec_ticks);
       if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) continue;
       char buf[256];
       std::snprintf(buf, sizeof(buf),
                     "calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
                     "failed_calls=%llu",
                     static_cast<unsigned long long>(st.calls),
-                    static_cast<unsigned long long>(st.usec),
-                    st.calls ? static_cast<double>(st.usec) / st.calls : 0.0,
+                    static_cast<unsigned long long>(usec),
+                    st.calls ? static_cast<double>(usec) / st.calls : 0.0,
                     static_cast<unsigned long long>(st.rejected_calls),
                     static_cast<unsigned long long>(st.failed_calls));
       AddLine(&out, "cmdstat_" + specs[i]->name, buf);

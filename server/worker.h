@@ -44,7 +44,7 @@ int64_t WallClockUs();
 
 struct CommandStat {
   uint64_t calls = 0;
-  uint64_t usec = 0;
+  uint64_t usec_ticks = 0;  // CycleClock ticks; INFO converts to microseconds
   uint64_t rejected_calls = 0;
   uint64_t failed_calls = 0;
 };
