@@ -41,6 +41,9 @@ Config::Config() {
   auto& io = Add("io-backend", Kind::kEnum, "auto", false,
                  "event loop: io_uring, epoll, or auto (io_uring when the kernel allows)");
   io.enum_values = {"auto", "io_uring", "epoll"};
+  Add("thread-affinity", Kind::kBool, "no", false,
+      "pin worker i to the i-th CPU the process may use, when there are enough CPUs (for "
+      "machines whose load generators run elsewhere)");
   Add("dir", Kind::kString, ".", false, "working directory for data files");
   Add("dbfilename", Kind::kString, "dump.rdb", true, "snapshot file name");
   Add("save", Kind::kString, "", true,

@@ -8,6 +8,7 @@
 #include "server/config.h"
 #include "server/cycle_clock.h"
 #include "server/log.h"
+#include "server/remote_batch.h"
 #include "server/server.h"
 #include "server/worker.h"
 
@@ -30,7 +31,7 @@ std::string UnknownCommandError(CmdArgs args) {
 
 void DeliverReply(void* p) {
   auto* rc = static_cast<RemoteCommand*>(p);
-  rc->conn->CompleteSlot(rc->seq, std::move(rc->reply), false);
+  rc->conn->CompleteSlot(rc->seq, rc->reply);
   delete rc;
 }
 
@@ -324,29 +325,18 @@ bool Connection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t
   slots_.push_back(Slot{false, suppress, {}});
   uint64_t seq = slot_base_ + slots_.size() - 1;
   next_seq_++;
-  auto* rc = new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
   inflight_++;
-  w.Post(shard, Task{[](void* p) { ExecuteRemote(static_cast<RemoteCommand*>(p)); }, rc});
+  w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size());
   return true;
 }
 
-void Connection::ExecuteRemote(RemoteCommand* rc) {
-  Worker* w = Worker::Current();
-  LockTable& locks = w->locks();
-  if (!locks.empty()) {
-    std::vector<std::string_view> keys;
-    rc->spec->Keys(rc->args->span(), &keys);
-    if (!locks.CanRun(rc->db, keys, rc->spec->is_write())) {
-      LockTable::Request req;
-      for (auto k : keys) req.keys.push_back(LockTable::LockKey(rc->db, k));
-      req.exclusive = rc->spec->is_write();
-      req.hold = false;
-      req.on_admit = Task{RunRemoteNow, rc};
-      locks.Enqueue(std::move(req));
-      return;
-    }
-  }
-  RunRemoteNow(rc);
+void Connection::QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys) {
+  LockTable::Request req;
+  for (auto k : keys) req.keys.push_back(LockTable::LockKey(rc->db, k));
+  req.exclusive = rc->spec->is_write();
+  req.hold = false;
+  req.on_admit = Task{RunRemoteNow, rc};
+  Worker::Current()->locks().Enqueue(std::move(req));
 }
 
 void Connection::StartFiber(const CommandSpec* spec, CmdArgs args) {
@@ -368,13 +358,20 @@ void Connection::FinishFiber(std::string&& reply) {
   // commands in flight after it, since input is paused while a fiber runs.
   uint64_t seq = slot_base_ + slots_.size() - 1;
   fiber_running_ = false;
-  CompleteSlot(seq, std::move(reply), false);
+  CompleteSlot(seq, reply);
 }
 
-void Connection::CompleteSlot(uint64_t seq, std::string&& data, bool) {
+void Connection::CompleteSlot(uint64_t seq, std::string_view data) {
   Slot& s = slots_[seq - slot_base_];
-  s.data = std::move(data);
-  s.ready = true;
+  if (seq == slot_base_) {
+    // The oldest outstanding reply: straight to the output, no intermediate copy.
+    if (!s.suppress) out_.append(data);
+    slots_.pop_front();
+    slot_base_++;
+  } else {
+    s.data.assign(data);
+    s.ready = true;
+  }
   while (!slots_.empty() && slots_.front().ready) {
     if (!slots_.front().suppress) out_.append(slots_.front().data);
     slots_.pop_front();

@@ -6,10 +6,10 @@
 //     - connection commands run at once;
 //     - a command whose keys all hash to this worker's shard runs inline, writing its
 //       reply straight into the output buffer (the fast path: no copy, no message);
-//     - a command whose keys all hash to another shard is copied into a
-//       RemoteCommand and posted to that shard's worker; its reply slot is reserved
-//       now and filled when the answer comes back, so pipelined replies keep request
-//       order even though later local commands finish first;
+//     - a command whose keys all hash to another shard is appended to this turn's
+//       RemoteBatch for that shard's worker (remote_batch.h); its reply slot is
+//       reserved now and filled when the batch comes back, so pipelined replies keep
+//       request order even though later local commands finish first;
 //     - a command spanning shards (or the whole keyspace) waits until this client has
 //       nothing in flight, then runs as a fiber; input processing resumes when it ends.
 //   Replies of one read are written with a single send at the end of the loop turn.
@@ -35,7 +35,7 @@ namespace strata {
 
 class Worker;
 
-// A command executed on a shard other than its client's (or queued behind a lock).
+// A single command queued behind a lock on its shard (from a batch or a local client).
 struct RemoteCommand {
   const CommandSpec* spec;
   Connection* conn;
@@ -66,13 +66,12 @@ class Connection final : public IoConn {
   // Worker calls at the end of a turn for connections with new output.
   void FlushOutput();
   // A remote command's reply arrived (this worker's thread).
-  void CompleteSlot(uint64_t seq, std::string&& data, bool suppress);
+  void CompleteSlot(uint64_t seq, std::string_view data);
   // A fiber command finished.
   void FinishFiber(std::string&& reply);
 
-  // Executes a shard command on `shard` worker's thread (that thread only), then
-  // routes the reply to the client's worker.
-  static void ExecuteRemote(RemoteCommand* rc);
+  // Queues rc on the current worker's lock table; it runs when its keys are free.
+  static void QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys);
 
   // State visible to commands (this thread only).
   uint64_t id() const { return id_; }

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,6 +65,7 @@ Worker::Worker(Server* server, uint32_t index)
   uint32_t n = server->shard_count();
   for (uint32_t i = 0; i < n; i++) inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
   outbox_.resize(n);
+  open_batches_.assign(n, nullptr);
   stats_.commands.resize(CommandRegistry::Get().size());
 }
 
@@ -82,6 +85,12 @@ bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
   std::promise<bool> ready;
   std::future<bool> ready_future = ready.get_future();
   thread_ = std::thread([&, this] {
+    if (cpu_ >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu_, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
     loop_ = CreateEventLoop(backend, error, note);
     if (!loop_) {
       ready.set_value(false);
@@ -127,8 +136,36 @@ void Worker::Post(uint32_t dest, Task t) {
   outbox_pending_ = true;
 }
 
+RemoteBatch* Worker::BatchFor(uint32_t dest) {
+  RemoteBatch*& b = open_batches_[dest];
+  if (b == nullptr) {
+    if (free_batches_.empty()) {
+      batch_pool_.push_back(std::make_unique<RemoteBatch>());
+      free_batches_.push_back(batch_pool_.back().get());
+    }
+    b = free_batches_.back();
+    free_batches_.pop_back();
+    b->origin = index_;
+    outbox_pending_ = true;
+  }
+  return b;
+}
+
+void Worker::RecycleBatch(RemoteBatch* b) {
+  // Keep the arenas' capacity for reuse, unless one batch was unusually large.
+  if (b->args.capacity() > (1u << 20)) std::string().swap(b->args);
+  if (b->replies.capacity() > (1u << 20)) std::string().swap(b->replies);
+  b->Clear();
+  free_batches_.push_back(b);
+}
+
 void Worker::FlushOutbox() {
   if (!outbox_pending_) return;
+  for (uint32_t d = 0; d < open_batches_.size(); d++) {
+    if (open_batches_[d] == nullptr) continue;
+    outbox_[d].push_back(Task{ExecuteRemoteBatch, open_batches_[d]});
+    open_batches_[d] = nullptr;
+  }
   outbox_pending_ = false;
   for (uint32_t d = 0; d < outbox_.size(); d++) {
     std::vector<Task>& q = outbox_[d];

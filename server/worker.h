@@ -31,6 +31,7 @@
 #include "core/keyspace.h"
 #include "server/event_loop.h"
 #include "server/lock_table.h"
+#include "server/remote_batch.h"
 #include "server/spsc_ring.h"
 #include "server/task.h"
 
@@ -76,6 +77,8 @@ class Worker {
              std::string* error, std::string* note);
   void Join();
   void RequestStop();  // any thread
+  // Pins the worker's thread to one CPU (set before Start; -1 = not pinned).
+  void set_cpu(int cpu) { cpu_ = cpu; }
 
   static Worker* Current();
 
@@ -94,6 +97,9 @@ class Worker {
   // Runs t on worker `dest` (this worker included: then later in this turn).
   void Post(uint32_t dest, Task t);
   void Defer(Task t) { deferred_.push_back(t); }
+  // The batch of commands for worker `dest` being filled this turn (see remote_batch.h).
+  RemoteBatch* BatchFor(uint32_t dest);
+  void RecycleBatch(RemoteBatch* b);
 
   // Connections owned by this worker.
   void MarkDirty(Connection* c);
@@ -115,6 +121,7 @@ class Worker {
 
   Server* server_;
   uint32_t index_;
+  int cpu_ = -1;
   Keyspace keyspace_;
   LockTable locks_;
   std::unique_ptr<EventLoop> loop_;
@@ -129,6 +136,9 @@ class Worker {
   std::vector<std::vector<Task>> outbox_;  // per destination
   bool outbox_pending_ = false;
   std::vector<Task> deferred_;
+  std::vector<RemoteBatch*> open_batches_;  // per destination, null when none
+  std::vector<std::unique_ptr<RemoteBatch>> batch_pool_;
+  std::vector<RemoteBatch*> free_batches_;
   std::vector<Task> deferred_scratch_;
 
   std::unordered_map<uint64_t, Connection*> conns_;

@@ -1,0 +1,96 @@
+#include "server/remote_batch.h"
+
+#include <cstring>
+
+#include "server/command.h"
+#include "server/connection.h"
+#include "server/cycle_clock.h"
+#include "server/worker.h"
+
+namespace strata {
+
+void RemoteBatch::Add(const CommandSpec* spec, Connection* conn, uint64_t seq, uint32_t db,
+                      int resp, const std::string_view* argv, size_t argc) {
+  Item item{spec, conn, seq, db, static_cast<uint32_t>(argc),
+            static_cast<uint32_t>(args.size()), 0, 0, static_cast<int8_t>(resp), false};
+  size_t total = argc * sizeof(uint32_t);
+  for (size_t i = 0; i < argc; i++) total += argv[i].size();
+  size_t at = args.size();
+  args.resize(at + total);
+  char* p = args.data() + at;
+  for (size_t i = 0; i < argc; i++) {
+    uint32_t len = static_cast<uint32_t>(argv[i].size());
+    std::memcpy(p, &len, sizeof(len));
+    p += sizeof(len);
+  }
+  for (size_t i = 0; i < argc; i++) {
+    std::memcpy(p, argv[i].data(), argv[i].size());
+    p += argv[i].size();
+  }
+  items.push_back(item);
+}
+
+void RemoteBatch::ArgsOf(const Item& item, std::vector<std::string_view>* out) const {
+  out->clear();
+  const char* lens = args.data() + item.args_offset;
+  const char* data = lens + item.argc * sizeof(uint32_t);
+  for (uint32_t i = 0; i < item.argc; i++) {
+    uint32_t len;
+    std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
+    out->emplace_back(data, len);
+    data += len;
+  }
+}
+
+namespace {
+
+// Runs on the origin worker: hands every reply to its connection.
+void DeliverRemoteBatch(void* p) {
+  auto* batch = static_cast<RemoteBatch*>(p);
+  for (const RemoteBatch::Item& item : batch->items) {
+    if (item.detached) continue;
+    item.conn->CompleteSlot(
+        item.seq, std::string_view(batch->replies.data() + item.reply_offset, item.reply_len));
+  }
+  Worker::Current()->RecycleBatch(batch);
+}
+
+}  // namespace
+
+void ExecuteRemoteBatch(void* p) {
+  auto* batch = static_cast<RemoteBatch*>(p);
+  Worker* w = Worker::Current();
+  thread_local std::vector<std::string_view> argv;
+  thread_local std::vector<std::string_view> keys;
+  for (RemoteBatch::Item& item : batch->items) {
+    batch->ArgsOf(item, &argv);
+    CmdArgs args(argv.data(), argv.size());
+    LockTable& locks = w->locks();
+    if (!locks.empty()) {
+      keys.clear();
+      item.spec->Keys(args, &keys);
+      if (!locks.CanRun(item.db, keys, item.spec->is_write())) {
+        item.detached = true;
+        auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin, item.seq, item.db,
+                                     item.resp, OwnedArgs::Copy(args), {}};
+        Connection::QueueBehindLocks(rc, keys);
+        continue;
+      }
+    }
+    item.reply_offset = static_cast<uint32_t>(batch->replies.size());
+    ReplyBuilder rb(&batch->replies, item.resp);
+    ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms()};
+    uint64_t t0 = CycleClock::Now();
+    item.spec->shard_fn(args, ctx, rb);
+    CommandStat& st = w->stats().commands[item.spec->id];
+    st.calls++;
+    st.usec_ticks += CycleClock::Now() - t0;
+    item.reply_len = static_cast<uint32_t>(batch->replies.size() - item.reply_offset);
+    if (item.reply_len > 0 && batch->replies[item.reply_offset] == '-') st.failed_calls++;
+    w->stats().total_commands_processed++;
+    w->stats().remote_commands++;
+  }
+  w->Post(batch->origin, Task{DeliverRemoteBatch, batch});
+}
+
+}  // namespace strata
