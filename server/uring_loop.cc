@@ -2,7 +2,12 @@
 // pointer to a small Op record:
 //   - accept: multishot where the kernel supports it (re-armed when the kernel says
 //     IORING_CQE_F_MORE is gone), else one accept at a time;
-//   - recv / send: one of each at most per connection; partial sends resubmit the rest;
+//   - recv: multishot receive into a ring of provided buffers where the kernel supports
+//     it (one submission per connection for its whole life; each completion's bytes are
+//     copied into the connection's buffer and the provided buffer is returned at once;
+//     bytes that arrive while the connection is not reading wait in a per-connection
+//     backlog), else one recv submission per read;
+//   - send: a direct send() first, the remainder (if any) as a submission;
 //   - the wake eventfd: a read that is re-armed after each completion.
 // Closing a connection shuts the socket down, which completes its pending operations;
 // the fd is closed and OnClosed() called when none is left in flight.
@@ -13,7 +18,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "server/event_loop.h"
@@ -22,6 +30,9 @@ namespace strata {
 namespace {
 
 constexpr unsigned kRingEntries = 1024;
+constexpr unsigned kRecvBuffers = 128;         // provided buffers per worker (power of 2)
+constexpr unsigned kRecvBufferSize = 16 * 1024;
+constexpr int kRecvBufferGroup = 1;
 
 enum class OpKind : uint8_t { kRecv, kSend, kAccept, kWake };
 
@@ -33,6 +44,11 @@ struct Op {
 struct ConnOps {
   Op recv{OpKind::kRecv};
   Op send{OpKind::kSend};
+  std::string backlog;     // received, not yet handed to the connection
+  bool multishot = false;  // a multishot recv is armed
+  bool eof = false;
+  int error = 0;
+  bool in_ready = false;
 };
 
 struct ListenerOp {
@@ -46,7 +62,10 @@ class UringLoop final : public EventLoop {
   UringLoop() = default;
   ~UringLoop() override {
     for (ListenerOp* l : listeners_) delete l;
+    if (buf_ring_ != nullptr) io_uring_unregister_buf_ring(&ring_, kRecvBufferGroup);
     io_uring_queue_exit(&ring_);
+    std::free(buf_ring_);
+    std::free(recv_buffers_);
   }
 
   // REQUIRES: called on the thread that will run the loop (single-issuer rings).
@@ -85,7 +104,41 @@ class UringLoop final : public EventLoop {
       io_uring_queue_exit(&ring_);
       return false;
     }
+    SetUpProvidedBuffers();
     return true;
+  }
+
+  // Registers a ring of provided receive buffers; without it (old kernels) receives
+  // are single-shot into the connection's own buffer.
+  void SetUpProvidedBuffers() {
+    size_t ring_bytes = kRecvBuffers * sizeof(io_uring_buf);
+    void* ring_mem = nullptr;
+    void* bufs = nullptr;
+    if (posix_memalign(&ring_mem, 4096, ring_bytes) != 0) return;
+    if (posix_memalign(&bufs, 4096, static_cast<size_t>(kRecvBuffers) * kRecvBufferSize) != 0) {
+      std::free(ring_mem);
+      return;
+    }
+    std::memset(ring_mem, 0, ring_bytes);
+    io_uring_buf_reg reg{};
+    reg.ring_addr = reinterpret_cast<uint64_t>(ring_mem);
+    reg.ring_entries = kRecvBuffers;
+    reg.bgid = kRecvBufferGroup;
+    if (io_uring_register_buf_ring(&ring_, &reg, 0) != 0) {
+      std::free(ring_mem);
+      std::free(bufs);
+      return;
+    }
+    buf_ring_ = static_cast<io_uring_buf_ring*>(ring_mem);
+    recv_buffers_ = static_cast<char*>(bufs);
+    io_uring_buf_ring_init(buf_ring_);
+    for (unsigned i = 0; i < kRecvBuffers; i++) {
+      io_uring_buf_ring_add(buf_ring_, recv_buffers_ + static_cast<size_t>(i) * kRecvBufferSize,
+                            kRecvBufferSize, static_cast<unsigned short>(i),
+                            io_uring_buf_ring_mask(kRecvBuffers), static_cast<int>(i));
+    }
+    io_uring_buf_ring_advance(buf_ring_, kRecvBuffers);
+    multishot_recv_ = true;
   }
 
   const char* name() const override { return "io_uring"; }
@@ -98,7 +151,8 @@ class UringLoop final : public EventLoop {
     } else {
       d += "default task run";
     }
-    d += multishot_accept_ ? ", multishot accept)" : ", single accept)";
+    d += multishot_accept_ ? ", multishot accept" : ", single accept";
+    d += multishot_recv_ ? ", multishot recv with provided buffers)" : ", single recv)";
     return d;
   }
 
@@ -128,6 +182,15 @@ class UringLoop final : public EventLoop {
     c->recv_buf = buf;
     c->recv_cap = cap;
     c->recv_armed = true;
+    ConnOps* ops = static_cast<ConnOps*>(c->loop_state);
+    if (multishot_recv_) {
+      if (!ops->backlog.empty() || ops->eof || ops->error != 0) {
+        MarkReady(c, ops);  // delivered from Poll, never from inside the caller
+      } else if (!ops->multishot) {
+        ArmMultishot(c, ops);
+      }
+      return;
+    }
     io_uring_sqe* sqe = GetSqe();
     io_uring_prep_recv(sqe, c->fd, buf, cap, 0);
     io_uring_sqe_set_data(sqe, &static_cast<ConnOps*>(c->loop_state)->recv);
@@ -161,11 +224,13 @@ class UringLoop final : public EventLoop {
     if (c->ops_in_flight == 0) Finish(c);
   }
 
-  bool HasReadyWork() const override { return !finished_.empty() || !failed_sends_.empty(); }
+  bool HasReadyWork() const override {
+    return !finished_.empty() || !failed_sends_.empty() || !ready_.empty();
+  }
   unsigned setup_flags() const { return setup_flags_; }
 
   void Poll(int timeout_ms) override {
-    if (!finished_.empty()) timeout_ms = 0;
+    if (HasReadyWork()) timeout_ms = 0;
     io_uring_cqe* cqe = nullptr;
     if (timeout_ms == 0) {
       io_uring_submit(&ring_);
@@ -189,6 +254,7 @@ class UringLoop final : public EventLoop {
     }
     io_uring_cq_advance(&ring_, seen);
     for (const Completion& done : completions_) Handle(done);
+    RunReady();
     std::vector<std::pair<IoConn*, int>> failed;
     failed.swap(failed_sends_);
     for (auto [c, err] : failed) {
@@ -226,6 +292,105 @@ class UringLoop final : public EventLoop {
       io_uring_prep_accept(sqe, l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     }
     io_uring_sqe_set_data(sqe, &l->op);
+  }
+
+  void ArmMultishot(IoConn* c, ConnOps* ops) {
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_recv_multishot(sqe, c->fd, nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = kRecvBufferGroup;
+    io_uring_sqe_set_data(sqe, &ops->recv);
+    ops->multishot = true;
+    c->ops_in_flight++;
+  }
+
+  void MarkReady(IoConn* c, ConnOps* ops) {
+    if (ops->in_ready) return;
+    ops->in_ready = true;
+    ready_.push_back(c);
+  }
+
+  // Hands backlog bytes (or end of stream / an error) to connections that are reading.
+  void RunReady() {
+    ready_scratch_.swap(ready_);
+    for (IoConn* c : ready_scratch_) {
+      auto* ops = static_cast<ConnOps*>(c->loop_state);
+      if (ops == nullptr) continue;  // finished meanwhile
+      ops->in_ready = false;
+      if (c->closing || !c->recv_armed) continue;
+      if (!ops->backlog.empty()) {
+        size_t n = std::min(ops->backlog.size(), c->recv_cap);
+        std::memcpy(c->recv_buf, ops->backlog.data(), n);
+        ops->backlog.erase(0, n);
+        c->recv_armed = false;
+        c->OnRecv(static_cast<ssize_t>(n));
+      } else if (ops->eof || ops->error != 0) {
+        c->recv_armed = false;
+        c->OnRecv(ops->eof ? 0 : -ops->error);
+      } else if (!ops->multishot) {
+        ArmMultishot(c, ops);
+      }
+      if (c->closing && c->ops_in_flight == 0 && c->loop_state != nullptr) Finish(c);
+    }
+    ready_scratch_.clear();
+  }
+
+  void ReturnBuffer(unsigned bid) {
+    io_uring_buf_ring_add(buf_ring_, recv_buffers_ + static_cast<size_t>(bid) * kRecvBufferSize,
+                          kRecvBufferSize, static_cast<unsigned short>(bid),
+                          io_uring_buf_ring_mask(kRecvBuffers), 0);
+    io_uring_buf_ring_advance(buf_ring_, 1);
+  }
+
+  void HandleMultishotRecv(IoConn* c, const Completion& done) {
+    auto* ops = static_cast<ConnOps*>(c->loop_state);
+    bool more = done.flags & IORING_CQE_F_MORE;
+    if (done.res > 0 && (done.flags & IORING_CQE_F_BUFFER)) {
+      unsigned bid = done.flags >> IORING_CQE_BUFFER_SHIFT;
+      const char* data = recv_buffers_ + static_cast<size_t>(bid) * kRecvBufferSize;
+      size_t n = static_cast<size_t>(done.res);
+      if (!c->closing) {
+        if (c->recv_armed && ops->backlog.empty()) {
+          size_t direct = std::min(n, c->recv_cap);
+          std::memcpy(c->recv_buf, data, direct);
+          if (direct < n) ops->backlog.append(data + direct, n - direct);
+          ReturnBuffer(bid);
+          if (!more) {
+            ops->multishot = false;
+            c->ops_in_flight--;
+          }
+          c->recv_armed = false;
+          c->OnRecv(static_cast<ssize_t>(direct));
+          if (c->closing && c->ops_in_flight == 0 && c->loop_state != nullptr) Finish(c);
+          return;
+        }
+        ops->backlog.append(data, n);
+      }
+      ReturnBuffer(bid);
+    } else if (done.res == 0) {
+      ops->eof = true;
+    } else if (done.res == -EINVAL && !more && multishot_recv_ && !ever_multishot_data_) {
+      // The kernel rejects multishot receive: use single-shot receives from now on.
+      multishot_recv_ = false;
+    } else if (done.res < 0 && done.res != -ENOBUFS) {
+      ops->error = -done.res;
+    }
+    if (done.res > 0) ever_multishot_data_ = true;
+    if (!more) {
+      ops->multishot = false;
+      c->ops_in_flight--;
+    }
+    if (c->closing) {
+      if (c->ops_in_flight == 0) Finish(c);
+      return;
+    }
+    if (!multishot_recv_ && c->recv_armed) {
+      // Fall back for this read too.
+      ArmRecv(c, c->recv_buf, c->recv_cap);
+      return;
+    }
+    if (c->recv_armed && (!ops->backlog.empty() || ops->eof || ops->error != 0 || !ops->multishot))
+      MarkReady(c, ops);
   }
 
   void ArmWake() {
@@ -277,6 +442,10 @@ class UringLoop final : public EventLoop {
       }
       case OpKind::kRecv: {
         IoConn* c = op->conn;
+        if (static_cast<ConnOps*>(c->loop_state)->multishot) {
+          HandleMultishotRecv(c, done);
+          return;
+        }
         c->ops_in_flight--;
         c->recv_armed = false;
         if (c->closing) {
@@ -319,6 +488,12 @@ class UringLoop final : public EventLoop {
   std::vector<IoConn*> finished_;
   std::vector<Completion> completions_;
   std::vector<std::pair<IoConn*, int>> failed_sends_;
+  std::vector<IoConn*> ready_;
+  std::vector<IoConn*> ready_scratch_;
+  io_uring_buf_ring* buf_ring_ = nullptr;
+  char* recv_buffers_ = nullptr;
+  bool multishot_recv_ = false;
+  bool ever_multishot_data_ = false;
   unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;
   int wake_fd_ = -1;
