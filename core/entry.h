@@ -55,9 +55,7 @@ class Entry {
   }
   // REQUIRES: HasExpire().
   void SetExpireInPlace(int64_t ms) { std::memcpy(ExpirePtr(), &ms, sizeof(ms)); }
-  bool IsExpired(int64_t now_ms) const {
-    return HasExpire() && ExpireMs() <= now_ms;
-  }
+  bool IsExpired(int64_t now_ms) const { return HasExpire() && ExpireMs() <= now_ms; }
 
  private:
   static constexpr size_t kHeader = 17;

@@ -21,8 +21,7 @@ bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool noca
         }
         if (plen == 1) return true;
         while (slen) {
-          if (MatchImpl(p + 1, plen - 1, s, slen, nocase, skip_longer, nesting + 1))
-            return true;
+          if (MatchImpl(p + 1, plen - 1, s, slen, nocase, skip_longer, nesting + 1)) return true;
           if (*skip_longer) return false;
           s++;
           slen--;
@@ -114,8 +113,8 @@ bool MatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool noca
 
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
   bool skip_longer = false;
-  return MatchImpl(pattern.data(), pattern.size(), text.data(), text.size(), nocase,
-                   &skip_longer, 0);
+  return MatchImpl(pattern.data(), pattern.size(), text.data(), text.size(), nocase, &skip_longer,
+                   0);
 }
 
 }  // namespace strata

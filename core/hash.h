@@ -26,8 +26,8 @@ std::string_view HashTag(std::string_view key);
 uint64_t ShardHash(std::string_view key);
 
 inline uint32_t ShardOf(uint64_t shard_hash, uint32_t shard_count) {
-  return static_cast<uint32_t>((static_cast<uint64_t>(static_cast<uint32_t>(shard_hash)) *
-                                shard_count) >> 32);
+  return static_cast<uint32_t>(
+      (static_cast<uint64_t>(static_cast<uint32_t>(shard_hash)) * shard_count) >> 32);
 }
 
 inline uint32_t ShardOfKey(std::string_view key, uint32_t shard_count) {

@@ -37,8 +37,8 @@ Entry* Keyspace::SetString(uint32_t db, std::string_view key, std::string_view v
   return SetRaw(db, key, value, ValueType::kString, expire_ms);
 }
 
-Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view value,
-                        ValueType type, int64_t expire_ms) {
+Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
+                        int64_t expire_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
   size_t usable = 0;

@@ -42,8 +42,7 @@ class Keyspace {
 
   // Creates or overwrites key with a string value. expire_ms == Entry::kNoExpire
   // clears any TTL. Returns the new entry.
-  Entry* SetString(uint32_t db, std::string_view key, std::string_view value,
-                   int64_t expire_ms);
+  Entry* SetString(uint32_t db, std::string_view key, std::string_view value, int64_t expire_ms);
   // Inserts a copy of an entry's payload under `key` (COPY, RENAME, MOVE).
   Entry* SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
                 int64_t expire_ms);

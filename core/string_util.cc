@@ -121,8 +121,8 @@ std::string DoubleToString(double v) {
 std::optional<uint64_t> ParseMemory(std::string_view s) {
   if (s.empty()) return std::nullopt;
   size_t digits = 0;
-  while (digits < s.size() && (std::isdigit(static_cast<unsigned char>(s[digits])) ||
-                               (digits == 0 && s[0] == '-')))
+  while (digits < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[digits])) || (digits == 0 && s[0] == '-')))
     digits++;
   std::string_view num = s.substr(0, digits);
   std::string unit = Lowercase(s.substr(digits));

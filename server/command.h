@@ -35,14 +35,14 @@ enum CommandFlag : uint32_t {
   kCmdFast = 1 << 2,
   kCmdDenyOom = 1 << 3,
   kCmdAdmin = 1 << 4,
-  kCmdNoAuth = 1 << 5,    // allowed before AUTH
+  kCmdNoAuth = 1 << 5,  // allowed before AUTH
   kCmdLoading = 1 << 6,
   kCmdStale = 1 << 7,
   kCmdNoScript = 1 << 8,
   kCmdKeyspace = 1 << 9,  // acl category @keyspace
   kCmdString = 1 << 10,   // acl category @string
   kCmdConnection = 1 << 11,
-  kCmdServer = 1 << 12,   // @admin/@dangerous style server commands
+  kCmdServer = 1 << 12,  // @admin/@dangerous style server commands
 };
 
 // The shard-side context of a command.
@@ -127,8 +127,7 @@ inline constexpr std::string_view kWrongType =
 inline constexpr std::string_view kNoSuchKey = "ERR no such key";
 inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
-inline constexpr std::string_view kSameObject =
-    "ERR source and destination objects are the same";
+inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
 }  // namespace errors
 
 std::string WrongArityError(std::string_view name);

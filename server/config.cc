@@ -1,7 +1,6 @@
 #include "server/config.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -57,8 +56,8 @@ Config::Config() {
     }
     return "";
   };
-  Add("appendonly", Kind::kBool, "no", true, "append-only file; only 'no' is supported")
-      .validate = [](std::string_view v) -> std::string {
+  Add("appendonly", Kind::kBool, "no", true, "append-only file; only 'no' is supported").validate =
+      [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "appendonly yes is not supported by strata";
   };
   Add("maxmemory", Kind::kMemory, "0", true, "memory limit in bytes, 0 = none");
@@ -66,7 +65,7 @@ Config::Config() {
                   "what to do at maxmemory (eviction policies are accepted; the server warns "
                   "that only noeviction is enforced)");
   pol.enum_values = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                     "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"};
+                     "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   Add("proto-max-bulk-len", Kind::kMemory, "512mb", true, "largest bulk string, bytes").min =
@@ -74,11 +73,11 @@ Config::Config() {
   Add("client-query-buffer-limit", Kind::kMemory, "1gb", true,
       "largest query buffer per client, bytes")
       .min = 1024 * 1024;
-  Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second")
-      .min = 1;
+  Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second").min =
+      1;
   by_name_["hz"]->max = 500;
-  Add("daemonize", Kind::kBool, "no", false, "only 'no' is supported (use systemd)")
-      .validate = [](std::string_view v) -> std::string {
+  Add("daemonize", Kind::kBool, "no", false, "only 'no' is supported (use systemd)").validate =
+      [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "daemonize yes is not supported by strata";
   };
   auto& ll = Add("loglevel", Kind::kEnum, "notice", true, "debug, verbose, notice, warning");
@@ -96,9 +95,9 @@ Config::Config() {
   Add("maxmemory-samples", Kind::kInt, "5", true,
       "keys sampled per eviction decision (used once eviction lands)")
       .min = 1;
-  for (const char* name : {"lazyfree-lazy-eviction", "lazyfree-lazy-expire",
-                           "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
-                           "lazyfree-lazy-user-flush"}) {
+  for (const char* name :
+       {"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
+        "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush"}) {
     Add(name, Kind::kBool, "no", true,
         "accepted for compatibility; strata frees values on the shard thread either way");
   }
@@ -275,8 +274,8 @@ bool Config::LoadFileText(std::string_view text, std::string* error) {
     }
     if (!reason.empty()) {
       *error = "\n*** FATAL CONFIG FILE ERROR (strata " STRATA_VERSION ") ***\n" +
-               std::string("Reading the configuration file, at line ") +
-               std::to_string(line_no) + "\n>>> '" + std::string(line) + "'\n" + reason;
+               std::string("Reading the configuration file, at line ") + std::to_string(line_no) +
+               "\n>>> '" + std::string(line) + "'\n" + reason;
       return false;
     }
   }

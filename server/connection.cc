@@ -105,9 +105,8 @@ void Connection::OnRecv(ssize_t n) {
   rend_ += static_cast<size_t>(n);
   worker_->stats().total_net_input_bytes += static_cast<uint64_t>(n);
   last_interaction_ms = worker_->now_ms();
-  uint64_t limit =
-      static_cast<uint64_t>(worker_->server().config().client_query_buffer_limit().load(
-          std::memory_order_relaxed));
+  uint64_t limit = static_cast<uint64_t>(
+      worker_->server().config().client_query_buffer_limit().load(std::memory_order_relaxed));
   if (rend_ - rstart_ > limit) {
     LogWarning("Closing client that reached max query buffer length: id=%llu addr=%s",
                static_cast<unsigned long long>(id_), addr_.c_str());
@@ -293,8 +292,8 @@ bool Connection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t
         slots_.push_back(Slot{false, suppress, {}});
         uint64_t seq = slot_base_ + slots_.size() - 1;
         next_seq_++;
-        auto* rc = new RemoteCommand{spec, this, w.index(), seq, db, resp,
-                                     OwnedArgs::Copy(args), {}};
+        auto* rc =
+            new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         inflight_++;
         LockTable::Request req;
         for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
@@ -469,8 +468,8 @@ std::string Connection::InfoLine(int64_t now_ms) const {
       static_cast<long long>((now_ms - created_ms) / 1000),
       static_cast<long long>((now_ms - last_interaction_ms) / 1000), db, rend_ - rstart_,
       rbuf_.size() - (rend_ - rstart_), rbuf_.size(), out_.capacity() + sending_.capacity(),
-      rbuf_.capacity() + out_.capacity() + sending_.capacity() + sizeof(*this),
-      last_cmd.c_str(), resp, lib_name.c_str(), lib_ver.c_str());
+      rbuf_.capacity() + out_.capacity() + sending_.capacity() + sizeof(*this), last_cmd.c_str(),
+      resp, lib_name.c_str(), lib_ver.c_str());
   return buf;
 }
 

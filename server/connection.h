@@ -50,7 +50,7 @@ struct RemoteCommand {
 class Connection final : public IoConn {
  public:
   static constexpr size_t kReadChunk = 16 * 1024;
-  static constexpr size_t kInflightMax = 1024;  // pipelined commands awaiting replies
+  static constexpr size_t kInflightMax = 1024;         // pipelined commands awaiting replies
   static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
 
   enum class ReplyMode { kOn, kOff, kSkip };

@@ -299,12 +299,18 @@ void CmdCommand(Connection& c, CmdArgs args, ReplyBuilder& rb) {
     for (auto n : names) rb.Bulk(n);
   } else if (sub == "help") {
     const char* lines[] = {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "(no subcommand)", "    Return details about all commands.",
-                           "COUNT", "    Return the total number of commands.",
-                           "INFO [<command-name> ...]", "    Return details about commands.",
-                           "DOCS [<command-name> ...]", "    Return documentation of commands.",
-                           "LIST [FILTERBY PATTERN <pattern>]", "    Return command names.",
-                           "HELP", "    Print this help."};
+                           "(no subcommand)",
+                           "    Return details about all commands.",
+                           "COUNT",
+                           "    Return the total number of commands.",
+                           "INFO [<command-name> ...]",
+                           "    Return details about commands.",
+                           "DOCS [<command-name> ...]",
+                           "    Return documentation of commands.",
+                           "LIST [FILTERBY PATTERN <pattern>]",
+                           "    Return command names.",
+                           "HELP",
+                           "    Print this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {

@@ -235,8 +235,7 @@ std::unique_ptr<EventLoop> CreateEpollLoop(std::string* error) {
   return std::make_unique<EpollLoop>(epfd);
 }
 
-std::unique_ptr<EventLoop> CreateEventLoop(IoBackend want, std::string* error,
-                                           std::string* note) {
+std::unique_ptr<EventLoop> CreateEventLoop(IoBackend want, std::string* error, std::string* note) {
   if (want == IoBackend::kEpoll) return CreateEpollLoop(error);
   std::string why;
   if (IoUringAvailable(&why)) {

@@ -76,8 +76,7 @@ class EventLoop {
 // Creates the requested backend. kAuto tries io_uring first and, if the kernel refuses
 // it, uses epoll and says so in *note. An explicit kIoUring that fails returns nullptr
 // with *error set: there is no silent fallback.
-std::unique_ptr<EventLoop> CreateEventLoop(IoBackend want, std::string* error,
-                                           std::string* note);
+std::unique_ptr<EventLoop> CreateEventLoop(IoBackend want, std::string* error, std::string* note);
 
 // Probes once whether io_uring with the operations strata needs works here.
 bool IoUringAvailable(std::string* why_not);

@@ -8,8 +8,7 @@
 namespace strata {
 namespace {
 
-void ExpireGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit unit,
-                   bool absolute) {
+void ExpireGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit unit, bool absolute) {
   bool nx = false, xx = false, gt = false, lt = false;
   for (size_t i = 3; i < args.size(); i++) {
     if (EqualsIgnoreCase(args[i], "nx")) {

@@ -27,9 +27,9 @@ bool ParseExpireArg(std::string_view arg, ExpireUnit unit, bool absolute, int64_
 
 // The keys of a multi-key command grouped by shard, with one lock request per shard.
 struct ShardGroups {
-  std::vector<uint32_t> shards;                    // increasing
-  std::vector<std::vector<size_t>> positions;      // per shard: indexes into keys
-  std::vector<LockTable::Request> locks;           // per shard
+  std::vector<uint32_t> shards;                // increasing
+  std::vector<std::vector<size_t>> positions;  // per shard: indexes into keys
+  std::vector<LockTable::Request> locks;       // per shard
   size_t IndexOf(uint32_t shard) const;
 };
 

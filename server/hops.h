@@ -45,12 +45,12 @@ class RunOn {
         continue;
       }
       origin_->Post(s, MakeTask([this] {
-        Worker* w = Worker::Current();
-        fn_(*w);
-        w->Post(origin_->index(), MakeTask([this] {
-          if (--remaining_ == 0) handle_.resume();
-        }));
-      }));
+                      Worker* w = Worker::Current();
+                      fn_(*w);
+                      w->Post(origin_->index(), MakeTask([this] {
+                                if (--remaining_ == 0) handle_.resume();
+                              }));
+                    }));
     }
     return remaining_ != 0;
   }
@@ -85,9 +85,7 @@ class LockOn {
       Worker* w = Worker::Current();
       LockTable::Request r = *req_;
       r.hold = true;
-      r.on_admit = MakeTask([this, home] {
-        Worker::Current()->Post(home, ResumeTask(handle_));
-      });
+      r.on_admit = MakeTask([this, home] { Worker::Current()->Post(home, ResumeTask(handle_)); });
       if (w->locks().CanRun(r)) {
         w->locks().Acquire(r);
         r.on_admit.Run();

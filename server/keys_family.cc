@@ -32,8 +32,7 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
   for (size_t i = 1; i < args.size(); i++) {
     // Expired keys count as absent.
-    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr && ctx.ks.Delete(ctx.db, args[i]))
-      n++;
+    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr && ctx.ks.Delete(ctx.db, args[i])) n++;
   }
   rb.Integer(n);
 }
@@ -218,7 +217,8 @@ Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_await LockOn(src_shard, &src_lock);
   }
   std::optional<Payload> p;
-  co_await RunOn(std::vector<uint32_t>(1, src_shard), [&](Worker& w) { p = Take(w.keyspace(), db, args[1], w.now_ms()); });
+  co_await RunOn(std::vector<uint32_t>(1, src_shard),
+                 [&](Worker& w) { p = Take(w.keyspace(), db, args[1], w.now_ms()); });
   bool done = false;
   if (p) {
     co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
@@ -232,7 +232,8 @@ Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     if (done && !copy) w.keyspace().Delete(db, args[1]);
     w.locks().Release(src_lock.keys, src_lock.exclusive);
   });
-  co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) { w.locks().Release(dst_lock.keys, true); });
+  co_await RunOn(std::vector<uint32_t>(1, dst_shard),
+                 [&](Worker& w) { w.locks().Release(dst_lock.keys, true); });
   if (!p) {
     copy ? rb.Integer(0) : rb.Error(errors::kNoSuchKey);
   } else if (copy || nx) {
@@ -400,16 +401,15 @@ Fiber FlushFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   std::string out;
   ReplyBuilder rb(&out, c->resp);
   bool all = EqualsIgnoreCase(args[0], "flushall");
-  if (args.size() > 2 ||
-      (args.size() == 2 && !EqualsIgnoreCase(args[1], "async") && !EqualsIgnoreCase(args[1], "sync"))) {
+  if (args.size() > 2 || (args.size() == 2 && !EqualsIgnoreCase(args[1], "async") &&
+                          !EqualsIgnoreCase(args[1], "sync"))) {
     rb.Error(errors::kSyntax);
     c->FinishFiber(std::move(out));
     co_return;
   }
   uint32_t db = c->db;
-  co_await RunOn(AllShards(c), [&](Worker& w) {
-    all ? w.keyspace().FlushAll() : w.keyspace().FlushDb(db);
-  });
+  co_await RunOn(AllShards(c),
+                 [&](Worker& w) { all ? w.keyspace().FlushAll() : w.keyspace().FlushDb(db); });
   rb.Ok();
   c->FinishFiber(std::move(out));
 }

@@ -12,8 +12,7 @@ std::string LockTable::LockKey(uint32_t db, std::string_view key) {
   return k;
 }
 
-bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys,
-                       bool exclusive) const {
+bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const {
   if (keys_.empty()) return true;
   std::string buf;
   for (std::string_view key : keys) {

@@ -51,8 +51,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!config.String("save").empty()) {
-    LogWarning("save \"%s\" is set, but snapshots are not implemented yet: nothing will be "
-               "saved", config.String("save").c_str());
+    LogWarning(
+        "save \"%s\" is set, but snapshots are not implemented yet: nothing will be "
+        "saved",
+        config.String("save").c_str());
   }
   if (config.Int("maxmemory") > 0) {
     LogWarning("maxmemory is set, but the memory limit is not enforced yet");

@@ -11,8 +11,16 @@ namespace strata {
 
 void RemoteBatch::Add(const CommandSpec* spec, Connection* conn, uint64_t seq, uint32_t db,
                       int resp, const std::string_view* argv, size_t argc) {
-  Item item{spec, conn, seq, db, static_cast<uint32_t>(argc),
-            static_cast<uint32_t>(args.size()), 0, 0, static_cast<int8_t>(resp), false};
+  Item item{spec,
+            conn,
+            seq,
+            db,
+            static_cast<uint32_t>(argc),
+            static_cast<uint32_t>(args.size()),
+            0,
+            0,
+            static_cast<int8_t>(resp),
+            false};
   size_t total = argc * sizeof(uint32_t);
   for (size_t i = 0; i < argc; i++) total += argv[i].size();
   size_t at = args.size();
@@ -71,8 +79,8 @@ void ExecuteRemoteBatch(void* p) {
       item.spec->Keys(args, &keys);
       if (!locks.CanRun(item.db, keys, item.spec->is_write())) {
         item.detached = true;
-        auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin, item.seq, item.db,
-                                     item.resp, OwnedArgs::Copy(args), {}};
+        auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
+                                     item.db,   item.resp, OwnedArgs::Copy(args), {}};
         Connection::QueueBehindLocks(rc, keys);
         continue;
       }

@@ -29,10 +29,10 @@ class ReplyBuilder {
   void Null();       // RESP2 $-1, RESP3 _
   void NullArray();  // RESP2 *-1, RESP3 _
   void Array(size_t n) { Header('*', n); }
-  void Map(size_t n);  // RESP2: an array of 2n
-  void Set(size_t n);  // RESP2: an array
-  void Double(double v);  // RESP2: bulk string
-  void Bool(bool v);      // RESP2: integer 0/1
+  void Map(size_t n);                    // RESP2: an array of 2n
+  void Set(size_t n);                    // RESP2: an array
+  void Double(double v);                 // RESP2: bulk string
+  void Bool(bool v);                     // RESP2: integer 0/1
   void Verbatim(std::string_view text);  // RESP3 =txt:..., RESP2 bulk
 
  private:

@@ -97,9 +97,8 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
   return Result::kOk;
 }
 
-RespParser::Result RespParser::ParseInline(const char* data, size_t len,
-                                           const RespLimits& limits, size_t* consumed,
-                                           std::vector<std::string_view>* args) {
+RespParser::Result RespParser::ParseInline(const char* data, size_t len, const RespLimits& limits,
+                                           size_t* consumed, std::vector<std::string_view>* args) {
   const char* nl = static_cast<const char*>(std::memchr(data, '\n', len));
   if (nl == nullptr) {
     if (len > limits.inline_len_max) return Fail("Protocol error: too big inline request");
@@ -138,12 +137,23 @@ bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
           i++;
           char c = line[i];
           switch (c) {
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            case 'b': c = '\b'; break;
-            case 'a': c = '\a'; break;
-            default: break;
+            case 'n':
+              c = '\n';
+              break;
+            case 'r':
+              c = '\r';
+              break;
+            case 't':
+              c = '\t';
+              break;
+            case 'b':
+              c = '\b';
+              break;
+            case 'a':
+              c = '\a';
+              break;
+            default:
+              break;
           }
           cur += c;
         } else if (line[i] == '"') {

@@ -22,8 +22,8 @@ namespace strata {
 
 struct RespLimits {
   uint64_t bulk_len_max = 512ull * 1024 * 1024;  // proto-max-bulk-len
-  int64_t multibulk_len_max = INT32_MAX;          // Redis 7 accepts up to INT_MAX
-  size_t inline_len_max = 64 * 1024;              // PROTO_INLINE_MAX_SIZE
+  int64_t multibulk_len_max = INT32_MAX;         // Redis 7 accepts up to INT_MAX
+  size_t inline_len_max = 64 * 1024;             // PROTO_INLINE_MAX_SIZE
 };
 
 class RespParser {
@@ -38,10 +38,10 @@ class RespParser {
   size_t needed() const { return needed_; }
 
  private:
-  Result ParseMultibulk(const char* data, size_t len, const RespLimits& limits,
-                        size_t* consumed, std::vector<std::string_view>* args);
-  Result ParseInline(const char* data, size_t len, const RespLimits& limits,
-                     size_t* consumed, std::vector<std::string_view>* args);
+  Result ParseMultibulk(const char* data, size_t len, const RespLimits& limits, size_t* consumed,
+                        std::vector<std::string_view>* args);
+  Result ParseInline(const char* data, size_t len, const RespLimits& limits, size_t* consumed,
+                     std::vector<std::string_view>* args);
   Result Fail(std::string msg) {
     error_ = std::move(msg);
     return Result::kError;

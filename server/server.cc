@@ -156,8 +156,8 @@ bool Server::Start(std::string* error) {
       LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
     }
   }
-  LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION,
-            threads, io_backend_.c_str(), port_);
+  LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION, threads,
+            io_backend_.c_str(), port_);
   LogNotice("Ready to accept connections tcp");
   return true;
 }

@@ -341,11 +341,16 @@ Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     });
     rb.Ok();
   } else if (sub == "help") {
-    const char* lines[] = {"CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-                           "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-                           "RESETSTAT", "    Reset statistics reported by the INFO command.",
-                           "HELP", "    Print this help."};
+    const char* lines[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "HELP",
+        "    Print this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else if (sub == "get" || sub == "set" || sub == "resetstat") {
@@ -426,15 +431,21 @@ void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
     }
   } else if (sub == "help") {
     const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "ID", "GETNAME", "SETNAME <name>", "SETINFO <option> <value>",
-                           "INFO", "LIST [TYPE <type>] [ID <id> [<id> ...]]",
-                           "KILL <ip:port> | <filter> <value> ...", "NO-EVICT (ON|OFF)",
-                           "REPLY (ON|OFF|SKIP)", "HELP"};
+                           "ID",
+                           "GETNAME",
+                           "SETNAME <name>",
+                           "SETINFO <option> <value>",
+                           "INFO",
+                           "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+                           "KILL <ip:port> | <filter> <value> ...",
+                           "NO-EVICT (ON|OFF)",
+                           "REPLY (ON|OFF|SKIP)",
+                           "HELP"};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {
-    static const char* known[] = {"id", "setname", "getname", "setinfo", "info", "list",
-                                  "kill", "no-evict", "reply"};
+    static const char* known[] = {"id",   "setname", "getname",  "setinfo", "info",
+                                  "list", "kill",    "no-evict", "reply"};
     bool is_known = false;
     for (const char* k : known) is_known |= sub == k;
     if (is_known) {
@@ -444,7 +455,6 @@ void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
     }
   }
 }
-
 
 Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
@@ -569,7 +579,8 @@ Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
 }
 
 bool ClientNeedsFiber(CmdArgs args) {
-  return EqualsIgnoreCase(args[1], "list") || (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
+  return EqualsIgnoreCase(args[1], "list") ||
+         (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
 }
 
 Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {

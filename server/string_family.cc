@@ -15,8 +15,7 @@
 namespace strata {
 namespace {
 
-constexpr std::string_view kTooBig =
-    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+constexpr std::string_view kTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 uint64_t MaxStringLen(ShardCtx& ctx) {
   return static_cast<uint64_t>(ctx.worker.server().config().proto_max_bulk_len().load());
@@ -25,8 +24,8 @@ uint64_t MaxStringLen(ShardCtx& ctx) {
 // Looks a key up for reading; replies WRONGTYPE and returns false for a non-string.
 bool ReadString(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
                 bool count_stats = true) {
-  Entry* e = count_stats ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms)
-                         : ctx.ks.Find(ctx.db, key, ctx.now_ms);
+  Entry* e =
+      count_stats ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
   if (e != nullptr && e->Type() != ValueType::kString) {
     rb.Error(errors::kWrongType);
     return false;
@@ -228,8 +227,7 @@ void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Integer(static_cast<int64_t>(total));
 }
 
-void IncrBy(std::string_view key, int64_t by, bool is_decrby_min, ShardCtx& ctx,
-            ReplyBuilder& rb) {
+void IncrBy(std::string_view key, int64_t by, bool is_decrby_min, ShardCtx& ctx, ReplyBuilder& rb) {
   Entry* e;
   if (!ReadString(ctx, key, rb, &e, false)) return;
   int64_t cur = 0;
@@ -399,7 +397,6 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 // ---- multi-key across shards ----
-
 
 Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();

@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -30,7 +30,7 @@ namespace strata {
 namespace {
 
 constexpr unsigned kRingEntries = 1024;
-constexpr unsigned kRecvBuffers = 128;         // provided buffers per worker (power of 2)
+constexpr unsigned kRecvBuffers = 128;  // provided buffers per worker (power of 2)
 constexpr unsigned kRecvBufferSize = 16 * 1024;
 constexpr int kRecvBufferGroup = 1;
 
@@ -248,8 +248,7 @@ class UringLoop final : public EventLoop {
     // iterating the completion queue.
     completions_.clear();
     io_uring_for_each_cqe(&ring_, head, cqe) {
-      completions_.push_back({static_cast<Op*>(io_uring_cqe_get_data(cqe)), cqe->res,
-                              cqe->flags});
+      completions_.push_back({static_cast<Op*>(io_uring_cqe_get_data(cqe)), cqe->res, cqe->flags});
       seen++;
     }
     io_uring_cq_advance(&ring_, seen);

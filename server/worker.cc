@@ -63,7 +63,8 @@ Worker::Worker(Server* server, uint32_t index)
       keyspace_(static_cast<uint32_t>(server->config().Int("databases"))),
       rng_state_(0x9E3779B97F4A7C15ull * (index + 1) ^ static_cast<uint64_t>(WallClockUs())) {
   uint32_t n = server->shard_count();
-  for (uint32_t i = 0; i < n; i++) inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
+  for (uint32_t i = 0; i < n; i++)
+    inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
   outbox_.resize(n);
   open_batches_.assign(n, nullptr);
   stats_.commands.resize(CommandRegistry::Get().size());
@@ -75,8 +76,8 @@ Worker::~Worker() {
 
 Worker* Worker::Current() { return t_current; }
 
-bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
-                   EventLoop::AcceptFn on_accept, std::string* error, std::string* note) {
+bool Worker::Start(IoBackend backend, std::vector<int> listen_fds, EventLoop::AcceptFn on_accept,
+                   std::string* error, std::string* note) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     *error = std::string("eventfd: ") + std::strerror(errno);

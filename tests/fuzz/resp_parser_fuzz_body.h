@@ -34,7 +34,8 @@ inline void FuzzRespParser(const uint8_t* data, size_t size) {
     if (consumed == 0 || consumed > size - pos) std::abort();
     for (std::string_view a : args) {
       // Multibulk arguments point into the consumed bytes; inline ones into parser storage.
-      bool inside = a.data() >= buf.data() + pos && a.data() + a.size() <= buf.data() + pos + consumed;
+      bool inside =
+          a.data() >= buf.data() + pos && a.data() + a.size() <= buf.data() + pos + consumed;
       if (!inside && buf[pos] == '*') std::abort();
     }
     pos += consumed;

@@ -22,9 +22,10 @@ TEST(ConfigTest, DefaultsAndTypes) {
 TEST(ConfigTest, FileLinesAndErrors) {
   Config c;
   std::string err;
-  ASSERT_TRUE(c.LoadFileText("# comment\nport 7000\nsave \"\"\nmaxmemory 4gb\n"
-                             "save 900 1 300 10\n  databases 8\n",
-                             &err))
+  ASSERT_TRUE(
+      c.LoadFileText("# comment\nport 7000\nsave \"\"\nmaxmemory 4gb\n"
+                     "save 900 1 300 10\n  databases 8\n",
+                     &err))
       << err;
   EXPECT_EQ(c.Int("port"), 7000);
   EXPECT_EQ(c.Int("databases"), 8);
