@@ -163,6 +163,15 @@ def rb(server):
     c.close()
 
 
+@pytest.fixture
+def rc(server):
+    """Client without redis-py reply post-processing: replies come back as sent."""
+    c = server.client(decode_responses=True)
+    c.response_callbacks.clear()
+    yield c
+    c.close()
+
+
 class RawConnection:
     """A plain socket for byte-exact protocol tests."""
 

@@ -6,64 +6,10 @@ line and its own flags (--port, --bind, --save, --appendonly, --dir) after it, s
 flags always override the file.
 """
 import os
-import socket
-import time
 
-import pytest
-
-from conftest import RawConnection
-
-
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def roundtrip(conn, data):
-    conn.send(data)
-    return conn.read_reply()
-
-
-def wait_for(pred, timeout=5.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            pytest.fail("timed out waiting for " + what)
-        time.sleep(0.02)
-
-
-def read_until_closed(conn, timeout=5.0):
-    """Returns (bytes received, closed?) after waiting up to timeout for the server to close."""
-    conn.sock.settimeout(timeout)
-    data = conn.buf
-    conn.buf = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            chunk = conn.sock.recv(65536)
-        except (ConnectionResetError, BrokenPipeError):
-            return data, True
-        except socket.timeout:
-            return data, False
-        if not chunk:
-            return data, True
-        data += chunk
-    return data, False
-
-
-def send_then_read_until_closed(conn, payload, timeout=5.0):
-    try:
-        conn.send(payload)
-    except (ConnectionResetError, BrokenPipeError):
-        return conn.buf, True
-    return read_until_closed(conn, timeout)
+import helpers
+from conftest import RawConnection, free_port
+from helpers import cmd, read_until_closed, roundtrip, send_then_read_until_closed, wait_for
 
 
 def config(c, name):
@@ -79,12 +25,9 @@ def expect_start_failure(server_factory, **kw):
 
 
 def kill_other_clients(c):
-    """Closes every other connection (e.g. the harness's readiness probe) by id."""
-    me = c.client_id()
-    for line in c.execute_command("CLIENT", "LIST").strip().split("\n"):
-        fields = dict(f.split("=", 1) for f in line.split(" "))
-        if int(fields["id"]) != me:
-            c.execute_command("CLIENT", "KILL", "ID", fields["id"])
+    """Closes every other connection (e.g. the harness's readiness probe) by id and waits
+    until the server counts only this one."""
+    helpers.kill_other_clients(c)
     wait_for(lambda: int(c.info("clients")["connected_clients"]) == 1,
              what="other clients to go away")
 
@@ -106,14 +49,8 @@ maxmemory-samples '7'
 """
 
 
-def unused_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_config_file_is_honoured(server_factory):
-    s = server_factory(config_text=CONFIG_FILE.format(file_port=unused_port()))
+    s = server_factory(config_text=CONFIG_FILE.format(file_port=free_port()))
     c = s.client(decode_responses=True)
     # --port on the command line (added by the harness) wins over the file
     assert config(c, "port") == str(s.port)

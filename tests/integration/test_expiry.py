@@ -10,20 +10,12 @@ import time
 import pytest
 import redis
 
-NOT_INT = "^value is not an integer or out of range$"
+from helpers import NOT_INT
+
 NX_CONFLICT = "^NX and XX, GT or LT options at the same time are not compatible$"
 GT_LT_CONFLICT = "^GT and LT options at the same time are not compatible$"
 
 EXPIRE_CMDS = ["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"]
-
-
-@pytest.fixture
-def rc(server):
-    """Client without redis-py reply post-processing: replies come back as sent."""
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
 
 
 def wait_for(pred, timeout=10.0, interval=0.02):

@@ -7,13 +7,7 @@ import time
 
 import pytest
 
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+from helpers import resp
 
 
 def burst(rng, n):

@@ -9,21 +9,11 @@ import pytest
 import redis
 
 from conftest import require_commands
+from helpers import NOT_INT, SYNTAX, make_list, resp
 
-SYNTAX = "^syntax error$"
-NOT_INT = "^value is not an integer or out of range$"
 NO_SUCH_KEY = "^no such key$"
 DB_RANGE = "^DB index is out of range$"
 SAME_OBJECT = "^source and destination objects are the same$"
-
-
-@pytest.fixture
-def rc(server):
-    """Client without redis-py reply post-processing: replies come back as sent."""
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
 
 
 @pytest.fixture
@@ -40,21 +30,6 @@ def db(server):
     yield make
     for c in clients:
         c.close()
-
-
-def make_list(client, key):
-    """Creates a non-string key. Tests that call it first call
-    require_commands(server, "RPUSH"), so they skip where the server has no lists yet."""
-    assert client.execute_command("RPUSH", key, "item") == 1
-
-
-def resp(*args):
-    """Encodes one command as a RESP array of bulk strings."""
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def scan_all(client, *opts, count=None):

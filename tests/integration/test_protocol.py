@@ -10,50 +10,7 @@ import time
 import pytest
 
 from conftest import RawConnection, require_commands
-
-
-def expect_closed(conn, timeout=5.0):
-    """Asserts the server closes `conn` (EOF or reset) within `timeout` seconds and
-    returns any bytes that arrived first."""
-    conn.sock.settimeout(timeout)
-    data = conn.buf
-    conn.buf = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            chunk = conn.sock.recv(65536)
-        except (ConnectionResetError, BrokenPipeError):
-            return data
-        except socket.timeout:
-            break
-        if not chunk:
-            return data
-        data += chunk
-    pytest.fail("server did not close the connection; got %r" % data[:200])
-
-
-def send_until_closed(conn, payload, timeout=5.0):
-    """Sends payload (tolerating the server closing mid-send) and waits for the close."""
-    try:
-        conn.send(payload)
-    except (ConnectionResetError, BrokenPipeError):
-        return conn.buf
-    return expect_closed(conn, timeout)
-
-
-def cmd(*args):
-    """Encodes one command as a RESP multibulk request."""
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def roundtrip(conn, data, n=1):
-    conn.send(data)
-    return b"".join(conn.read_reply() for _ in range(n))
+from helpers import cmd, expect_closed, roundtrip, send_until_closed
 
 
 # ---------------------------------------------------------------- RESP2 reply types

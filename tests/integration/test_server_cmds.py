@@ -4,56 +4,12 @@ TIME, COMMAND and CLIENT. (INFO, CONFIG, SHUTDOWN and signals: test_server_info_
 Expected values and error texts were checked against redis-server 7.0.
 """
 import re
-import socket
 import time
 
 import pytest
-import redis
 
 from conftest import require_commands
-
-
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def roundtrip(conn, data, n=1):
-    conn.send(data)
-    return b"".join(conn.read_reply() for _ in range(n))
-
-
-def error_of(fn, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        fn(*args)
-    return str(e.value)
-
-
-def is_closed(conn, timeout=5.0):
-    conn.sock.settimeout(timeout)
-    try:
-        return conn.sock.recv(1024) == b""
-    except (ConnectionResetError, BrokenPipeError):
-        return True
-    except socket.timeout:
-        return False
-
-
-def call(r, *args):
-    """Runs a command on redis-py client r without redis-py's reply post-processing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        reply = conn.read_response()
-    finally:
-        r.connection_pool.release(conn)
-    if isinstance(reply, redis.ResponseError):
-        raise reply
-    return reply
+from helpers import call, cmd, error_of, is_closed, parse_client_line, roundtrip
 
 
 # ---------------------------------------------------------------- PING / ECHO
@@ -300,10 +256,6 @@ def test_client_setname_getname(r):
     assert r.execute_command("CLIENT", "GETNAME") is None
     assert error_of(r.execute_command, "CLIENT", "GETNAME", "x") == (
         "wrong number of arguments for 'client|getname' command")
-
-
-def parse_client_line(line):
-    return dict(f.split("=", 1) for f in line.split(" "))
 
 
 def test_client_info(r):

@@ -6,67 +6,12 @@ Expected values and error texts were checked against redis-server 7.0.
 import os
 import re
 import signal
-import socket
-import time
 
 import pytest
 import redis
 
 from conftest import RawConnection
-
-
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def roundtrip(conn, data, n=1):
-    conn.send(data)
-    return b"".join(conn.read_reply() for _ in range(n))
-
-
-def error_of(fn, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        fn(*args)
-    return str(e.value)
-
-
-def wait_for(pred, timeout=5.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            pytest.fail("timed out waiting for " + what)
-        time.sleep(0.02)
-
-
-def is_closed(conn, timeout=5.0):
-    conn.sock.settimeout(timeout)
-    try:
-        return conn.sock.recv(1024) == b""
-    except (ConnectionResetError, BrokenPipeError):
-        return True
-    except socket.timeout:
-        return False
-
-
-def call(r, *args):
-    """Runs a command on redis-py client r without redis-py's reply post-processing."""
-    conn = r.connection_pool.get_connection(args[0])
-    try:
-        conn.send_command(*args)
-        reply = conn.read_response()
-    finally:
-        r.connection_pool.release(conn)
-    if isinstance(reply, redis.ResponseError):
-        raise reply
-    return reply
+from helpers import call, cmd, error_of, is_closed, kill_other_clients, roundtrip, wait_for
 
 
 def info_text(r, *sections):
@@ -84,10 +29,6 @@ def info_fields(r, section):
     return out
 
 
-def parse_client_line(line):
-    return dict(f.split("=", 1) for f in line.split(" "))
-
-
 # ---------------------------------------------------------------- INFO
 
 def test_info_server(server, r):
@@ -97,15 +38,6 @@ def test_info_server(server, r):
     assert f["tcp_port"] == str(server.port)
     assert f["process_id"] == str(server.proc.pid)
     assert int(f["uptime_in_seconds"]) >= 0
-
-
-def kill_other_clients(c):
-    """Closes every other connection (e.g. the harness's readiness probe) by id."""
-    me = c.client_id()
-    for line in call(c, "CLIENT", "LIST").strip().split("\n"):
-        cid = int(parse_client_line(line)["id"])
-        if cid != me:
-            c.execute_command("CLIENT", "KILL", "ID", str(cid))
 
 
 def test_info_clients_connected(server_factory):

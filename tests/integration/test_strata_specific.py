@@ -9,24 +9,9 @@ import time
 import pytest
 
 from conftest import TARGET, RawConnection
+from helpers import cmd, error_of
 
 pytestmark = pytest.mark.skipif(TARGET == "redis", reason="strata-specific behaviour")
-
-
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def error_of(fn, *args):
-    import redis
-    with pytest.raises(redis.ResponseError) as e:
-        fn(*args)
-    return str(e.value)
 
 
 # ---------------------------------------------------------------- I/O backend

@@ -11,26 +11,7 @@ import pytest
 import redis
 
 from conftest import require_commands
-
-WRONGTYPE = "^WRONGTYPE Operation against a key holding the wrong kind of value$"
-NOT_INT = "^value is not an integer or out of range$"
-NOT_FLOAT = "^value is not a valid float$"
-SYNTAX = "^syntax error$"
-
-
-@pytest.fixture
-def rc(server):
-    """Client without redis-py reply post-processing: replies come back as sent."""
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
-
-
-def make_list(client, key):
-    """Creates a non-string key. Tests that call it first call
-    require_commands(server, "RPUSH"), so they skip where the server has no lists yet."""
-    assert client.execute_command("RPUSH", key, "item") == 1
+from helpers import NOT_INT, SYNTAX, WRONGTYPE, make_list, resp
 
 
 # ---------------------------------------------------------------- GET / SET
@@ -552,15 +533,6 @@ def test_setnx_on_wrong_type_is_not_an_error(server, rc):
 
 
 # ------------------------------------------------------- exact error lines
-
-def resp(*args):
-    """Encodes one command as a RESP array of bulk strings."""
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
 
 @pytest.mark.parametrize("cmd,line", [
     (b"SET k v NX XX", b"-ERR syntax error"),

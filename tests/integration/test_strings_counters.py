@@ -8,17 +8,7 @@ test_strings.py::test_error_reply_lines pins full lines on the wire.
 import pytest
 import redis
 
-NOT_INT = "^value is not an integer or out of range$"
-NOT_FLOAT = "^value is not a valid float$"
-
-
-@pytest.fixture
-def rc(server):
-    """Client without redis-py reply post-processing: replies come back as sent."""
-    c = server.client(decode_responses=True)
-    c.response_callbacks.clear()
-    yield c
-    c.close()
+from helpers import NOT_FLOAT, NOT_INT
 
 
 # ---------------------------------------------------- INCR DECR INCRBY DECRBY

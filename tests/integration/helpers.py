@@ -1,0 +1,160 @@
+"""Plain helper functions shared by the integration tests (fixtures live in conftest.py).
+
+Import what a test module needs: `from helpers import cmd, roundtrip`.
+"""
+import socket
+import time
+
+import pytest
+import redis
+
+# Error-reply patterns for pytest.raises(match=...). redis-py strips the "ERR " prefix
+# from error replies, so these start after it.
+WRONGTYPE = "^WRONGTYPE Operation against a key holding the wrong kind of value$"
+NOT_INT = "^value is not an integer or out of range$"
+NOT_FLOAT = "^value is not a valid float$"
+SYNTAX = "^syntax error$"
+
+
+# ---------------------------------------------------------------- raw RESP requests
+
+def cmd(*args):
+    """Encodes one command as a RESP multibulk request (str or bytes arguments)."""
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def resp(*args):
+    """Encodes one command as a RESP array of bulk strings (bytes as they are, anything
+    else through str(), so numbers can be passed as they are)."""
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def roundtrip(conn, data, n=1):
+    """Sends data on a RawConnection and returns the raw bytes of the next n replies."""
+    conn.send(data)
+    return b"".join(conn.read_reply() for _ in range(n))
+
+
+# ---------------------------------------------------------------- connection close
+
+def is_closed(conn, timeout=5.0):
+    """True when the server closes the RawConnection `conn` within timeout seconds."""
+    conn.sock.settimeout(timeout)
+    try:
+        return conn.sock.recv(1024) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def read_until_closed(conn, timeout=5.0):
+    """Returns (bytes received, closed?) after waiting up to timeout for the server to close."""
+    conn.sock.settimeout(timeout)
+    data = conn.buf
+    conn.buf = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = conn.sock.recv(65536)
+        except (ConnectionResetError, BrokenPipeError):
+            return data, True
+        except socket.timeout:
+            return data, False
+        if not chunk:
+            return data, True
+        data += chunk
+    return data, False
+
+
+def send_then_read_until_closed(conn, payload, timeout=5.0):
+    """Sends payload (tolerating the server closing mid-send), then read_until_closed."""
+    try:
+        conn.send(payload)
+    except (ConnectionResetError, BrokenPipeError):
+        return conn.buf, True
+    return read_until_closed(conn, timeout)
+
+
+def expect_closed(conn, timeout=5.0):
+    """Asserts the server closes `conn` (EOF or reset) within `timeout` seconds and
+    returns any bytes that arrived first."""
+    data, closed = read_until_closed(conn, timeout)
+    if not closed:
+        pytest.fail("server did not close the connection; got %r" % data[:200])
+    return data
+
+
+def send_until_closed(conn, payload, timeout=5.0):
+    """Sends payload (tolerating the server closing mid-send) and waits for the close."""
+    data, closed = send_then_read_until_closed(conn, payload, timeout)
+    if not closed:
+        pytest.fail("server did not close the connection; got %r" % data[:200])
+    return data
+
+
+# ---------------------------------------------------------------- redis-py clients
+
+def error_of(fn, *args):
+    """The error text of the redis.ResponseError that fn(*args) raises."""
+    with pytest.raises(redis.ResponseError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+def call(r, *args):
+    """Runs a command on redis-py client r without redis-py's reply post-processing."""
+    conn = r.connection_pool.get_connection(args[0])
+    try:
+        conn.send_command(*args)
+        reply = conn.read_response()
+    finally:
+        r.connection_pool.release(conn)
+    if isinstance(reply, redis.ResponseError):
+        raise reply
+    return reply
+
+
+def parse_client_line(line):
+    """One CLIENT LIST / CLIENT INFO line as {field: value}."""
+    return dict(f.split("=", 1) for f in line.split(" "))
+
+
+def kill_other_clients(c):
+    """Closes every other connection (e.g. the harness's readiness probe) by id.
+    c is a client with str replies."""
+    me = c.client_id()
+    for line in call(c, "CLIENT", "LIST").strip().split("\n"):
+        cid = int(parse_client_line(line)["id"])
+        if cid != me:
+            c.execute_command("CLIENT", "KILL", "ID", str(cid))
+
+
+def make_list(client, key):
+    """Creates a non-string key. Tests that call it first call
+    require_commands(server, "RPUSH"), so they skip where the server has no lists yet."""
+    assert client.execute_command("RPUSH", key, "item") == 1
+
+
+# ---------------------------------------------------------------- waiting
+
+def wait_for(pred, timeout=5.0, what="condition"):
+    """Polls pred() until it is truthy and returns its value; fails the test after
+    timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            pytest.fail("timed out waiting for " + what)
+        time.sleep(0.02)
