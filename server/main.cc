@@ -50,6 +50,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "Can't chdir to '%s': %s\n", dir.c_str(), std::strerror(errno));
     return 1;
   }
+  // As in Redis, CONFIG GET dir reports the absolute working directory.
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) != nullptr) {
+    std::string ignored = config.Set("dir", cwd, false);
+    (void)ignored;  // a string setting accepts any path
+  }
   if (!config.String("save").empty()) {
     LogWarning(
         "save \"%s\" is set, but snapshots are not implemented yet: nothing will be "
