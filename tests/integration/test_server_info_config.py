@@ -267,3 +267,10 @@ def test_sigterm_with_open_clients(server_factory):
     for c in conns:
         assert is_closed(c)
         c.close()
+
+
+def test_config_get_dir_is_absolute(server, r):
+    import os
+    d = r.config_get("dir")["dir"]
+    assert os.path.isabs(d)
+    assert os.path.realpath(d) == os.path.realpath(server.dir)
