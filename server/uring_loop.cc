@@ -372,8 +372,9 @@ class UringLoop final : public EventLoop {
     } else if (done.res == -EINVAL && !more && multishot_recv_ && !ever_multishot_data_) {
       // The kernel rejects multishot receive: use single-shot receives from now on.
       multishot_recv_ = false;
-      LogWarning("io_uring: the kernel refused multishot receive; using one receive "
-                 "submission per read");
+      LogWarning(
+          "io_uring: the kernel refused multishot receive; using one receive "
+          "submission per read");
     } else if (done.res < 0 && done.res != -ENOBUFS) {
       ops->error = -done.res;
     }
@@ -435,8 +436,9 @@ class UringLoop final : public EventLoop {
         if (done.res == -EINVAL && multishot_accept_) {
           // Kernel without multishot accept: switch to one accept per completion.
           multishot_accept_ = false;
-          LogWarning("io_uring: the kernel refused multishot accept; using one accept per "
-                     "completion");
+          LogWarning(
+              "io_uring: the kernel refused multishot accept; using one accept per "
+              "completion");
           ArmAccept(l);
           return;
         }
