@@ -4,20 +4,35 @@
 // the ring needs no locks, just acquire/release on two indexes that sit on their own
 // cache lines. Push fails when full; the producer keeps the item and retries on its
 // next loop turn (it never blocks, so two full rings cannot deadlock).
+// Storage comes straight from mmap: the kernel's zero pages cost no memory until a slot
+// is first written, so the N x N rings of a many-core server cost only what the busy
+// pairs touch.
 // Thread-safety: exactly one producer thread and one consumer thread.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstddef>
-#include <memory>
+#include <new>
+#include <type_traits>
 
 namespace strata {
 
 template <class T>
 class SpscRing {
  public:
+  static_assert(std::is_trivially_copyable_v<T>, "slots are raw zero-filled memory");
+
   explicit SpscRing(size_t capacity_pow2)
-      : mask_(capacity_pow2 - 1), slots_(new T[capacity_pow2]) {}
+      : mask_(capacity_pow2 - 1), bytes_(capacity_pow2 * sizeof(T)) {
+    void* mem = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) throw std::bad_alloc();
+    slots_ = static_cast<T*>(mem);
+  }
+  ~SpscRing() { munmap(slots_, bytes_); }
+  SpscRing(const SpscRing&) = delete;
+  SpscRing& operator=(const SpscRing&) = delete;
 
   bool Push(const T& v) {
     size_t tail = tail_.load(std::memory_order_relaxed);
@@ -47,7 +62,8 @@ class SpscRing {
 
  private:
   const size_t mask_;
-  std::unique_ptr<T[]> slots_;
+  const size_t bytes_;
+  T* slots_;
   alignas(64) std::atomic<size_t> head_{0};
   size_t tail_cache_ = 0;  // consumer's view of tail
   alignas(64) std::atomic<size_t> tail_{0};

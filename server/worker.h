@@ -63,7 +63,9 @@ struct WorkerStats {
 
 class Worker {
  public:
-  static constexpr size_t kRingCapacity = 4096;
+  // Tasks one worker can have queued for another; more wait in the outbox (a turn
+  // sends one batch per destination, so this is rarely approached).
+  static constexpr size_t kRingCapacity = 1024;
   static constexpr size_t kExpireBucketsPerTick = 2000;
 
   Worker(Server* server, uint32_t index);
