@@ -60,10 +60,12 @@ Config::Config() {
       [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "appendonly yes is not supported by strata";
   };
-  Add("maxmemory", Kind::kMemory, "0", true, "memory limit in bytes, 0 = none");
+  Add("maxmemory", Kind::kMemory, "0", true,
+      "memory limit in bytes for the whole process, 0 = none; over it, commands that add "
+      "data get an OOM error");
   auto& pol = Add("maxmemory-policy", Kind::kEnum, "noeviction", true,
-                  "what to do at maxmemory (eviction policies are accepted; the server warns "
-                  "that only noeviction is enforced)");
+                  "what to do at maxmemory; only noeviction is implemented (the other "
+                  "names are accepted, logged as such, and act as noeviction)");
   pol.enum_values = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
                      "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
@@ -114,6 +116,7 @@ Config::Config() {
   proto_max_bulk_len_ = &by_name_["proto-max-bulk-len"]->number;
   query_buf_limit_ = &by_name_["client-query-buffer-limit"]->number;
   maxclients_ = &by_name_["maxclients"]->number;
+  maxmemory_ = &by_name_["maxmemory"]->number;
 }
 
 const Config::Option* Config::Find(std::string_view name) const {

@@ -68,6 +68,7 @@ class Config {
   const std::atomic<int64_t>& proto_max_bulk_len() const { return *proto_max_bulk_len_; }
   const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
   const std::atomic<int64_t>& maxclients() const { return *maxclients_; }
+  const std::atomic<int64_t>& maxmemory() const { return *maxmemory_; }
 
  private:
   Option& Add(std::string name, Kind kind, std::string def, bool mut, std::string help);
@@ -82,6 +83,7 @@ class Config {
   std::atomic<int64_t>* proto_max_bulk_len_ = nullptr;
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;
+  std::atomic<int64_t>* maxmemory_ = nullptr;
 };
 
 }  // namespace strata

@@ -220,6 +220,11 @@ bool Connection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       return true;
     }
   }
+  if ((spec->flags & kCmdDenyOom) && worker_->over_memory_limit()) {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
+    return true;
+  }
   last_cmd = spec->name;
   if (spec->subcommands != nullptr && args.size() > 1) {
     last_cmd += '|';

@@ -62,8 +62,11 @@ int main(int argc, char** argv) {
         "saved",
         config.String("save").c_str());
   }
-  if (config.Int("maxmemory") > 0) {
-    LogWarning("maxmemory is set, but the memory limit is not enforced yet");
+  if (config.String("maxmemory-policy") != "noeviction") {
+    LogWarning(
+        "maxmemory-policy %s is not implemented yet: over maxmemory, writes get OOM "
+        "errors as with noeviction",
+        config.String("maxmemory-policy").c_str());
   }
   std::string pidfile = config.String("pidfile");
   if (!pidfile.empty()) {

@@ -320,6 +320,12 @@ Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
         break;
       }
       old.emplace_back(name, *cur);
+      if (name == "maxmemory-policy" && cfg.String(name) != "noeviction") {
+        LogWarning(
+            "maxmemory-policy %s is not implemented yet: over maxmemory, writes get "
+            "OOM errors as with noeviction",
+            cfg.String(name).c_str());
+      }
     }
     if (!error.empty()) {
       for (auto it = old.rbegin(); it != old.rend(); ++it) {

@@ -244,6 +244,20 @@ void Worker::AdoptConnection(int fd) {
   c->Start();
 }
 
+void Worker::UpdateMemoryState() {
+  published_used_.store(keyspace_.used_bytes(), std::memory_order_relaxed);
+  int64_t limit = server_->config().maxmemory().load(std::memory_order_relaxed);
+  if (limit <= 0) {
+    over_memory_limit_ = false;
+    return;
+  }
+  size_t total = 0;
+  for (uint32_t i = 0; i < server_->shard_count(); i++) {
+    total += server_->worker(i).published_used_bytes();
+  }
+  over_memory_limit_ = total > static_cast<size_t>(limit);
+}
+
 void Worker::RunTimers() {
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = server_->config().Int("hz");
@@ -277,6 +291,7 @@ void Worker::Run() {
       deferred_scratch_.clear();
     }
     RunTimers();
+    UpdateMemoryState();
     dirty_scratch_.swap(dirty_);
     for (Connection* c : dirty_scratch_) c->FlushOutput();
     dirty_scratch_.clear();

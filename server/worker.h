@@ -90,6 +90,10 @@ class Worker {
   LockTable& locks() { return locks_; }
   EventLoop& loop() { return *loop_; }
   int64_t now_ms() const { return now_ms_; }
+  // True when the process's data is over maxmemory (recomputed once per loop turn from
+  // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
+  bool over_memory_limit() const { return over_memory_limit_; }
+  size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
   // Re-reads the clock; called before each batch of commands.
   void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
@@ -146,6 +150,9 @@ class Worker {
   std::unordered_map<uint64_t, Connection*> conns_;
   std::vector<Connection*> dirty_;
   std::vector<Connection*> dirty_scratch_;
+  void UpdateMemoryState();
+  std::atomic<size_t> published_used_{0};
+  bool over_memory_limit_ = false;
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
   uint64_t rng_state_;
