@@ -180,8 +180,14 @@ std::string* Connection::ReplyTarget(bool* suppress) {
   skip_next_reply = false;
   if (slots_.empty()) return &out_;
   slots_.push_back(Slot{false, *suppress, {}});
-  next_seq_++;
   return &slots_.back().data;
+}
+
+uint64_t Connection::ReservePendingSlot() {
+  bool suppress = reply_mode == ReplyMode::kOff || skip_next_reply;
+  skip_next_reply = false;
+  slots_.push_back(Slot{false, suppress, {}});
+  return slot_base_ + slots_.size() - 1;
 }
 
 void Connection::CommitReply(std::string* target, bool suppress, size_t start) {
@@ -225,11 +231,8 @@ bool Connection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
     return true;
   }
-  last_cmd = spec->name;
-  if (spec->subcommands != nullptr && args.size() > 1) {
-    last_cmd += '|';
-    last_cmd += Lowercase(args[1]);
-  }
+  last_spec_ = spec;
+  if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
     // Suppression is decided after the handler, so that CLIENT REPLY ON is answered and
     // CLIENT REPLY OFF/SKIP are not.
@@ -292,11 +295,7 @@ bool Connection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t
       spec->Keys(args, &keys);
       if (!locks.CanRun(db, keys, spec->is_write())) {
         // Queue behind the multi-shard command holding (or waiting for) these keys.
-        bool suppress = reply_mode == ReplyMode::kOff || skip_next_reply;
-        skip_next_reply = false;
-        slots_.push_back(Slot{false, suppress, {}});
-        uint64_t seq = slot_base_ + slots_.size() - 1;
-        next_seq_++;
+        uint64_t seq = ReservePendingSlot();
         auto* rc =
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         inflight_++;
@@ -324,11 +323,7 @@ bool Connection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t
     CommitReply(t, suppress, start);
     return true;
   }
-  bool suppress = reply_mode == ReplyMode::kOff || skip_next_reply;
-  skip_next_reply = false;
-  slots_.push_back(Slot{false, suppress, {}});
-  uint64_t seq = slot_base_ + slots_.size() - 1;
-  next_seq_++;
+  uint64_t seq = ReservePendingSlot();
   inflight_++;
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size());
   return true;
@@ -344,10 +339,7 @@ void Connection::QueueBehindLocks(RemoteCommand* rc, const std::vector<std::stri
 }
 
 void Connection::StartFiber(const CommandSpec* spec, CmdArgs args) {
-  bool suppress = reply_mode == ReplyMode::kOff || skip_next_reply;
-  skip_next_reply = false;
-  slots_.push_back(Slot{false, suppress, {}});
-  next_seq_++;
+  ReservePendingSlot();
   fiber_running_ = true;
   inflight_++;
   worker_->stats().multi_shard_commands++;
@@ -462,6 +454,12 @@ void Connection::MaybeDestroy() {
 }
 
 std::string Connection::InfoLine(int64_t now_ms) const {
+  std::string cmd = "NULL";
+  if (last_spec_ != nullptr) {
+    cmd = last_spec_->name;
+    if (last_spec_->subcommands != nullptr && !last_subcommand_.empty())
+      cmd += "|" + last_subcommand_;
+  }
   char buf[1024];
   std::snprintf(
       buf, sizeof(buf),
@@ -473,8 +471,8 @@ std::string Connection::InfoLine(int64_t now_ms) const {
       static_cast<long long>((now_ms - created_ms) / 1000),
       static_cast<long long>((now_ms - last_interaction_ms) / 1000), db, rend_ - rstart_,
       rbuf_.size() - (rend_ - rstart_), rbuf_.size(), out_.capacity() + sending_.capacity(),
-      rbuf_.capacity() + out_.capacity() + sending_.capacity() + sizeof(*this), last_cmd.c_str(),
-      resp, lib_name.c_str(), lib_ver.c_str());
+      rbuf_.capacity() + out_.capacity() + sending_.capacity() + sizeof(*this), cmd.c_str(), resp,
+      lib_name.c_str(), lib_ver.c_str());
   return buf;
 }
 

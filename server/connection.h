@@ -86,10 +86,8 @@ class Connection final : public IoConn {
   bool skip_next_reply = false;
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
-  std::string last_cmd = "NULL";
   const std::string& addr() const { return addr_; }
   const std::string& laddr() const { return laddr_; }
-  int fd_for_info() const { return fd; }
   size_t query_buffer_bytes() const { return rend_ - rstart_; }
   size_t output_bytes() const { return out_.size() + sending_.size(); }
   // One line of CLIENT LIST / CLIENT INFO.
@@ -109,6 +107,8 @@ class Connection final : public IoConn {
   void ReplyError(std::string_view msg);
   // Where the next in-order reply goes: straight to the output, or to a ready slot.
   std::string* ReplyTarget(bool* suppress);
+  // Reserves the slot of a reply that will arrive later; returns its sequence number.
+  uint64_t ReservePendingSlot();
   void CommitReply(std::string* target, bool suppress, size_t start);
   void ArmRead();
   void Dirty();
@@ -135,7 +135,10 @@ class Connection final : public IoConn {
   std::string sending_;
   std::deque<Slot> slots_;
   uint64_t slot_base_ = 0;  // seq of slots_.front()
-  uint64_t next_seq_ = 0;
+
+  // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
+  const CommandSpec* last_spec_ = nullptr;
+  std::string last_subcommand_;
 
   uint32_t inflight_ = 0;
   bool fiber_running_ = false;

@@ -24,12 +24,15 @@ std::vector<std::string> MakeKeys(size_t n) {
   return keys;
 }
 
+void Fill(Keyspace* ks, const std::vector<std::string>& keys, std::string_view value) {
+  for (auto& k : keys) ks->SetString(0, k, value, Entry::kNoExpire);
+}
+
 void BM_Get(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   auto keys = MakeKeys(n);
   Keyspace ks(1);
-  std::string value(100, 'v');
-  for (auto& k : keys) ks.SetString(0, k, value, Entry::kNoExpire);
+  Fill(&ks, keys, std::string(100, 'v'));
   std::mt19937_64 rng(1);
   for (auto _ : state) {
     Entry* e = ks.Find(0, keys[rng() % n], 0);
@@ -44,7 +47,7 @@ void BM_SetOverwrite(benchmark::State& state) {
   auto keys = MakeKeys(n);
   Keyspace ks(1);
   std::string value(100, 'v');
-  for (auto& k : keys) ks.SetString(0, k, value, Entry::kNoExpire);
+  Fill(&ks, keys, value);
   std::mt19937_64 rng(2);
   for (auto _ : state) ks.SetString(0, keys[rng() % n], value, Entry::kNoExpire);
   state.SetItemsProcessed(state.iterations());
@@ -56,7 +59,7 @@ void BM_InsertGrowing(benchmark::State& state) {
   std::string value(100, 'v');
   for (auto _ : state) {
     Keyspace ks(1);
-    for (auto& k : keys) ks.SetString(0, k, value, Entry::kNoExpire);
+    Fill(&ks, keys, value);
     benchmark::DoNotOptimize(ks.DbSize(0));
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(keys.size()));
@@ -66,7 +69,7 @@ BENCHMARK(BM_InsertGrowing)->Unit(benchmark::kMillisecond);
 void BM_ScanAll(benchmark::State& state) {
   auto keys = MakeKeys(1000000);
   Keyspace ks(1);
-  for (auto& k : keys) ks.SetString(0, k, "v", Entry::kNoExpire);
+  Fill(&ks, keys, "v");
   for (auto _ : state) {
     size_t seen = 0;
     uint64_t cursor = 0;
