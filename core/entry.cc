@@ -4,6 +4,9 @@
 
 #include <new>
 
+#include "core/ascii7.h"
+#include "core/slab.h"
+
 namespace strata {
 
 const char* ValueTypeName(ValueType t) {
@@ -14,31 +17,121 @@ const char* ValueTypeName(ValueType t) {
   return "none";
 }
 
-Entry* Entry::Create(std::string_view key, std::string_view value, ValueType type,
-                     int64_t expire_ms, size_t* usable) {
-  bool has_expire = expire_ms != kNoExpire;
-  size_t size = AllocSize(key.size(), value.size(), has_expire);
-  void* mem = mi_malloc(size);
-  if (mem == nullptr) throw std::bad_alloc();
-  Entry* e = static_cast<Entry*>(mem);
-  e->next = nullptr;
-  e->key_len_ = static_cast<uint32_t>(key.size());
-  e->value_len_ = static_cast<uint32_t>(value.size());
-  e->flags_ = static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0);
-  if (has_expire) e->SetExpireInPlace(expire_ms);
-  char* p = const_cast<char*>(e->KeyData());
-  if (!key.empty()) std::memcpy(p, key.data(), key.size());
-  if (!value.empty()) std::memcpy(p + key.size(), value.data(), value.size());
-  *usable = mi_usable_size(mem);
-  return e;
+namespace {
+
+size_t VarintSize(uint32_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
 }
 
-size_t Entry::UsableSize(const Entry* e) { return mi_usable_size(e); }
+char* WriteVarint(char* p, uint32_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
 
-size_t Entry::Destroy(Entry* e) {
+}  // namespace
+
+uint32_t Entry::ReadVarintSlow(const char* p, uint32_t* off) {
+  uint32_t v = 0;
+  int shift = 0;
+  while (true) {
+    uint8_t b = static_cast<uint8_t>(p[(*off)++]);
+    v |= static_cast<uint32_t>(b & 0x7f) << shift;
+    if (b < 0x80) return v;
+    shift += 7;
+  }
+}
+
+size_t Entry::StoredValueLen(const Layout& l) const {
+  return IsPacked() ? ascii7::PackedSize(l.value_len) : l.value_len;
+}
+
+size_t Entry::AllocSize() const {
+  Layout l = Parse();
+  return l.key_off + l.key_len + StoredValueLen(l);
+}
+
+Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
+                     int64_t expire_ms, size_t* usable) {
+  bool has_expire = expire_ms != kNoExpire;
+  bool packed = value.size() >= kPackMinLen && ascii7::IsAscii(value);
+  uint32_t klen = static_cast<uint32_t>(key.size());
+  uint32_t vlen = static_cast<uint32_t>(value.size());
+  size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
+  size_t size = 1 + VarintSize(klen) + VarintSize(vlen) + (has_expire ? 8 : 0) + klen + stored;
+  void* mem;
+  if (size <= SlabHeap::kMaxSlotSize) {
+    mem = heap.Allocate(size);
+    *usable = SlabHeap::SlotSize(size);
+  } else {
+    mem = mi_malloc(size);
+    if (mem == nullptr) throw std::bad_alloc();
+    *usable = mi_usable_size(mem);
+  }
+  char* p = static_cast<char*>(mem);
+  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0) |
+                           (packed ? kPacked : 0));
+  p = WriteVarint(p, klen);
+  p = WriteVarint(p, vlen);
+  if (has_expire) {
+    std::memcpy(p, &expire_ms, 8);
+    p += 8;
+  }
+  if (klen > 0) std::memcpy(p, key.data(), klen);
+  p += klen;
+  if (packed) {
+    ascii7::Pack(value, p);
+  } else if (vlen > 0) {
+    std::memcpy(p, value.data(), vlen);
+  }
+  return static_cast<Entry*>(mem);
+}
+
+size_t Entry::UsableSize(const Entry* e) {
+  size_t size = e->AllocSize();
+  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size) : mi_usable_size(e);
+}
+
+size_t Entry::Destroy(SlabHeap& heap, Entry* e) {
+  size_t size = e->AllocSize();
+  if (size <= SlabHeap::kMaxSlotSize) return heap.Free(e);
   size_t n = mi_usable_size(e);
   mi_free(e);
   return n;
+}
+
+std::string_view Entry::Value(std::string* scratch) const {
+  Layout l = Parse();
+  const char* v = Base() + l.key_off + l.key_len;
+  if (!IsPacked()) return {v, l.value_len};
+  scratch->resize(l.value_len);
+  ascii7::Unpack(v, l.value_len, scratch->data());
+  return *scratch;
+}
+
+std::string Entry::ValueString() const {
+  std::string s;
+  std::string_view v = Value(&s);
+  if (v.data() != s.data()) s.assign(v);
+  return s;
+}
+
+void Entry::CopyValue(char* dst) const {
+  Layout l = Parse();
+  const char* v = Base() + l.key_off + l.key_len;
+  if (IsPacked()) {
+    ascii7::Unpack(v, l.value_len, dst);
+  } else if (l.value_len > 0) {
+    std::memcpy(dst, v, l.value_len);
+  }
 }
 
 }  // namespace strata

@@ -1,15 +1,24 @@
-// Entry: one key and its value in a single allocation.
+// Entry: one key and its value in a single allocation, with a 3-byte header for the
+// common case.
 //
-// Layout (one mimalloc block, sized exactly):
-//   offset 0   Entry*   next        chain link inside a table bucket
-//   offset 8   uint32   key_len
-//   offset 12  uint32   value_len
-//   offset 16  uint8    flags       bits 0-3 value type, bit 4 has-expire
-//   offset 17  int64    expire_ms   absolute unix ms; present only with has-expire
-//   then       key bytes, then value bytes
-// An entry is immutable in size: changing the value's length or adding/removing the
-// expiry builds a new entry and the table link is swapped (Keyspace does this).
-// Memory is charged at the allocator's usable size (see Entry::Create).
+// Layout (byte offsets; no alignment is assumed, multi-byte fields use memcpy):
+//   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed
+//   1..      varint   key length (LEB128: one byte below 128)
+//   ..       varint   value length, as the client sees it (unpacked)
+//   ..       int64    expire_ms, absolute unix ms; present only with has-expire
+//   ..       key bytes
+//   ..       value bytes: raw, or ascii7-packed (ceil(len * 7 / 8) bytes) when every byte
+//            is below 0x80 and the value is at least kPackMinLen long
+// The table slot that points at an entry carries hash bits (see table.h), so an entry
+// needs no chain link and no stored hash.
+//
+// Allocation: up to SlabHeap::kMaxSlotSize bytes from the shard's SlabHeap (fine size
+// classes), larger entries from mimalloc. Which one is known from the header alone, so
+// nothing records it. Memory is charged at the usable size (slot or mimalloc block).
+//
+// An entry is immutable in size: changing the value or adding/removing the expiry builds
+// a new entry and the table slot is swapped (Keyspace does this). Pointers to entries
+// are valid only until the next write to the shard's table.
 //
 // Thread-safety: an entry belongs to its shard's thread.
 #pragma once
@@ -17,60 +26,97 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace strata {
 
+class SlabHeap;
+
 enum class ValueType : uint8_t { kString = 0 };
+constexpr int kValueTypeCount = 1;
 
 const char* ValueTypeName(ValueType t);
 
 class Entry {
  public:
-  static constexpr uint8_t kTypeMask = 0x0f;
-  static constexpr uint8_t kHasExpire = 0x10;
+  static constexpr uint8_t kTypeMask = 0x07;
+  static constexpr uint8_t kHasExpire = 0x08;
+  static constexpr uint8_t kPacked = 0x10;
   static constexpr int64_t kNoExpire = 0;
+  // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
+  static constexpr size_t kPackMinLen = 16;
 
   // Allocates an entry; *usable receives the bytes charged for it.
-  static Entry* Create(std::string_view key, std::string_view value, ValueType type,
+  static Entry* Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
                        int64_t expire_ms, size_t* usable);
   // Frees the entry and returns the bytes it was charged.
-  static size_t Destroy(Entry* e);
+  static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
+  // Bytes the entry occupies before allocator rounding.
+  size_t AllocSize() const;
 
-  Entry* next;
-
-  std::string_view Key() const { return {KeyData(), KeyLen()}; }
-  std::string_view Value() const { return {KeyData() + KeyLen(), ValueLen()}; }
-  char* MutableValue() { return const_cast<char*>(KeyData()) + KeyLen(); }
-  uint32_t KeyLen() const { return key_len_; }
-  uint32_t ValueLen() const { return value_len_; }
-  ValueType Type() const { return static_cast<ValueType>(flags_ & kTypeMask); }
-  bool HasExpire() const { return flags_ & kHasExpire; }
+  std::string_view Key() const {
+    Layout l = Parse();
+    return {Base() + l.key_off, l.key_len};
+  }
+  uint32_t KeyLen() const { return Parse().key_len; }
+  uint32_t ValueLen() const { return Parse().value_len; }
+  ValueType Type() const { return static_cast<ValueType>(Flags() & kTypeMask); }
+  bool HasExpire() const { return Flags() & kHasExpire; }
+  bool IsPacked() const { return Flags() & kPacked; }
   int64_t ExpireMs() const {
     if (!HasExpire()) return kNoExpire;
     int64_t v;
-    std::memcpy(&v, ExpirePtr(), sizeof(v));
+    std::memcpy(&v, Base() + Parse().expire_off, sizeof(v));
     return v;
   }
   // REQUIRES: HasExpire().
-  void SetExpireInPlace(int64_t ms) { std::memcpy(ExpirePtr(), &ms, sizeof(ms)); }
+  void SetExpireInPlace(int64_t ms) { std::memcpy(Base() + Parse().expire_off, &ms, sizeof(ms)); }
   bool IsExpired(int64_t now_ms) const { return HasExpire() && ExpireMs() <= now_ms; }
 
- private:
-  static constexpr size_t kHeader = 17;
-  static size_t AllocSize(size_t key_len, size_t value_len, bool has_expire) {
-    return kHeader + (has_expire ? 8 : 0) + key_len + value_len;
+  // True when key equals this entry's key.
+  bool KeyEquals(std::string_view key) const {
+    Layout l = Parse();
+    return l.key_len == key.size() && std::memcmp(Base() + l.key_off, key.data(), key.size()) == 0;
   }
-  char* Base() { return reinterpret_cast<char*>(this); }
-  const char* Base() const { return reinterpret_cast<const char*>(this); }
-  char* ExpirePtr() { return Base() + kHeader; }
-  const char* ExpirePtr() const { return Base() + kHeader; }
-  const char* KeyData() const { return Base() + kHeader + (HasExpire() ? 8 : 0); }
 
-  uint32_t key_len_;
-  uint32_t value_len_;
-  uint8_t flags_;
+  // The value as the client sees it. Packed values are decoded into *scratch and the
+  // view points there; raw values are viewed in place (scratch untouched).
+  std::string_view Value(std::string* scratch) const;
+  std::string ValueString() const;
+  // Writes the ValueLen() bytes of the value to dst.
+  void CopyValue(char* dst) const;
+
+ private:
+  struct Layout {
+    uint32_t key_len;
+    uint32_t value_len;
+    uint32_t expire_off;
+    uint32_t key_off;
+  };
+  uint8_t Flags() const { return static_cast<uint8_t>(Base()[0]); }
+  const char* Base() const { return reinterpret_cast<const char*>(this); }
+  char* Base() { return reinterpret_cast<char*>(this); }
+  static uint32_t ReadVarint(const char* p, uint32_t* off) {
+    uint8_t b = static_cast<uint8_t>(p[*off]);
+    if (b < 0x80) [[likely]] {
+      (*off)++;
+      return b;
+    }
+    return ReadVarintSlow(p, off);
+  }
+  static uint32_t ReadVarintSlow(const char* p, uint32_t* off);
+  Layout Parse() const {
+    Layout l;
+    uint32_t off = 1;
+    l.key_len = ReadVarint(Base(), &off);
+    l.value_len = ReadVarint(Base(), &off);
+    l.expire_off = off;
+    l.key_off = off + (HasExpire() ? 8 : 0);
+    return l;
+  }
+  size_t StoredValueLen(const Layout& l) const;
 };
 
 }  // namespace strata

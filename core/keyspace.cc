@@ -4,11 +4,26 @@
 
 namespace strata {
 
-Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {}
+Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {
+  for (Db& d : dbs_) d.table = std::make_unique<Table>(heap_);
+}
+
+Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
+                          int64_t expire_ms) {
+  size_t usable = 0;
+  Entry* e = Entry::Create(heap_, key, value, type, expire_ms, &usable);
+  Charge(e, usable);
+  if (e->HasExpire()) d.expires++;
+  return e;
+}
 
 void Keyspace::DestroyEntry(Db& d, Entry* e) {
   if (e->HasExpire()) d.expires--;
-  Release(Entry::Destroy(e));
+  int t = static_cast<int>(e->Type());
+  size_t n = Entry::Destroy(heap_, e);
+  entry_bytes_ -= n;
+  type_bytes_[t] -= n;
+  type_keys_[t]--;
 }
 
 Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
@@ -16,8 +31,7 @@ Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
   uint64_t hash = TableHash(key);
   Entry* e = d.table->Find(key, hash);
   if (e == nullptr || !e->IsExpired(now_ms)) return e;
-  Entry** link = d.table->FindLink(key, hash);
-  DestroyEntry(d, d.table->UnlinkAt(link));
+  DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
 }
@@ -41,13 +55,10 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
                         int64_t expire_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
-  size_t usable = 0;
-  Entry* e = Entry::Create(key, value, type, expire_ms, &usable);
-  Charge(usable);
-  if (e->HasExpire()) d.expires++;
-  Entry** link = d.table->FindLink(key, hash);
-  if (link != nullptr) {
-    DestroyEntry(d, d.table->ReplaceAt(link, e));
+  Entry* e = NewEntry(d, key, value, type, expire_ms);
+  Table::Ref ref = d.table->Locate(key, hash);
+  if (ref) {
+    DestroyEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
   }
@@ -56,27 +67,25 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
 
 bool Keyspace::Delete(uint32_t db, std::string_view key) {
   Db& d = dbs_[db];
-  Entry** link = d.table->FindLink(key, TableHash(key));
-  if (link == nullptr) return false;
-  DestroyEntry(d, d.table->UnlinkAt(link));
+  Table::Ref ref = d.table->Locate(key, TableHash(key));
+  if (!ref) return false;
+  DestroyEntry(d, d.table->Erase(ref));
   return true;
 }
 
 Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
-  Entry** link = d.table->FindLink(key, hash);
-  Entry* old = *link;
+  Table::Ref ref = d.table->Locate(key, hash);
+  Entry* old = Table::At(ref);
   bool want = expire_ms != Entry::kNoExpire;
   if (old->HasExpire() == want) {
     if (want) old->SetExpireInPlace(expire_ms);
     return old;
   }
-  size_t usable = 0;
-  Entry* e = Entry::Create(old->Key(), old->Value(), old->Type(), expire_ms, &usable);
-  Charge(usable);
-  if (want) d.expires++;
-  DestroyEntry(d, d.table->ReplaceAt(link, e));
+  std::string scratch;
+  Entry* e = NewEntry(d, old->Key(), old->Value(&scratch), old->Type(), expire_ms);
+  DestroyEntry(d, d.table->Replace(ref, e));
   return e;
 }
 
@@ -99,7 +108,15 @@ int64_t Keyspace::SampleAvgTtl(uint32_t db, int64_t now_ms) const {
 
 void Keyspace::FlushDb(uint32_t db) {
   Db& d = dbs_[db];
-  Release(d.table->Clear());
+  // Per-type counters need each entry's type, so entries are destroyed one by one.
+  d.table->ForEach([&](Entry* e) {
+    int t = static_cast<int>(e->Type());
+    size_t n = Entry::UsableSize(e);
+    entry_bytes_ -= n;
+    type_bytes_[t] -= n;
+    type_keys_[t]--;
+  });
+  (void)d.table->Clear();
   d.expires = 0;
   d.expire_cursor = 0;
 }
@@ -121,10 +138,9 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       visited_dbs++;
       continue;
     }
-    d.expire_cursor = d.table->ScanBucket(d.expire_cursor, [&](Entry** link) {
-      Entry* e = *link;
+    d.expire_cursor = d.table->ScanChunk(d.expire_cursor, [&](Entry* e) {
       if (!e->IsExpired(now_ms)) return false;
-      DestroyEntry(d, d.table->UnlinkAt(link));
+      DestroyEntry(d, e);
       stats_.expired_keys++;
       deleted++;
       return true;
@@ -150,10 +166,28 @@ Entry* Keyspace::RandomKey(uint32_t db, int64_t now_ms, uint64_t seed) {
   return nullptr;
 }
 
-size_t Keyspace::used_bytes() const {
-  size_t n = entry_bytes_;
+size_t Keyspace::table_bytes() const {
+  size_t n = 0;
   for (const Db& d : dbs_) n += d.table->OverheadBytes();
   return n;
+}
+
+size_t Keyspace::key_count() const {
+  size_t n = 0;
+  for (const Db& d : dbs_) n += d.table->size();
+  return n;
+}
+
+size_t Keyspace::expires_count() const {
+  size_t n = 0;
+  for (const Db& d : dbs_) n += d.expires;
+  return n;
+}
+
+size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
+  if (Find(db, key, now_ms) == nullptr) return 0;
+  Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
+  return Entry::UsableSize(Table::At(ref)) + Table::ShareBytes(ref);
 }
 
 }  // namespace strata

@@ -6,8 +6,9 @@
 //   - actively: ActiveExpireCycle() walks the buckets of every database from a
 //     persistent cursor, deleting expired entries, and stops after a bounded number of
 //     buckets per call, so a tick never stalls the shard.
-// Memory: used_bytes() is every entry's usable allocation size plus the tables'
-// directory and bucket arrays.
+// Memory: entries come from the shard's SlabHeap (fine size classes; see slab.h).
+// used_bytes() is every entry's usable allocation size plus the tables' directory and
+// segment arrays at their usable sizes; entry bytes are also kept per value type.
 //
 // Thread-safety: one owning thread; no synchronisation inside.
 #pragma once
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/entry.h"
+#include "core/slab.h"
 #include "core/table.h"
 
 namespace strata {
@@ -60,10 +62,13 @@ class Keyspace {
   void FlushAll();
   void SwapDb(uint32_t a, uint32_t b);
 
-  // SCAN step over one bucket of db; see Table::ScanBucket for the cursor contract.
+  // SCAN step over one chunk of db; see Table::ScanChunk for the cursor contract.
   // Expired entries met on the way are deleted and not reported.
   template <class F>
   uint64_t ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& fn);
+  // Bytes the key costs: its entry's usable size plus its share of the table (MEMORY
+  // USAGE). 0 when absent.
+  size_t MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms);
   Table& table(uint32_t db) { return *dbs_[db].table; }
 
   // Deletes expired keys, visiting at most `bucket_budget` buckets in total.
@@ -72,21 +77,37 @@ class Keyspace {
 
   Entry* RandomKey(uint32_t db, int64_t now_ms, uint64_t seed);
 
-  size_t used_bytes() const;
+  size_t used_bytes() const { return entry_bytes_ + table_bytes(); }
+  size_t entry_bytes() const { return entry_bytes_; }
+  size_t table_bytes() const;
+  size_t type_bytes(ValueType t) const { return type_bytes_[static_cast<int>(t)]; }
+  size_t type_keys(ValueType t) const { return type_keys_[static_cast<int>(t)]; }
+  size_t key_count() const;
+  size_t expires_count() const;
+  const SlabHeap& heap() const { return heap_; }
   KeyspaceStats& stats() { return stats_; }
 
  private:
   struct Db {
-    std::unique_ptr<Table> table = std::make_unique<Table>();
+    std::unique_ptr<Table> table;
     size_t expires = 0;
     uint64_t expire_cursor = 0;
   };
-  void Charge(size_t n) { entry_bytes_ += n; }
-  void Release(size_t n) { entry_bytes_ -= n; }
+  void Charge(const Entry* e, size_t n) {
+    entry_bytes_ += n;
+    type_bytes_[static_cast<int>(e->Type())] += n;
+    type_keys_[static_cast<int>(e->Type())]++;
+  }
+  Entry* NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
+                  int64_t expire_ms);
   void DestroyEntry(Db& d, Entry* e);
 
+  // Declared first: entries in the tables are freed into it.
+  SlabHeap heap_;
   std::vector<Db> dbs_;
   size_t entry_bytes_ = 0;
+  size_t type_bytes_[kValueTypeCount] = {};
+  size_t type_keys_[kValueTypeCount] = {};
   uint32_t expire_db_ = 0;
   KeyspaceStats stats_;
 };
@@ -94,10 +115,9 @@ class Keyspace {
 template <class F>
 uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& fn) {
   Db& d = dbs_[db];
-  return d.table->ScanBucket(cursor, [&](Entry** link) {
-    Entry* e = *link;
+  return d.table->ScanChunk(cursor, [&](Entry* e) {
     if (e->IsExpired(now_ms)) {
-      DestroyEntry(d, d.table->UnlinkAt(link));
+      DestroyEntry(d, e);
       stats_.expired_keys++;
       return true;
     }

@@ -2,6 +2,7 @@
 
 #include <mimalloc.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -10,20 +11,39 @@
 
 namespace strata {
 
-Table::Segment* Table::NewSegment(uint32_t depth) {
-  void* mem = mi_zalloc(sizeof(Segment));
+namespace {
+
+constexpr size_t kHeaderBytes = sizeof(Table::Segment);
+constexpr uint32_t kMinCap = 16;
+
+}  // namespace
+
+Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
+  size_t want = kHeaderBytes + (std::max<size_t>(min_cap, kMinCap) + kTailSlots) * 8;
+  size_t bytes = mi_good_size(want);
+  void* mem = mi_zalloc(bytes);
   if (mem == nullptr) throw std::bad_alloc();
+  bytes = mi_usable_size(mem);
   Segment* s = static_cast<Segment*>(mem);
   s->depth = depth;
   s->count = 0;
+  s->nslots = static_cast<uint32_t>((bytes - kHeaderBytes) / 8);
+  s->cap = s->nslots - kTailSlots;
+  s->bytes = static_cast<uint32_t>(bytes);
+  segment_bytes_ += bytes;
+  segments_++;
   return s;
 }
 
-void Table::FreeSegment(Segment* s) { mi_free(s); }
+void Table::FreeSegment(Segment* s) {
+  segment_bytes_ -= s->bytes;
+  segments_--;
+  mi_free(s);
+}
 
-Table::Table() {
-  dir_.push_back(NewSegment(0));
-  segments_ = 1;
+Table::Table(SlabHeap& heap) : heap_(heap) {
+  dir_.push_back(NewSegment(0, kMinCap));
+  dir_bytes_ = dir_.capacity() * sizeof(Segment*);
 }
 
 Table::~Table() {
@@ -33,85 +53,143 @@ Table::~Table() {
 
 size_t Table::Clear() {
   size_t freed = 0;
-  const Segment* prev = nullptr;
   std::vector<Segment*> unique;
+  const Segment* prev = nullptr;
   for (Segment* s : dir_) {
     if (s == prev) continue;
     prev = s;
     unique.push_back(s);
   }
   for (Segment* s : unique) {
-    for (Entry* head : s->buckets) {
-      Entry* e = head;
-      while (e != nullptr) {
-        Entry* next = e->next;
-        freed += Entry::Destroy(e);
-        e = next;
-      }
+    for (uint32_t i = 0; i < s->nslots; i++) {
+      if (s->slots[i] != 0) freed += Entry::Destroy(heap_, PtrOf(s->slots[i]));
     }
     FreeSegment(s);
   }
-  dir_.assign(1, NewSegment(0));
+  dir_.assign(1, nullptr);
   dir_.shrink_to_fit();
+  dir_[0] = NewSegment(0, kMinCap);
+  dir_bytes_ = dir_.capacity() * sizeof(Segment*);
   global_depth_ = 0;
-  segments_ = 1;
   size_ = 0;
   return freed;
 }
 
-size_t Table::OverheadBytes() const {
-  return dir_.capacity() * sizeof(Segment*) + segments_ * mi_good_size(sizeof(Segment));
+Table::Ref Table::Locate(std::string_view key, uint64_t hash) const {
+  Segment* s = dir_[DirIndex(hash)];
+  uint32_t tag = TagFor(hash, s->depth);
+  for (uint32_t pos = Home(tag, s->cap); pos < s->nslots; pos++) {
+    uint64_t slot = s->slots[pos];
+    if (slot == 0) return {};
+    uint32_t t = TagOf(slot);
+    if (t > tag) return {};
+    if (t == tag && PtrOf(slot)->KeyEquals(key)) return {s, pos};
+  }
+  return {};
 }
 
 Entry* Table::Find(std::string_view key, uint64_t hash) const {
-  const Segment* s = dir_[DirIndex(hash)];
-  for (Entry* e = s->buckets[BucketIndex(s, hash)]; e != nullptr; e = e->next) {
-    if (e->KeyLen() == key.size() && e->Key() == key) return e;
-  }
-  return nullptr;
+  Ref r = Locate(key, hash);
+  return r ? At(r) : nullptr;
 }
 
-Entry** Table::FindLink(std::string_view key, uint64_t hash) {
-  Segment* s = dir_[DirIndex(hash)];
-  Entry** link = &s->buckets[BucketIndex(s, hash)];
-  while (*link != nullptr) {
-    Entry* e = *link;
-    if (e->KeyLen() == key.size() && e->Key() == key) return link;
-    link = &e->next;
+Entry* Table::At(Ref r) { return PtrOf(r.seg->slots[r.pos]); }
+
+size_t Table::ShareBytes(Ref r) {
+  return r.seg->count == 0 ? 0 : (r.seg->bytes + r.seg->count - 1) / r.seg->count;
+}
+
+bool Table::InsertSorted(Segment* s, uint64_t slot) {
+  uint32_t tag = TagOf(slot);
+  uint32_t pos = Home(tag, s->cap);
+  while (pos < s->nslots && s->slots[pos] != 0 && TagOf(s->slots[pos]) <= tag) pos++;
+  uint32_t empty = pos;
+  while (empty < s->nslots && s->slots[empty] != 0) empty++;
+  if (empty >= s->nslots) return false;
+  if (empty > pos) {
+    std::memmove(&s->slots[pos + 1], &s->slots[pos], (empty - pos) * sizeof(uint64_t));
   }
-  return nullptr;
+  s->slots[pos] = slot;
+  s->count++;
+  return true;
+}
+
+void Table::EraseAt(Segment* s, uint32_t pos) {
+  uint32_t q = pos + 1;
+  while (q < s->nslots && s->slots[q] != 0 && Home(TagOf(s->slots[q]), s->cap) < q) q++;
+  // Slots (pos, q) are displaced: each moves back by one.
+  if (q > pos + 1) {
+    std::memmove(&s->slots[pos], &s->slots[pos + 1], (q - pos - 1) * sizeof(uint64_t));
+  }
+  s->slots[q - 1] = 0;
+  s->count--;
+}
+
+bool Table::PlaceSorted(Segment* s, const uint64_t* slots, size_t n) {
+  uint32_t next = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t pos = std::max(Home(TagOf(slots[i]), s->cap), next);
+    if (pos >= s->nslots) return false;
+    s->slots[pos] = slots[i];
+    next = pos + 1;
+  }
+  s->count = static_cast<uint32_t>(n);
+  return true;
 }
 
 void Table::Insert(Entry* e, uint64_t hash) {
-  uint32_t di = DirIndex(hash);
-  Segment* s = dir_[di];
-  if (s->count >= kSegmentLoadMax && s->depth < kDepthMax) {
-    Split(di);
-    di = DirIndex(hash);
-    s = dir_[di];
+  assert((reinterpret_cast<uint64_t>(e) & ~kPtrMask) == 0);
+  for (;;) {
+    uint32_t di = DirIndex(hash);
+    Segment* s = dir_[di];
+    if (s->count + 1 <= s->cap - s->cap / 8 &&
+        InsertSorted(s, MakeSlot(e, TagFor(hash, s->depth)))) {
+      size_++;
+      return;
+    }
+    // Full (7/8 of capacity) or the tail overflowed: grow, or split at the size limit.
+    if (s->bytes >= kMaxSegmentBytes && s->depth < kDepthMax) {
+      Split(di);
+    } else {
+      Grow(di);
+    }
   }
-  Entry** head = &s->buckets[BucketIndex(s, hash)];
-  e->next = *head;
-  *head = e;
-  s->count++;
-  size_++;
 }
 
-Entry* Table::ReplaceAt(Entry** link, Entry* e) {
-  Entry* old = *link;
-  e->next = old->next;
-  *link = e;
-  return old;
+Entry* Table::Replace(Ref r, Entry* e) {
+  uint64_t old = r.seg->slots[r.pos];
+  r.seg->slots[r.pos] = MakeSlot(e, TagOf(old));
+  return PtrOf(old);
 }
 
-Entry* Table::UnlinkAt(Entry** link) {
-  Entry* e = *link;
-  *link = e->next;
-  e->next = nullptr;
-  uint64_t hash = TableHash(e->Key());
-  dir_[DirIndex(hash)]->count--;
+Entry* Table::Erase(Ref r) {
+  Entry* e = PtrOf(r.seg->slots[r.pos]);
+  EraseAt(r.seg, r.pos);
   size_--;
   return e;
+}
+
+void Table::Grow(uint32_t dir_index) {
+  Segment* old = dir_[dir_index];
+  std::vector<uint64_t> live;
+  live.reserve(old->count);
+  for (uint32_t i = 0; i < old->nslots; i++) {
+    if (old->slots[i] != 0) live.push_back(old->slots[i]);
+  }
+  size_t cap = old->cap < 1024 ? old->cap * 2 : old->cap + old->cap / 4;
+  size_t max_cap = (kMaxSegmentBytes - kHeaderBytes) / 8 - kTailSlots;
+  if (old->bytes < kMaxSegmentBytes && cap > max_cap) cap = max_cap;
+  Segment* s;
+  for (;;) {
+    s = NewSegment(old->depth, cap);
+    if (PlaceSorted(s, live.data(), live.size())) break;
+    FreeSegment(s);  // a rare pile-up at the end: try bigger
+    cap += cap / 4;
+  }
+  uint32_t span = 1u << (global_depth_ - old->depth);
+  uint32_t first = dir_index & ~(span - 1);
+  for (uint32_t i = 0; i < span; i++) dir_[first + i] = s;
+  FreeSegment(old);
 }
 
 void Table::Split(uint32_t dir_index) {
@@ -123,55 +201,57 @@ void Table::Split(uint32_t dir_index) {
       bigger[2 * i + 1] = dir_[i];
     }
     dir_.swap(bigger);
+    dir_bytes_ = dir_.capacity() * sizeof(Segment*);
     global_depth_++;
     dir_index *= 2;
   }
   uint32_t depth = old->depth + 1;
-  Segment* halves[2] = {NewSegment(depth), NewSegment(depth)};
-  for (Entry* head : old->buckets) {
-    Entry* e = head;
-    while (e != nullptr) {
-      Entry* next = e->next;
-      uint64_t hash = TableHash(e->Key());
-      Segment* to = halves[(hash >> (63 - old->depth)) & 1];
-      Entry** b = &to->buckets[BucketIndex(to, hash)];
-      e->next = *b;
-      *b = e;
-      to->count++;
-      e = next;
+  // The new tags need one hash bit the old tag lacks, so each key is hashed again.
+  std::vector<uint64_t> halves[2];
+  halves[0].reserve(old->count);
+  halves[1].reserve(old->count);
+  for (uint32_t i = 0; i < old->nslots; i++) {
+    uint64_t slot = old->slots[i];
+    if (slot == 0) continue;
+    Entry* e = PtrOf(slot);
+    uint64_t hash = TableHash(e->Key());
+    halves[(TagOf(slot) >> 15) & 1].push_back(MakeSlot(e, TagFor(hash, depth)));
+  }
+  Segment* segs[2];
+  for (int h = 0; h < 2; h++) {
+    std::vector<uint64_t>& v = halves[h];
+    // Old order is by the old tag; equal old tags may now be out of order by one bit.
+    std::sort(v.begin(), v.end(), [](uint64_t a, uint64_t b) { return TagOf(a) < TagOf(b); });
+    size_t cap = v.size() + v.size() * 3 / 7;  // load ~0.7
+    for (;;) {
+      segs[h] = NewSegment(depth, cap);
+      if (PlaceSorted(segs[h], v.data(), v.size())) break;
+      FreeSegment(segs[h]);
+      cap += cap / 4;
     }
   }
   // The old segment owned 2^(G-depth_old) consecutive directory slots.
   uint32_t span = 1u << (global_depth_ - old->depth);
   uint32_t first = dir_index & ~(span - 1);
-  for (uint32_t i = 0; i < span; i++) dir_[first + i] = halves[i < span / 2 ? 0 : 1];
+  for (uint32_t i = 0; i < span; i++) dir_[first + i] = segs[i < span / 2 ? 0 : 1];
   FreeSegment(old);
-  segments_++;
 }
 
 Entry* Table::RandomEntry(uint64_t seed) const {
   if (size_ == 0) return nullptr;
-  uint64_t cursor = seed & (kCursorEnd - 1);
-  // Walk buckets from a random position; the table is non-empty, so this ends.
-  for (uint64_t steps = 0;; steps++) {
-    uint32_t dir_index =
-        global_depth_ == 0 ? 0 : static_cast<uint32_t>(cursor >> (kCursorBits - global_depth_));
-    const Segment* s = dir_[dir_index];
-    int shift = kCursorBits - static_cast<int>(s->depth) - kBucketBits;
-    uint32_t bucket = static_cast<uint32_t>((cursor >> shift) & (kBuckets - 1));
-    Entry* head = s->buckets[bucket];
-    if (head != nullptr) {
-      size_t n = 0;
-      for (Entry* e = head; e != nullptr; e = e->next) n++;
-      size_t pick = (seed >> 40) % n;
-      Entry* e = head;
-      while (pick--) e = e->next;
-      return e;
+  uint32_t di = DirIndex(seed * 0x9E3779B97F4A7C15ull);
+  // Walk from a random slot of a random segment to the next entry, across segments.
+  const Segment* s = dir_[di];
+  uint32_t pos = static_cast<uint32_t>((seed >> 20) % s->nslots);
+  for (size_t steps = 0; steps <= dir_.size(); steps++) {
+    for (uint32_t i = pos; i < s->nslots; i++) {
+      if (s->slots[i] != 0) return PtrOf(s->slots[i]);
     }
-    uint64_t start = (cursor >> shift) << shift;
-    cursor = start + (1ull << shift);
-    if (cursor >= kCursorEnd) cursor = 0;
+    di = (di + 1) % static_cast<uint32_t>(dir_.size());
+    s = dir_[di];
+    pos = 0;
   }
+  return nullptr;
 }
 
 }  // namespace strata

@@ -1,25 +1,38 @@
-// Table: one shard's hash table of entries, grown by extendible hashing.
+// Table: one shard database's hash table of entries.
 //
-// How it works
-//   A directory of 2^G segment pointers is indexed by the top G bits of the key's
-//   TableHash. A segment has a local depth L <= G (it owns every hash whose top L bits
-//   equal its prefix) and 2^kBucketBits buckets, chained through Entry::next, indexed
-//   by the hash bits just below the prefix (bits L .. L+kBucketBits). When a segment
-//   holds more than kSegmentLoadMax entries it splits in two (depth L+1); when L == G
-//   the directory doubles first (pointer copies only). Growth therefore never rehashes
-//   the whole table: the cost of one insert is bounded by one segment's size, and
-//   there is no 2x memory spike.
+// Shape
+//   Extendible hashing: a directory of 2^G segment pointers indexed by the top G bits of
+//   the key's TableHash. A segment has a local depth L <= G and owns every hash whose top
+//   L bits equal its prefix. A segment that fills up either grows (a bigger array, no
+//   key is rehashed) or, at kMaxSegmentBytes, splits in two (depth L+1); the directory
+//   doubles by copying pointers when L == G. No operation ever touches more than one
+//   segment, so there is no global rehash and no 2x memory spike.
+//
+// A segment is an open-addressing array of 8-byte slots. A slot holds the entry pointer
+//   (low 48 bits) and a 16-bit tag: the hash bits just below the segment's prefix, bits
+//   [L, L+16). The tag is both the filter (a probe dereferences an entry only when the
+//   tags are equal) and the position: an entry's home is tag * capacity >> 16, and
+//   entries are kept sorted by tag (linear probing with ordered insertion, a "Robin
+//   Hood" table). So:
+//     - a lookup starts at its home and stops at the first slot with a larger tag or an
+//       empty slot past its home;
+//     - growing a segment re-places slots from their tags alone (no entry is touched);
+//     - a delete shifts the following displaced slots back (no tombstones);
+//     - a range of tags is a contiguous run, which is what SCAN walks.
+//   A segment has kTailSlots past its capacity so that displaced entries never wrap.
+//   Capacity is chosen to fill the allocator's size class exactly (mi_good_size), and a
+//   segment grows at 7/8 full, so the load factor stays between ~0.7 and 0.875: about
+//   10 bytes of table per key.
 //
 // SCAN order
-//   Every bucket covers a contiguous range of the hash space: the hashes whose top
-//   L+kBucketBits bits are the bucket's. Splits only ever cut a range into finer
-//   ranges, never move a key to an earlier range. A cursor is a position in hash space
-//   (the top kCursorBits bits); ScanBucket() returns the bucket containing the cursor
-//   and the position where that bucket ends. A key present during a whole scan is
-//   therefore returned at least once however the table grows in between, and a cursor
-//   left at a bucket boundary stays a boundary. The table never shrinks.
+//   A cursor is a position in hash space (the top kCursorBits bits). A scan step covers
+//   one chunk: 1/256 of a segment's tag range. Splits only cut a chunk's range into finer
+//   ranges and growth does not move ranges at all, so a key present during a whole scan
+//   is returned at least once however the table grows in between. The table never
+//   shrinks its directory.
 //
-// Thread-safety: owned by one shard thread; no internal synchronisation.
+// Thread-safety: owned by one shard thread; no internal synchronisation. Refs and entry
+// pointers returned are valid until the next Insert or Erase.
 #pragma once
 
 #include <cstddef>
@@ -31,40 +44,51 @@
 
 namespace strata {
 
+class SlabHeap;
+
 class Table {
  public:
-  static constexpr int kBucketBits = 8;
-  static constexpr uint32_t kBuckets = 1u << kBucketBits;
-  static constexpr uint32_t kSegmentLoadMax = kBuckets;  // average chain length 1
-  static constexpr int kDepthMax = 32;
   static constexpr int kCursorBits = 40;
   static constexpr uint64_t kCursorEnd = 1ull << kCursorBits;
+  static constexpr uint32_t kTailSlots = 32;
+  static constexpr size_t kMaxSegmentBytes = 32 * 1024;
+  static constexpr int kDepthMax = 32;
+  static constexpr int kChunkBits = 8;  // a SCAN step covers 1/256 of a segment
 
-  Table();
+  struct Segment;
+  // A located slot: the segment and the position in it. Null when seg is null.
+  struct Ref {
+    Segment* seg = nullptr;
+    uint32_t pos = 0;
+    explicit operator bool() const { return seg != nullptr; }
+  };
+
+  explicit Table(SlabHeap& heap);
   ~Table();  // destroys every entry
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 
   Entry* Find(std::string_view key, uint64_t hash) const;
-  // The link (bucket head or previous entry's next) that points at the key's entry,
-  // or nullptr when absent. Valid until the next Insert.
-  Entry** FindLink(std::string_view key, uint64_t hash);
-  // REQUIRES: no entry with e's key is present.
+  Ref Locate(std::string_view key, uint64_t hash) const;
+  static Entry* At(Ref r);
+  // REQUIRES: no entry with e's key is present; hash == TableHash(e->Key()).
   void Insert(Entry* e, uint64_t hash);
-  // Puts e where *link's entry was and returns the old entry (not freed).
-  Entry* ReplaceAt(Entry** link, Entry* e);
-  // Unlinks and returns the entry at *link (not freed).
-  Entry* UnlinkAt(Entry** link);
+  // Puts e (same key) where r's entry was and returns the old entry (not freed).
+  Entry* Replace(Ref r, Entry* e);
+  // Removes and returns r's entry (not freed).
+  Entry* Erase(Ref r);
 
   size_t size() const { return size_; }
-  // Directory and bucket arrays, in bytes (entries are accounted by their owner).
-  size_t OverheadBytes() const;
+  // Directory and segment arrays, in bytes at their allocation's usable size.
+  size_t OverheadBytes() const { return dir_bytes_ + segment_bytes_; }
+  // The table bytes attributable to the entry at r: its segment's bytes shared evenly.
+  static size_t ShareBytes(Ref r);
 
-  // Calls fn(Entry** link) for each entry in the bucket holding `cursor`; fn returns
-  // true when it unlinked the entry at *link (the walk then stays on that link).
-  // Returns the position after that bucket, or 0 when the end of the table is reached.
+  // Calls fn(Entry*) for each entry in the chunk holding `cursor`; fn returns true to
+  // have the entry removed from the table (fn then owns it and frees it).
+  // Returns the position after that chunk, or 0 when the end of the table is reached.
   template <class F>
-  uint64_t ScanBucket(uint64_t cursor, F&& fn);
+  uint64_t ScanChunk(uint64_t cursor, F&& fn);
 
   // Visits every entry; fn must not modify the table.
   template <class F>
@@ -76,48 +100,86 @@ class Table {
   // Destroys every entry and resets to an empty table; returns the entry bytes freed.
   size_t Clear();
 
- private:
+  size_t segments() const { return segments_; }
+  uint32_t global_depth() const { return global_depth_; }
+
   struct Segment {
     uint32_t depth;
     uint32_t count;
-    Entry* buckets[kBuckets];
+    uint32_t cap;     // homes are in [0, cap)
+    uint32_t nslots;  // cap + kTailSlots
+    uint32_t bytes;   // usable size of this allocation
+    uint32_t pad;
+    uint64_t slots[];
   };
 
+ private:
+  static constexpr uint64_t kPtrMask = (1ull << 48) - 1;
+  static Entry* PtrOf(uint64_t s) { return reinterpret_cast<Entry*>(s & kPtrMask); }
+  static uint32_t TagOf(uint64_t s) { return static_cast<uint32_t>(s >> 48); }
+  static uint64_t MakeSlot(Entry* e, uint32_t tag) {
+    return reinterpret_cast<uint64_t>(e) | (static_cast<uint64_t>(tag) << 48);
+  }
+  static uint32_t Home(uint32_t tag, uint32_t cap) {
+    return static_cast<uint32_t>((static_cast<uint64_t>(tag) * cap) >> 16);
+  }
+  static uint32_t TagFor(uint64_t hash, uint32_t depth) {
+    return static_cast<uint32_t>((hash << depth) >> 48);
+  }
   uint32_t DirIndex(uint64_t hash) const {
     return global_depth_ == 0 ? 0 : static_cast<uint32_t>(hash >> (64 - global_depth_));
   }
-  static uint32_t BucketIndex(const Segment* s, uint64_t hash) {
-    return static_cast<uint32_t>((hash << s->depth) >> (64 - kBucketBits));
-  }
+  Segment* NewSegment(uint32_t depth, size_t min_cap);
+  void FreeSegment(Segment* s);
+  // Places sorted slots into an empty segment; false if they do not fit.
+  static bool PlaceSorted(Segment* s, const uint64_t* slots, size_t n);
+  static bool InsertSorted(Segment* s, uint64_t slot);
+  static void EraseAt(Segment* s, uint32_t pos);
+  void Grow(uint32_t dir_index);
   void Split(uint32_t dir_index);
-  static Segment* NewSegment(uint32_t depth);
-  static void FreeSegment(Segment* s);
 
+  SlabHeap& heap_;
   std::vector<Segment*> dir_;
   uint32_t global_depth_ = 0;
   size_t segments_ = 0;
   size_t size_ = 0;
+  size_t dir_bytes_ = 0;
+  size_t segment_bytes_ = 0;
 };
 
 template <class F>
-uint64_t Table::ScanBucket(uint64_t cursor, F&& fn) {
+uint64_t Table::ScanChunk(uint64_t cursor, F&& fn) {
   if (cursor >= kCursorEnd) return 0;
   uint32_t dir_index =
       global_depth_ == 0 ? 0 : static_cast<uint32_t>(cursor >> (kCursorBits - global_depth_));
   Segment* s = dir_[dir_index];
-  int shift = kCursorBits - static_cast<int>(s->depth) - kBucketBits;
-  uint64_t start = (cursor >> shift) << shift;
-  uint32_t bucket = static_cast<uint32_t>((cursor >> shift) & (kBuckets - 1));
-  Entry** link = &s->buckets[bucket];
-  while (*link != nullptr) {
-    Entry* e = *link;
-    if (fn(link)) {
-      // fn unlinked e (through UnlinkAt, which keeps counts right); *link is now next.
+  int shift = kCursorBits - static_cast<int>(s->depth) - kChunkBits;
+  uint64_t next = ((cursor >> shift) + 1) << shift;
+  uint32_t chunk = static_cast<uint32_t>((cursor >> shift) & ((1u << kChunkBits) - 1));
+  uint32_t t_lo = chunk << (16 - kChunkBits);
+  uint32_t t_hi = t_lo + (1u << (16 - kChunkBits));
+  uint32_t last_home = Home(t_hi - 1, s->cap);
+  uint32_t pos = Home(t_lo, s->cap);
+  while (pos < s->nslots) {
+    uint64_t slot = s->slots[pos];
+    if (slot == 0) {
+      if (pos >= last_home) break;
+      pos++;
       continue;
     }
-    link = &e->next;
+    uint32_t tag = TagOf(slot);
+    if (tag >= t_hi) break;
+    if (tag < t_lo) {
+      pos++;
+      continue;
+    }
+    if (fn(PtrOf(slot))) {
+      EraseAt(s, pos);
+      size_--;
+      continue;  // the next slot, if displaced, moved into pos
+    }
+    pos++;
   }
-  uint64_t next = start + (1ull << shift);
   return next >= kCursorEnd ? 0 : next;
 }
 
@@ -127,8 +189,8 @@ void Table::ForEach(F&& fn) const {
   for (const Segment* s : dir_) {
     if (s == prev) continue;  // consecutive directory slots share a segment
     prev = s;
-    for (Entry* head : s->buckets) {
-      for (Entry* e = head; e != nullptr; e = e->next) fn(e);
+    for (uint32_t i = 0; i < s->nslots; i++) {
+      if (s->slots[i] != 0) fn(PtrOf(s->slots[i]));
     }
   }
 }

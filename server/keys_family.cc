@@ -59,7 +59,7 @@ struct Payload {
 std::optional<Payload> Take(Keyspace& ks, uint32_t db, std::string_view key, int64_t now) {
   Entry* e = ks.Find(db, key, now);
   if (e == nullptr) return std::nullopt;
-  return Payload{std::string(e->Value()), e->Type(), e->ExpireMs()};
+  return Payload{e->ValueString(), e->Type(), e->ExpireMs()};
 }
 
 void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
@@ -76,7 +76,7 @@ void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
     rb.Integer(0);
     return;
   }
-  Payload p{std::string(src->Value()), src->Type(), src->ExpireMs()};
+  Payload p{src->ValueString(), src->Type(), src->ExpireMs()};
   ctx.ks.SetRaw(ctx.db, args[2], p.value, p.type, p.expire_ms);
   ctx.ks.Delete(ctx.db, args[1]);
   nx ? rb.Integer(1) : rb.Ok();

@@ -48,6 +48,16 @@ void ReplyBuilder::Bulk(std::string_view s) {
   out_->append("\r\n", 2);
 }
 
+void ReplyBuilder::BulkValue(const Entry& e) {
+  size_t n = e.ValueLen();
+  Header('$', n);
+  size_t at = out_->size();
+  out_->resize(at + n + 2);
+  e.CopyValue(out_->data() + at);
+  (*out_)[at + n] = '\r';
+  (*out_)[at + n + 1] = '\n';
+}
+
 void ReplyBuilder::Null() {
   if (resp_ >= 3) {
     out_->append("_\r\n", 3);

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/entry.h"
+
 namespace strata {
 
 class ReplyBuilder {
@@ -26,6 +28,8 @@ class ReplyBuilder {
   void Error(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
+  // The entry's value as a bulk string, decoded straight into the output buffer.
+  void BulkValue(const Entry& e);
   void Null();       // RESP2 $-1, RESP3 _
   void NullArray();  // RESP2 *-1, RESP3 _
   void Array(size_t n) { Header('*', n); }

@@ -40,7 +40,7 @@ void CmdGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (e == nullptr) {
     rb.Null();
   } else {
-    rb.Bulk(e->Value());
+    rb.BulkValue(*e);
   }
 }
 
@@ -105,7 +105,7 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     }
   }
   std::optional<std::string> old_value;
-  if (o.get && old != nullptr) old_value = std::string(old->Value());
+  if (o.get && old != nullptr) old_value = old->ValueString();
   if ((o.nx && old != nullptr) || (o.xx && old == nullptr)) {
     if (o.get) {
       old_value ? rb.Bulk(*old_value) : rb.Null();
@@ -159,7 +159,7 @@ void CmdGetSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (e == nullptr) {
     rb.Null();
   } else {
-    rb.Bulk(e->Value());
+    rb.BulkValue(*e);
   }
   ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
 }
@@ -171,7 +171,7 @@ void CmdGetDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Null();
     return;
   }
-  rb.Bulk(e->Value());
+  rb.BulkValue(*e);
   ctx.ks.Delete(ctx.db, args[1]);
 }
 
@@ -188,7 +188,7 @@ void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t at = 0;
   if (o.has_expire && !ParseExpireArg(pe.value, pe.unit, pe.absolute, ctx.now_ms, "getex", rb, &at))
     return;
-  rb.Bulk(e->Value());
+  rb.BulkValue(*e);
   if (o.has_expire) {
     if (at <= ctx.now_ms) {
       ctx.ks.Delete(ctx.db, args[1]);
@@ -221,7 +221,8 @@ void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   std::string v;
   v.reserve(total);
-  v.append(e->Value());
+  std::string scratch;
+  v.append(e->Value(&scratch));
   v.append(args[2]);
   ctx.ks.SetString(ctx.db, args[1], v, e->ExpireMs());
   rb.Integer(static_cast<int64_t>(total));
@@ -231,7 +232,8 @@ void IncrBy(std::string_view key, int64_t by, bool is_decrby_min, ShardCtx& ctx,
   Entry* e;
   if (!ReadString(ctx, key, rb, &e, false)) return;
   int64_t cur = 0;
-  if (e != nullptr && !ParseInt64(e->Value(), &cur)) {
+  std::string scratch;
+  if (e != nullptr && !ParseInt64(e->Value(&scratch), &cur)) {
     rb.Error(errors::kNotInteger);
     return;
   }
@@ -279,7 +281,8 @@ void CmdIncrByFloat(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (!ReadString(ctx, args[1], rb, &e, false)) return;
   long double cur = 0;
   long double by = 0;
-  if (e != nullptr && !ParseLongDouble(e->Value(), &cur)) {
+  std::string scratch;
+  if (e != nullptr && !ParseLongDouble(e->Value(&scratch), &cur)) {
     rb.Error(errors::kNotFloat);
     return;
   }
@@ -324,7 +327,9 @@ void CmdGetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Bulk("");
     return;
   }
-  rb.Bulk(e->Value().substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+  std::string scratch;
+  rb.Bulk(
+      e->Value(&scratch).substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
 }
 
 void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -348,7 +353,7 @@ void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(kTooBig);
     return;
   }
-  std::string v(e ? e->Value() : std::string_view());
+  std::string v = e ? e->ValueString() : std::string();
   size_t need = static_cast<size_t>(offset) + value.size();
   if (v.size() < need) v.resize(need, '\0');
   v.replace(static_cast<size_t>(offset), value.size(), value);
@@ -365,7 +370,7 @@ void CmdMGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     if (e == nullptr || e->Type() != ValueType::kString) {
       rb.Null();
     } else {
-      rb.Bulk(e->Value());
+      rb.BulkValue(*e);
     }
   }
 }
@@ -409,7 +414,7 @@ Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
-      if (e != nullptr && e->Type() == ValueType::kString) values[p] = std::string(e->Value());
+      if (e != nullptr && e->Type() == ValueType::kString) values[p] = e->ValueString();
     }
     w.locks().Release(g.locks[gi].keys, false);
   });

@@ -11,8 +11,8 @@ TEST(KeyspaceTest, SetFindDelete) {
   Keyspace ks(16);
   ks.SetString(0, "a", "1", Entry::kNoExpire);
   ks.SetString(1, "a", "2", Entry::kNoExpire);
-  EXPECT_EQ(ks.Find(0, "a", 0)->Value(), "1");
-  EXPECT_EQ(ks.Find(1, "a", 0)->Value(), "2");
+  EXPECT_EQ(ks.Find(0, "a", 0)->ValueString(), "1");
+  EXPECT_EQ(ks.Find(1, "a", 0)->ValueString(), "2");
   EXPECT_EQ(ks.Find(2, "a", 0), nullptr);
   EXPECT_TRUE(ks.Delete(0, "a"));
   EXPECT_FALSE(ks.Delete(0, "a"));
@@ -35,7 +35,7 @@ TEST(KeyspaceTest, SetExpireAddsAndRemovesField) {
   ks.SetString(0, "k", "value", Entry::kNoExpire);
   Entry* e = ks.SetExpire(0, "k", 5000);
   EXPECT_EQ(e->ExpireMs(), 5000);
-  EXPECT_EQ(e->Value(), "value");
+  EXPECT_EQ(e->ValueString(), "value");
   EXPECT_EQ(ks.ExpiresCount(0), 1u);
   e = ks.SetExpire(0, "k", Entry::kNoExpire);
   EXPECT_FALSE(e->HasExpire());
@@ -69,8 +69,8 @@ TEST(KeyspaceTest, FlushAndSwap) {
   ks.SetString(0, "a", "1", Entry::kNoExpire);
   ks.SetString(2, "b", "2", Entry::kNoExpire);
   ks.SwapDb(0, 2);
-  EXPECT_EQ(ks.Find(0, "b", 0)->Value(), "2");
-  EXPECT_EQ(ks.Find(2, "a", 0)->Value(), "1");
+  EXPECT_EQ(ks.Find(0, "b", 0)->ValueString(), "2");
+  EXPECT_EQ(ks.Find(2, "a", 0)->ValueString(), "1");
   ks.FlushDb(0);
   EXPECT_EQ(ks.DbSize(0), 0u);
   EXPECT_EQ(ks.DbSize(2), 1u);

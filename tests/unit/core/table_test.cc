@@ -2,56 +2,98 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "core/hash.h"
+#include "core/slab.h"
 
 namespace strata {
 namespace {
 
-Entry* Make(const std::string& key) {
-  size_t usable = 0;
-  return Entry::Create(key, "v:" + key, ValueType::kString, Entry::kNoExpire, &usable);
-}
-
-TEST(TableTest, InsertFindDeleteAcrossSplits) {
-  Table t;
-  constexpr int kKeys = 50000;
-  for (int i = 0; i < kKeys; i++) {
-    std::string k = "key:" + std::to_string(i);
-    t.Insert(Make(k), TableHash(k));
+class TableTest : public ::testing::Test {
+ protected:
+  Entry* Make(const std::string& key, const std::string& value = "") {
+    size_t usable = 0;
+    return Entry::Create(heap_, key, value.empty() ? "v:" + key : value, ValueType::kString,
+                         Entry::kNoExpire, &usable);
   }
+  void Insert(Table& t, const std::string& k) { t.Insert(Make(k), TableHash(k)); }
+  void EraseKey(Table& t, const std::string& k) {
+    Table::Ref r = t.Locate(k, TableHash(k));
+    ASSERT_TRUE(r) << k;
+    Entry::Destroy(heap_, t.Erase(r));
+  }
+  SlabHeap heap_;
+};
+
+TEST_F(TableTest, InsertFindDeleteAcrossSplits) {
+  Table t(heap_);
+  constexpr int kKeys = 50000;
+  for (int i = 0; i < kKeys; i++) Insert(t, "key:" + std::to_string(i));
   EXPECT_EQ(t.size(), static_cast<size_t>(kKeys));
+  EXPECT_GT(t.segments(), 4u);
   for (int i = 0; i < kKeys; i++) {
     std::string k = "key:" + std::to_string(i);
     Entry* e = t.Find(k, TableHash(k));
     ASSERT_NE(e, nullptr) << k;
-    EXPECT_EQ(e->Value(), "v:" + k);
+    EXPECT_EQ(e->ValueString(), "v:" + k);
   }
   EXPECT_EQ(t.Find("absent", TableHash("absent")), nullptr);
-  for (int i = 0; i < kKeys; i += 2) {
-    std::string k = "key:" + std::to_string(i);
-    Entry** link = t.FindLink(k, TableHash(k));
-    ASSERT_NE(link, nullptr);
-    Entry::Destroy(t.UnlinkAt(link));
-  }
+  for (int i = 0; i < kKeys; i += 2) EraseKey(t, "key:" + std::to_string(i));
   EXPECT_EQ(t.size(), static_cast<size_t>(kKeys / 2));
   EXPECT_EQ(t.Find("key:0", TableHash("key:0")), nullptr);
   EXPECT_NE(t.Find("key:1", TableHash("key:1")), nullptr);
 }
 
-TEST(TableTest, ReplaceKeepsChain) {
-  Table t;
-  for (int i = 0; i < 1000; i++) {
-    std::string k = std::to_string(i);
-    t.Insert(Make(k), TableHash(k));
+// Random inserts, replaces and deletes checked against a reference map.
+TEST_F(TableTest, RandomOperationsMatchReference) {
+  Table t(heap_);
+  std::unordered_map<std::string, std::string> ref;
+  std::mt19937_64 rng(7);
+  for (int op = 0; op < 200000; op++) {
+    std::string k = "k" + std::to_string(rng() % 30000);
+    uint64_t h = TableHash(k);
+    Table::Ref r = t.Locate(k, h);
+    ASSERT_EQ(static_cast<bool>(r), ref.count(k) == 1) << k;
+    int what = static_cast<int>(rng() % 3);
+    if (what == 0 && r) {
+      Entry::Destroy(heap_, t.Erase(r));
+      ref.erase(k);
+    } else if (r) {
+      std::string v = "v" + std::to_string(op);
+      Entry::Destroy(heap_, t.Replace(r, Make(k, v)));
+      ref[k] = v;
+    } else {
+      std::string v = "v" + std::to_string(op);
+      t.Insert(Make(k, v), h);
+      ref[k] = v;
+    }
   }
-  Entry** link = t.FindLink("500", TableHash("500"));
+  ASSERT_EQ(t.size(), ref.size());
+  for (auto& [k, v] : ref) {
+    Entry* e = t.Find(k, TableHash(k));
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->ValueString(), v);
+  }
+  size_t visited = 0;
+  t.ForEach([&](Entry* e) {
+    visited++;
+    EXPECT_EQ(ref.count(std::string(e->Key())), 1u);
+  });
+  EXPECT_EQ(visited, ref.size());
+}
+
+TEST_F(TableTest, ReplaceKeepsPosition) {
+  Table t(heap_);
+  for (int i = 0; i < 1000; i++) Insert(t, std::to_string(i));
+  Table::Ref r = t.Locate("500", TableHash("500"));
   size_t usable = 0;
-  Entry* fresh = Entry::Create("500", "new", ValueType::kString, 123, &usable);
-  Entry::Destroy(t.ReplaceAt(link, fresh));
-  EXPECT_EQ(t.Find("500", TableHash("500"))->Value(), "new");
+  Entry* fresh = Entry::Create(heap_, "500", "new", ValueType::kString, 123, &usable);
+  Entry::Destroy(heap_, t.Replace(r, fresh));
+  EXPECT_EQ(t.Find("500", TableHash("500"))->ValueString(), "new");
   EXPECT_EQ(t.Find("500", TableHash("500"))->ExpireMs(), 123);
   for (int i = 0; i < 1000; i++) {
     std::string k = std::to_string(i);
@@ -59,17 +101,14 @@ TEST(TableTest, ReplaceKeepsChain) {
   }
 }
 
-TEST(TableTest, ScanVisitsEverythingOnce) {
-  Table t;
-  for (int i = 0; i < 20000; i++) {
-    std::string k = "k" + std::to_string(i);
-    t.Insert(Make(k), TableHash(k));
-  }
+TEST_F(TableTest, ScanVisitsEverythingOnce) {
+  Table t(heap_);
+  for (int i = 0; i < 20000; i++) Insert(t, "k" + std::to_string(i));
   std::multiset<std::string> seen;
   uint64_t cursor = 0;
   do {
-    cursor = t.ScanBucket(cursor, [&](Entry** link) {
-      seen.insert(std::string((*link)->Key()));
+    cursor = t.ScanChunk(cursor, [&](Entry* e) {
+      seen.insert(std::string(e->Key()));
       return false;
     });
   } while (cursor != 0);
@@ -77,54 +116,53 @@ TEST(TableTest, ScanVisitsEverythingOnce) {
   EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 20000u);
 }
 
-TEST(TableTest, ScanSurvivesGrowth) {
-  Table t;
+TEST_F(TableTest, ScanSurvivesGrowthAndDeletes) {
+  Table t(heap_);
   std::set<std::string> original;
   for (int i = 0; i < 3000; i++) {
     std::string k = "orig" + std::to_string(i);
     original.insert(k);
-    t.Insert(Make(k), TableHash(k));
+    Insert(t, k);
   }
   std::set<std::string> seen;
   uint64_t cursor = 0;
   int extra = 0;
   do {
-    cursor = t.ScanBucket(cursor, [&](Entry** link) {
-      seen.insert(std::string((*link)->Key()));
+    cursor = t.ScanChunk(cursor, [&](Entry* e) {
+      seen.insert(std::string(e->Key()));
       return false;
     });
-    // Grow the table a lot while the scan is in progress.
+    // Grow the table a lot, and delete other keys, while the scan is in progress.
     for (int j = 0; j < 50 && extra < 30000; j++) {
-      std::string k = "extra" + std::to_string(extra++);
-      t.Insert(Make(k), TableHash(k));
+      Insert(t, "extra" + std::to_string(extra));
+      if (extra % 3 == 0 && extra > 0) EraseKey(t, "extra" + std::to_string(extra - 1));
+      extra++;
     }
   } while (cursor != 0);
   for (const std::string& k : original) EXPECT_TRUE(seen.count(k)) << k;
 }
 
-TEST(TableTest, ScanDeletesInPlace) {
-  Table t;
-  for (int i = 0; i < 5000; i++) {
-    std::string k = std::to_string(i);
-    t.Insert(Make(k), TableHash(k));
-  }
+TEST_F(TableTest, ScanDeletesInPlace) {
+  Table t(heap_);
+  for (int i = 0; i < 5000; i++) Insert(t, std::to_string(i));
   uint64_t cursor = 0;
+  size_t n = 0;
   do {
-    cursor = t.ScanBucket(cursor, [&](Entry** link) {
-      Entry::Destroy(t.UnlinkAt(link));
+    cursor = t.ScanChunk(cursor, [&](Entry* e) {
+      Entry::Destroy(heap_, e);
+      n++;
       return true;
     });
   } while (cursor != 0);
+  EXPECT_EQ(n, 5000u);
   EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(heap_.slot_bytes(), 0u);
 }
 
-TEST(TableTest, RandomEntryAndClear) {
-  Table t;
+TEST_F(TableTest, RandomEntryAndClear) {
+  Table t(heap_);
   EXPECT_EQ(t.RandomEntry(42), nullptr);
-  for (int i = 0; i < 100; i++) {
-    std::string k = std::to_string(i);
-    t.Insert(Make(k), TableHash(k));
-  }
+  for (int i = 0; i < 100; i++) Insert(t, std::to_string(i));
   std::set<std::string> picked;
   for (uint64_t s = 0; s < 2000; s++) {
     picked.insert(std::string(t.RandomEntry(s * 0x9E3779B97F4A7C15ull)->Key()));
@@ -133,6 +171,24 @@ TEST(TableTest, RandomEntryAndClear) {
   EXPECT_GT(t.Clear(), 0u);
   EXPECT_EQ(t.size(), 0u);
   EXPECT_EQ(t.RandomEntry(1), nullptr);
+  EXPECT_EQ(heap_.slot_bytes(), 0u);
+}
+
+// The table's own bytes per key stay near 8 / load factor at any size.
+TEST_F(TableTest, OverheadPerKeyIsBounded) {
+  Table t(heap_);
+  for (int i = 1; i <= 300000; i++) {
+    Insert(t, "memtier-" + std::to_string(i));
+    if (i % 25000 == 0) {
+      double per_key = static_cast<double>(t.OverheadBytes()) / i;
+      EXPECT_LT(per_key, 13.0) << "at " << i << " keys";
+    }
+  }
+  // Every segment's share adds up to its bytes.
+  Table::Ref r = t.Locate("memtier-77", TableHash("memtier-77"));
+  ASSERT_TRUE(r);
+  EXPECT_GT(Table::ShareBytes(r), 8u);
+  EXPECT_LT(Table::ShareBytes(r), 16u);
 }
 
 }  // namespace

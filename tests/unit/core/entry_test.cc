@@ -1,0 +1,88 @@
+#include "core/entry.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "core/ascii7.h"
+#include "core/slab.h"
+
+namespace strata {
+namespace {
+
+TEST(Ascii7Test, RoundTripsEveryLength) {
+  std::mt19937 rng(1);
+  for (size_t n = 0; n < 300; n++) {
+    std::string s(n, ' ');
+    for (char& c : s) c = static_cast<char>(rng() % 128);
+    ASSERT_TRUE(ascii7::IsAscii(s));
+    std::string packed(ascii7::PackedSize(n), '\0');
+    ascii7::Pack(s, packed.data());
+    std::string out(n, '\xff');
+    ascii7::Unpack(packed.data(), n, out.data());
+    ASSERT_EQ(out, s) << n;
+  }
+  EXPECT_EQ(ascii7::PackedSize(100), 88u);
+  EXPECT_EQ(ascii7::PackedSize(8), 7u);
+  EXPECT_FALSE(ascii7::IsAscii(std::string("abc\x80", 4)));
+  EXPECT_FALSE(ascii7::IsAscii(std::string(20, 'a') + "\xc3\xa9"));
+}
+
+class EntryTest : public ::testing::Test {
+ protected:
+  SlabHeap heap_;
+};
+
+TEST_F(EntryTest, CompactHeaderAndPacking) {
+  std::string key = "memtier-123456";
+  std::string value(100, 'x');
+  size_t usable = 0;
+  Entry* e = Entry::Create(heap_, key, value, ValueType::kString, Entry::kNoExpire, &usable);
+  EXPECT_TRUE(e->IsPacked());
+  EXPECT_EQ(e->AllocSize(), 3u + 14 + 88);
+  EXPECT_EQ(usable, 108u);
+  EXPECT_EQ(e->Key(), key);
+  EXPECT_EQ(e->ValueLen(), 100u);
+  EXPECT_EQ(e->ValueString(), value);
+  EXPECT_TRUE(e->KeyEquals(key));
+  EXPECT_FALSE(e->KeyEquals("memtier-123457"));
+  EXPECT_EQ(Entry::Destroy(heap_, e), 108u);
+}
+
+TEST_F(EntryTest, BinaryLongAndExpiringValues) {
+  std::mt19937 rng(2);
+  for (size_t vlen : {0u, 1u, 15u, 16u, 127u, 128u, 300u, 2100u, 70000u}) {
+    for (bool binary : {false, true}) {
+      for (int64_t exp : {Entry::kNoExpire, int64_t{1700000000123}}) {
+        std::string key(vlen % 200 + 1, 'k');
+        std::string value(vlen, ' ');
+        for (char& c : value) c = static_cast<char>(binary ? rng() % 256 : 32 + rng() % 95);
+        if (binary && vlen > 0) value[0] = '\xff';
+        size_t usable = 0;
+        Entry* e = Entry::Create(heap_, key, value, ValueType::kString, exp, &usable);
+        EXPECT_EQ(e->IsPacked(), !binary && vlen >= Entry::kPackMinLen);
+        EXPECT_EQ(e->Key(), key);
+        EXPECT_EQ(e->ExpireMs(), exp);
+        EXPECT_EQ(e->HasExpire(), exp != Entry::kNoExpire);
+        std::string scratch;
+        EXPECT_EQ(e->Value(&scratch), value);
+        std::string copy(vlen, '\0');
+        e->CopyValue(copy.data());
+        EXPECT_EQ(copy, value);
+        EXPECT_EQ(Entry::UsableSize(e), usable);
+        EXPECT_GE(usable, e->AllocSize());
+        if (exp != Entry::kNoExpire) {
+          e->SetExpireInPlace(exp + 1);
+          EXPECT_EQ(e->ExpireMs(), exp + 1);
+          EXPECT_EQ(e->Key(), key);
+        }
+        EXPECT_EQ(Entry::Destroy(heap_, e), usable);
+      }
+    }
+  }
+  EXPECT_EQ(heap_.slot_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace strata
