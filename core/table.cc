@@ -1,6 +1,7 @@
 #include "core/table.h"
 
 #include <mimalloc.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cassert>
@@ -15,15 +16,27 @@ namespace {
 
 constexpr size_t kHeaderBytes = sizeof(Table::Segment);
 constexpr uint32_t kMinCap = 16;
+constexpr size_t kOsPage = 4096;
+constexpr size_t kMmapSegmentBytes = 16 * 1024;
 
 }  // namespace
 
 Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
   size_t want = kHeaderBytes + (std::max<size_t>(min_cap, kMinCap) + kTailSlots) * 8;
-  size_t bytes = mi_good_size(want);
-  void* mem = mi_zalloc(bytes);
-  if (mem == nullptr) throw std::bad_alloc();
-  bytes = mi_usable_size(mem);
+  size_t bytes;
+  void* mem;
+  if (want >= kMmapSegmentBytes) {
+    // Big segments come straight from the OS in whole pages and go straight back when
+    // the segment grows or splits, so the arrays left behind by growth never linger
+    // in RSS as allocator free space.
+    bytes = (want + kOsPage - 1) & ~(kOsPage - 1);
+    mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) throw std::bad_alloc();
+  } else {
+    mem = mi_zalloc(mi_good_size(want));
+    if (mem == nullptr) throw std::bad_alloc();
+    bytes = mi_usable_size(mem);
+  }
   Segment* s = static_cast<Segment*>(mem);
   s->depth = depth;
   s->count = 0;
@@ -38,7 +51,11 @@ Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
 void Table::FreeSegment(Segment* s) {
   segment_bytes_ -= s->bytes;
   segments_--;
-  mi_free(s);
+  if (s->bytes >= kMmapSegmentBytes) {
+    munmap(s, s->bytes);
+  } else {
+    mi_free(s);
+  }
 }
 
 Table::Table(SlabHeap& heap) : heap_(heap) {

@@ -20,9 +20,11 @@
 //     - a delete shifts the following displaced slots back (no tombstones);
 //     - a range of tags is a contiguous run, which is what SCAN walks.
 //   A segment has kTailSlots past its capacity so that displaced entries never wrap.
-//   Capacity is chosen to fill the allocator's size class exactly (mi_good_size), and a
-//   segment grows at 7/8 full, so the load factor stays between ~0.7 and 0.875: about
-//   10 bytes of table per key.
+//   Capacity is chosen to fill its allocation exactly: mimalloc's size class for small
+//   segments, whole OS pages (mmap) from 16 KiB up, so that the array a growing segment
+//   leaves behind is returned at once instead of lingering as allocator free space.
+//   A segment grows at 7/8 full, so the load factor stays between ~0.6 and 0.875:
+//   about 10-11 bytes of table per key.
 //
 // SCAN order
 //   A cursor is a position in hash space (the top kCursorBits bits). A scan step covers

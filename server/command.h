@@ -115,6 +115,7 @@ void RegisterStringFamily(CommandRegistry& r);
 void RegisterKeysFamily(CommandRegistry& r);
 void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);
+void RegisterMemoryFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

@@ -76,6 +76,7 @@ void RegisterAllCommands() {
   RegisterKeysFamily(r);
   RegisterExpireFamily(r);
   RegisterServerFamily(r);
+  RegisterMemoryFamily(r);
 }
 
 }  // namespace strata

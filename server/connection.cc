@@ -7,6 +7,7 @@
 #include "core/string_util.h"
 #include "server/config.h"
 #include "server/cycle_clock.h"
+#include "server/heap_bytes.h"
 #include "server/log.h"
 #include "server/remote_batch.h"
 #include "server/server.h"
@@ -63,11 +64,36 @@ Connection::Connection(Worker* w, int sock, uint64_t id, std::string addr, std::
   authenticated = w->server().config().String("requirepass").empty();
 }
 
-Connection::~Connection() = default;
+Connection::~Connection() { worker_->ChargeClientBytes(0, charged_bytes_); }
+
+size_t Connection::MemoryBytes() const {
+  size_t n = HeapBytes(static_cast<const void*>(this));
+  n += HeapBytes(rbuf_) + HeapBytes(out_) + HeapBytes(sending_) + HeapBytes(args_);
+  n += HeapBytes(addr_) + HeapBytes(laddr_) + HeapBytes(name) + HeapBytes(lib_name) +
+       HeapBytes(lib_ver) + HeapBytes(last_subcommand_);
+  // std::deque keeps a map and 512-byte nodes even when empty.
+  constexpr size_t kPerNode = sizeof(Slot) < 512 ? 512 / sizeof(Slot) : 1;
+  n += (slots_.size() / kPerNode + 1) * kPerNode * sizeof(Slot) + 8 * sizeof(void*);
+  for (const Slot& s : slots_) n += HeapBytes(s.data);
+  n += worker_->loop().ConnBufferBytes(this);
+  return n;
+}
+
+void Connection::Recharge() {
+  size_t shape = rbuf_.capacity() ^ (out_.capacity() << 1) ^ (sending_.capacity() << 2) ^
+                 (slots_.size() << 3) ^ (args_.capacity() << 4) ^ (name.capacity() << 5) ^
+                 (last_subcommand_.capacity() << 6);
+  if (shape == charge_shape_ && charged_bytes_ != 0 && slots_.empty()) return;
+  charge_shape_ = shape;
+  size_t now = MemoryBytes();
+  worker_->ChargeClientBytes(now, charged_bytes_);
+  charged_bytes_ = now;
+}
 
 void Connection::Start() {
   worker_->loop().AddConn(this);
   ArmRead();
+  Recharge();
 }
 
 void Connection::ArmRead() {
@@ -120,6 +146,10 @@ void Connection::ProcessInput() {
   if (closing_) return;
   paused_ = false;
   worker_->RefreshClock();
+  // Charge the bytes just read before commands are checked against maxmemory, so that a
+  // big write is refused while its own request still sits in the buffer (as Redis does).
+  Recharge();
+  worker_->UpdateMemoryState();
   RespLimits limits;
   limits.bulk_len_max = static_cast<uint64_t>(
       worker_->server().config().proto_max_bulk_len().load(std::memory_order_relaxed));
@@ -173,6 +203,7 @@ void Connection::ProcessInput() {
   if (rstart_ == rend_) rstart_ = rend_ = 0;
   Dirty();
   if (!paused_) ArmRead();
+  Recharge();
 }
 
 std::string* Connection::ReplyTarget(bool* suppress) {
@@ -269,6 +300,8 @@ bool Connection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       thread_local std::vector<std::string_view> keys;
       keys.clear();
       spec->Keys(args, &keys);
+      // A container command whose subcommand takes no key (MEMORY STATS) uses its fiber.
+      if (keys.empty() && spec->fiber_fn != nullptr) multi = true;
       if (!keys.empty() && shard_count > 1) {
         shard = ShardOfKey(keys[0], shard_count);
         for (size_t i = 1; i < keys.size() && !multi; i++) {
@@ -422,6 +455,8 @@ void Connection::FlushOutput() {
       if (sending_.capacity() > 1 << 20) sending_.shrink_to_fit();
     }
   }
+  Recharge();
+  // Kill() may destroy this connection: nothing may follow it.
   if (close_after_reply_ && !send_active && out_.empty() && slots_.empty() && !fiber_running_)
     Kill();
 }
@@ -435,6 +470,7 @@ void Connection::OnSendDone(int err) {
   sending_.clear();
   if (sending_.capacity() > 1 << 20) sending_.shrink_to_fit();
   if (!out_.empty() || close_after_reply_) Dirty();
+  Recharge();
 }
 
 void Connection::Kill() {

@@ -92,6 +92,10 @@ class Connection final : public IoConn {
   size_t output_bytes() const { return out_.size() + sending_.size(); }
   // One line of CLIENT LIST / CLIENT INFO.
   std::string InfoLine(int64_t now_ms) const;
+  // Heap bytes this connection holds: the object, its read and write buffers, reply
+  // slots awaiting other shards, and the event loop's state for it (usable sizes).
+  size_t MemoryBytes() const;
+  size_t charged_bytes() const { return charged_bytes_; }
   Worker& worker() { return *worker_; }
 
  private:
@@ -139,6 +143,12 @@ class Connection final : public IoConn {
   // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
   const CommandSpec* last_spec_ = nullptr;
   std::string last_subcommand_;
+
+  // Brings the worker's client-memory total up to date with MemoryBytes(), cheaply
+  // skipping the computation when no buffer changed capacity since the last call.
+  void Recharge();
+  size_t charged_bytes_ = 0;
+  size_t charge_shape_ = 0;
 
   uint32_t inflight_ = 0;
   bool fiber_running_ = false;

@@ -58,6 +58,12 @@ class EventLoop {
   virtual const char* name() const = 0;
   // The backend and the features in use, for the start-up log.
   virtual std::string Describe() const { return name(); }
+  // Bytes of receive buffers the loop itself holds (charged to used_memory), as of the
+  // last RefreshBufferBytes() (the worker calls it on its hz tick and for INFO/MEMORY).
+  virtual size_t BufferBytes() const { return 0; }
+  virtual void RefreshBufferBytes() {}
+  // Bytes the loop holds for one connection (its state and any received backlog).
+  virtual size_t ConnBufferBytes(const IoConn* c) const { return 0; }
   // Listens for connections on a bound, listening, non-blocking socket.
   virtual void AddListener(int fd, AcceptFn on_accept) = 0;
   // Registers a new connection (fd is non-blocking).

@@ -177,4 +177,22 @@ void Server::RunUntilSignal() {
 
 void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
 
+size_t Server::UsedMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) total += w->published_used_bytes();
+  return total;
+}
+
+size_t Server::StartupMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) total += w->startup_used_bytes();
+  return total;
+}
+
+void Server::UpdatePeakMemory(size_t used) {
+  size_t peak = peak_memory_.load(std::memory_order_relaxed);
+  while (used > peak && !peak_memory_.compare_exchange_weak(peak, used)) {
+  }
+}
+
 }  // namespace strata

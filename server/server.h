@@ -43,6 +43,14 @@ class Server {
   const std::string& executable() const { return executable_; }
   void set_executable(std::string path) { executable_ = std::move(path); }
 
+  // Process-wide used_memory: the sum of what every worker published at the end of its
+  // last loop turn (any thread; at most one turn old).
+  size_t UsedMemory() const;
+  // used_memory when every worker had started (used_memory_startup).
+  size_t StartupMemory() const;
+  size_t PeakMemory() const { return peak_memory_.load(std::memory_order_relaxed); }
+  void UpdatePeakMemory(size_t used);  // any thread
+
   std::atomic<int64_t> connected_clients{0};
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint32_t> next_worker{0};
@@ -59,6 +67,7 @@ class Server {
   uint32_t thread_count_ = 0;
   int64_t start_time_ms_ = 0;
   int port_ = 0;
+  std::atomic<size_t> peak_memory_{0};
 };
 
 // The CPUs this process may run on (affinity mask and cgroup CPU quota).

@@ -14,6 +14,7 @@
 #include "server/cycle_clock.h"
 #include "server/hops.h"
 #include "server/log.h"
+#include "server/memory_report.h"
 #include "server/server.h"
 #include "server/version.h"
 #include "server/worker.h"
@@ -27,32 +28,10 @@ std::vector<uint32_t> AllShards(Server& s) {
   return all;
 }
 
-size_t RssBytes() {
-  std::ifstream f("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
-std::string Human(uint64_t bytes) {
-  char buf[64];
-  double d = static_cast<double>(bytes);
-  if (bytes < 1024) {
-    std::snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
-  } else if (bytes < 1024ull * 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
-  }
-  return buf;
-}
-
 struct ShardReport {
   WorkerStats stats;
   KeyspaceStats ks;
-  size_t used_bytes = 0;
+  ShardMemory memory;
   std::vector<size_t> keys;
   std::vector<size_t> expires;
   std::vector<int64_t> avg_ttl;
@@ -69,7 +48,7 @@ void AddLine(std::string* s, const std::string& k, const std::string& v) {
 }
 
 std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
-                      const std::vector<ShardReport>& reports) {
+                      const std::vector<ShardReport>& reports, const MemorySummary& memory) {
   Server& srv = c->worker().server();
   Config& cfg = srv.config();
   bool all = false, everything = false, dflt = wanted.empty();
@@ -86,7 +65,7 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
   WorkerStats total;
   total.commands.resize(CommandRegistry::Get().size());
   KeyspaceStats ks;
-  size_t used = 0, clients_max_in = 0, clients_max_out = 0;
+  size_t clients_max_in = 0, clients_max_out = 0;
   for (auto& r : reports) {
     total.total_commands_processed += r.stats.total_commands_processed;
     total.total_connections_received += r.stats.total_connections_received;
@@ -104,7 +83,6 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
     ks.expired_keys += r.ks.expired_keys;
     ks.keyspace_hits += r.ks.keyspace_hits;
     ks.keyspace_misses += r.ks.keyspace_misses;
-    used += r.used_bytes;
     clients_max_in = std::max(clients_max_in, r.max_input_buffer);
     clients_max_out = std::max(clients_max_out, r.max_output_buffer);
   }
@@ -147,19 +125,7 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
   }
   if (want("memory", true)) {
     section("Memory");
-    size_t rss = RssBytes();
-    AddLine(&out, "used_memory", std::to_string(used));
-    AddLine(&out, "used_memory_human", Human(used));
-    AddLine(&out, "used_memory_rss", std::to_string(rss));
-    AddLine(&out, "used_memory_rss_human", Human(rss));
-    AddLine(&out, "used_memory_dataset", std::to_string(used));
-    AddLine(&out, "maxmemory", std::to_string(cfg.Int("maxmemory")));
-    AddLine(&out, "maxmemory_human", Human(static_cast<uint64_t>(cfg.Int("maxmemory"))));
-    AddLine(&out, "maxmemory_policy", cfg.String("maxmemory-policy"));
-    char ratio[32];
-    std::snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / used : 0.0);
-    AddLine(&out, "mem_fragmentation_ratio", ratio);
-    AddLine(&out, "mem_allocator", "mimalloc");
+    AppendInfoMemory(memory, &out);
   }
   if (want("persistence", true)) {
     section("Persistence");
@@ -255,7 +221,7 @@ Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     ShardReport& r = reports[w.index()];
     r.stats = w.stats();
     r.ks = w.keyspace().stats();
-    r.used_bytes = w.keyspace().used_bytes();
+    r.memory = CollectShardMemory(w, dbs);
     for (uint32_t db = 0; db < dbs; db++) {
       r.keys.push_back(w.keyspace().DbSize(db));
       r.expires.push_back(w.keyspace().ExpiresCount(db));
@@ -264,10 +230,12 @@ Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     for (auto& [id, conn] : w.connections()) {
       r.max_input_buffer = std::max(r.max_input_buffer, conn->query_buffer_bytes());
       r.max_output_buffer = std::max(r.max_output_buffer, conn->output_bytes());
-      r.used_bytes += sizeof(Connection);
     }
   });
-  std::string text = BuildInfo(c, wanted, reports);
+  std::vector<ShardMemory> shard_memory;
+  for (auto& r : reports) shard_memory.push_back(std::move(r.memory));
+  MemorySummary memory = Summarize(srv, std::move(shard_memory));
+  std::string text = BuildInfo(c, wanted, reports, memory);
   std::string out;
   ReplyBuilder rb(&out, c->resp);
   rb.Verbatim(text);

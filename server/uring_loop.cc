@@ -14,6 +14,7 @@
 // Submissions are batched: they are flushed together when Poll() enters the kernel.
 #include <liburing.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "server/event_loop.h"
+#include "server/heap_bytes.h"
 #include "server/log.h"
 
 namespace strata {
@@ -33,6 +35,7 @@ namespace {
 constexpr unsigned kRingEntries = 1024;
 constexpr unsigned kRecvBuffers = 128;  // provided buffers per worker (power of 2)
 constexpr unsigned kRecvBufferSize = 16 * 1024;
+constexpr size_t kRecvBufferBytes = static_cast<size_t>(kRecvBuffers) * kRecvBufferSize;
 constexpr int kRecvBufferGroup = 1;
 
 enum class OpKind : uint8_t { kRecv, kSend, kAccept, kWake };
@@ -66,7 +69,7 @@ class UringLoop final : public EventLoop {
     if (buf_ring_ != nullptr) io_uring_unregister_buf_ring(&ring_, kRecvBufferGroup);
     io_uring_queue_exit(&ring_);
     std::free(buf_ring_);
-    std::free(recv_buffers_);
+    if (recv_buffers_ != nullptr) munmap(recv_buffers_, kRecvBufferBytes);
   }
 
   // REQUIRES: called on the thread that will run the loop (single-issuer rings).
@@ -116,7 +119,10 @@ class UringLoop final : public EventLoop {
     void* ring_mem = nullptr;
     void* bufs = nullptr;
     if (posix_memalign(&ring_mem, 4096, ring_bytes) != 0) return;
-    if (posix_memalign(&bufs, 4096, static_cast<size_t>(kRecvBuffers) * kRecvBufferSize) != 0) {
+    // Straight from mmap: exactly the bytes asked for, touched only as data arrives.
+    bufs =
+        mmap(nullptr, kRecvBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (bufs == MAP_FAILED) {
       std::free(ring_mem);
       return;
     }
@@ -127,7 +133,7 @@ class UringLoop final : public EventLoop {
     reg.bgid = kRecvBufferGroup;
     if (io_uring_register_buf_ring(&ring_, &reg, 0) != 0) {
       std::free(ring_mem);
-      std::free(bufs);
+      munmap(bufs, kRecvBufferBytes);
       return;
     }
     buf_ring_ = static_cast<io_uring_buf_ring*>(ring_mem);
@@ -143,6 +149,28 @@ class UringLoop final : public EventLoop {
   }
 
   const char* name() const override { return "io_uring"; }
+  // The receive buffers are charged by their resident pages: the kernel fills them
+  // round-robin, so they become resident gradually, and untouched ones cost nothing.
+  size_t BufferBytes() const override {
+    return resident_buffer_bytes_ + HeapBytes(static_cast<const void*>(buf_ring_));
+  }
+  void RefreshBufferBytes() override {
+    if (recv_buffers_ == nullptr) return;
+    static const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t pages = kRecvBufferBytes / kPage;
+    resident_map_.resize(pages);
+    if (mincore(recv_buffers_, kRecvBufferBytes, resident_map_.data()) != 0) {
+      resident_buffer_bytes_ = kRecvBufferBytes;  // unknown: charge all of it
+      return;
+    }
+    size_t n = 0;
+    for (unsigned char b : resident_map_) n += b & 1;
+    resident_buffer_bytes_ = n * kPage;
+  }
+  size_t ConnBufferBytes(const IoConn* c) const override {
+    auto* ops = static_cast<const ConnOps*>(c->loop_state);
+    return ops == nullptr ? 0 : HeapBytes(static_cast<const void*>(ops)) + HeapBytes(ops->backlog);
+  }
   std::string Describe() const override {
     std::string d = "io_uring (";
     if (setup_flags_ & IORING_SETUP_DEFER_TASKRUN) {
@@ -498,6 +526,8 @@ class UringLoop final : public EventLoop {
   std::vector<IoConn*> ready_scratch_;
   io_uring_buf_ring* buf_ring_ = nullptr;
   char* recv_buffers_ = nullptr;
+  size_t resident_buffer_bytes_ = 0;
+  std::vector<unsigned char> resident_map_;
   bool multishot_recv_ = false;
   bool ever_multishot_data_ = false;
   unsigned setup_flags_ = 0;

@@ -245,17 +245,13 @@ void Worker::AdoptConnection(int fd) {
 }
 
 void Worker::UpdateMemoryState() {
-  published_used_.store(keyspace_.used_bytes(), std::memory_order_relaxed);
+  published_used_.store(used_bytes(), std::memory_order_relaxed);
   int64_t limit = server_->config().maxmemory().load(std::memory_order_relaxed);
   if (limit <= 0) {
     over_memory_limit_ = false;
     return;
   }
-  size_t total = 0;
-  for (uint32_t i = 0; i < server_->shard_count(); i++) {
-    total += server_->worker(i).published_used_bytes();
-  }
-  over_memory_limit_ = total > static_cast<size_t>(limit);
+  over_memory_limit_ = server_->UsedMemory() > static_cast<size_t>(limit);
 }
 
 void Worker::RunTimers() {
@@ -263,11 +259,17 @@ void Worker::RunTimers() {
   int64_t hz = server_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+  loop_->RefreshBufferBytes();
+  // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.
+  if (index_ == 0) server_->UpdatePeakMemory(server_->UsedMemory());
 }
 
 void Worker::Run() {
   t_current = this;
   now_ms_ = WallClockMs();
+  loop_->RefreshBufferBytes();
+  startup_used_.store(used_bytes(), std::memory_order_relaxed);
+  published_used_.store(used_bytes(), std::memory_order_relaxed);
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
     if (deferred_.empty() && !outbox_pending_ && dirty_.empty()) {

@@ -94,6 +94,19 @@ class Worker {
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
   bool over_memory_limit() const { return over_memory_limit_; }
   size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
+  // Everything this worker charges to used_memory: its shard's data and table, its
+  // connections' buffers and its event loop's buffers (see server/memory_report.h).
+  size_t used_bytes() const {
+    return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes();
+  }
+  size_t client_bytes() const { return client_bytes_; }
+  // Publishes this worker's used bytes and, when maxmemory is set, recomputes
+  // over_memory_limit() from every worker's figure. Called once per loop turn and when a
+  // connection has read new input.
+  void UpdateMemoryState();
+  size_t startup_used_bytes() const { return startup_used_.load(std::memory_order_relaxed); }
+  // Connections report changes in their buffer sizes here (owning thread only).
+  void ChargeClientBytes(size_t add, size_t remove) { client_bytes_ += add - remove; }
   // Re-reads the clock; called before each batch of commands.
   void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
@@ -150,8 +163,9 @@ class Worker {
   std::unordered_map<uint64_t, Connection*> conns_;
   std::vector<Connection*> dirty_;
   std::vector<Connection*> dirty_scratch_;
-  void UpdateMemoryState();
   std::atomic<size_t> published_used_{0};
+  size_t client_bytes_ = 0;
+  std::atomic<size_t> startup_used_{0};
   bool over_memory_limit_ = false;
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
