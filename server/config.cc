@@ -70,8 +70,13 @@ Config::Config() {
                      "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
-  Add("proto-max-bulk-len", Kind::kMemory, "512mb", true, "largest bulk string, bytes").min =
-      1024 * 1024;
+  {
+    // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
+    Option& o = Add("proto-max-bulk-len", Kind::kMemory, "512mb", true,
+                    "largest bulk string, bytes (at most 4gb - 1)");
+    o.min = 1024 * 1024;
+    o.max = 4294967295LL;
+  }
   Add("client-query-buffer-limit", Kind::kMemory, "1gb", true,
       "largest query buffer per client, bytes")
       .min = 1024 * 1024;
@@ -150,7 +155,7 @@ std::string Config::Apply(Option& o, std::string_view value) {
     case Kind::kMemory: {
       auto v = ParseMemory(value);
       if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return "argument must be a memory value";
-      if (static_cast<int64_t>(*v) < o.min) {
+      if (static_cast<int64_t>(*v) < o.min || static_cast<int64_t>(*v) > o.max) {
         return "argument must be between " + std::to_string(o.min) + " and " +
                std::to_string(o.max) + " inclusive";
       }

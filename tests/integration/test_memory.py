@@ -253,3 +253,12 @@ def test_memory_is_returned_after_delete(server_factory):
     assert data(after) <= data(before) + 16 * 1024
     # Emptied slab pages go back to the OS (one page per size class may stay).
     assert after["mem_slab_pages"] <= 16 * 64 * 1024
+
+
+@strata_only
+def test_proto_max_bulk_len_is_capped_at_4gb(r):
+    # Entries keep lengths in 32 bits; a larger limit is refused rather than truncated.
+    with pytest.raises(redis.ResponseError, match="between 1048576 and 4294967295"):
+        r.config_set("proto-max-bulk-len", "5gb")
+    assert r.config_set("proto-max-bulk-len", "3gb") is True
+    r.config_set("proto-max-bulk-len", "512mb")
