@@ -24,11 +24,21 @@ bool ParseInt64(std::string_view s, int64_t* out) {
   }
   if (s[i] < '1' || s[i] > '9') return false;
   uint64_t v = 0;
-  for (; i < s.size(); i++) {
-    char c = s[i];
-    if (c < '0' || c > '9') return false;
-    if (v > (UINT64_MAX - (c - '0')) / 10) return false;
-    v = v * 10 + (c - '0');
+  if (s.size() - i <= 18) {
+    // Up to 18 digits cannot overflow 64 bits: no check per digit (the common case:
+    // every RESP length and most arguments).
+    for (; i < s.size(); i++) {
+      unsigned d = static_cast<unsigned char>(s[i]) - '0';
+      if (d > 9) return false;
+      v = v * 10 + d;
+    }
+  } else {
+    for (; i < s.size(); i++) {
+      char c = s[i];
+      if (c < '0' || c > '9') return false;
+      if (v > (UINT64_MAX - (c - '0')) / 10) return false;
+      v = v * 10 + (c - '0');
+    }
   }
   if (negative) {
     if (v > static_cast<uint64_t>(INT64_MAX) + 1) return false;

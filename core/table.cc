@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -155,7 +157,13 @@ bool Table::PlaceSorted(Segment* s, const uint64_t* slots, size_t n) {
 }
 
 void Table::Insert(Entry* e, uint64_t hash) {
-  assert((reinterpret_cast<uint64_t>(e) & ~kPtrMask) == 0);
+  if ((reinterpret_cast<uint64_t>(e) & ~kPtrMask) != 0) [[unlikely]] {
+    // Slots keep the tag in the top 16 bits; Linux gives user space 47-bit addresses
+    // unless a mapping above them is asked for explicitly, which nothing here does.
+    std::fprintf(stderr, "strata: entry address %p does not fit in 48 bits\n",
+                 static_cast<void*>(e));
+    std::abort();
+  }
   for (;;) {
     uint32_t di = DirIndex(hash);
     Segment* s = dir_[di];

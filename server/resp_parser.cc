@@ -22,6 +22,24 @@ bool ParseLenLine(const char* p, const char* crlf, int64_t* out) {
   return ParseInt64(std::string_view(p, crlf - p), out);
 }
 
+// The common length line: 1 to 18 digits without a leading zero, then CRLF, all present.
+// Returns the position of the CR and the value; nullptr for anything else (a sign, a
+// leading zero, junk, a line not complete yet), which the general path then handles.
+inline const char* FastLenLine(const char* p, const char* end, int64_t* out) {
+  const char* q = p;
+  uint64_t v = 0;
+  while (q + 1 < end && q - p <= 18) {
+    unsigned d = static_cast<unsigned>(static_cast<unsigned char>(*q)) - '0';
+    if (d > 9) break;
+    v = v * 10 + d;
+    q++;
+  }
+  if (q == p || q + 1 >= end || q - p > 18 || q[0] != '\r' || q[1] != '\n') return nullptr;
+  if (*p == '0' && q - p > 1) return nullptr;
+  *out = static_cast<int64_t>(v);
+  return q;
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -45,16 +63,20 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
                                               const RespLimits& limits, size_t* consumed,
                                               std::vector<std::string_view>* args) {
   const char* end = data + len;
-  const char* crlf = FindCrlf(data, end);
-  if (crlf == nullptr) {
-    if (len > limits.inline_len_max) return Fail("Protocol error: too big mbulk count string");
-    return Result::kNeedMore;
-  }
-  if (static_cast<size_t>(crlf - data) > limits.inline_len_max)
-    return Fail("Protocol error: too big mbulk count string");
   int64_t count = 0;
-  if (!ParseLenLine(data + 1, crlf, &count) || count > limits.multibulk_len_max)
-    return Fail("Protocol error: invalid multibulk length");
+  const char* crlf = FastLenLine(data + 1, end, &count);
+  if (crlf == nullptr) {
+    crlf = FindCrlf(data, end);
+    if (crlf == nullptr) {
+      if (len > limits.inline_len_max) return Fail("Protocol error: too big mbulk count string");
+      return Result::kNeedMore;
+    }
+    if (static_cast<size_t>(crlf - data) > limits.inline_len_max)
+      return Fail("Protocol error: too big mbulk count string");
+    if (!ParseLenLine(data + 1, crlf, &count))
+      return Fail("Protocol error: invalid multibulk length");
+  }
+  if (count > limits.multibulk_len_max) return Fail("Protocol error: invalid multibulk length");
   const char* p = crlf + 2;
   if (count <= 0) {
     // "*0" and "*-1" are empty requests: consumed, nothing to run.
@@ -72,17 +94,20 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
       msg += "'";
       return Fail(msg);
     }
-    const char* lcrlf = FindCrlf(p, end);
-    if (lcrlf == nullptr) {
-      if (static_cast<size_t>(end - p) > limits.inline_len_max)
-        return Fail("Protocol error: too big bulk count string");
-      return Result::kNeedMore;
-    }
-    if (static_cast<size_t>(lcrlf - p) > limits.inline_len_max)
-      return Fail("Protocol error: too big bulk count string");
     int64_t blen = 0;
-    if (!ParseLenLine(p + 1, lcrlf, &blen) || blen < 0 ||
-        static_cast<uint64_t>(blen) > limits.bulk_len_max)
+    const char* lcrlf = FastLenLine(p + 1, end, &blen);
+    if (lcrlf == nullptr) {
+      lcrlf = FindCrlf(p, end);
+      if (lcrlf == nullptr) {
+        if (static_cast<size_t>(end - p) > limits.inline_len_max)
+          return Fail("Protocol error: too big bulk count string");
+        return Result::kNeedMore;
+      }
+      if (static_cast<size_t>(lcrlf - p) > limits.inline_len_max)
+        return Fail("Protocol error: too big bulk count string");
+      if (!ParseLenLine(p + 1, lcrlf, &blen)) return Fail("Protocol error: invalid bulk length");
+    }
+    if (blen < 0 || static_cast<uint64_t>(blen) > limits.bulk_len_max)
       return Fail("Protocol error: invalid bulk length");
     const char* body = lcrlf + 2;
     if (static_cast<size_t>(end - body) < static_cast<size_t>(blen) + 2) {

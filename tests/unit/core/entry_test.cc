@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -17,16 +19,40 @@ TEST(Ascii7Test, RoundTripsEveryLength) {
     std::string s(n, ' ');
     for (char& c : s) c = static_cast<char>(rng() % 128);
     ASSERT_TRUE(ascii7::IsAscii(s));
+    // The packed buffer is exactly PackedSize bytes, so a read past it is caught by ASan.
     std::string packed(ascii7::PackedSize(n), '\0');
     ascii7::Pack(s, packed.data());
+    std::string portable(ascii7::PackedSize(n), '\0');
+    ascii7::detail::PackPortable(s, portable.data());
+    ASSERT_EQ(packed, portable) << n;
+    std::unique_ptr<char[]> exact(new char[packed.size() + 1]);
+    std::memcpy(exact.get(), packed.data(), packed.size());
     std::string out(n, '\xff');
-    ascii7::Unpack(packed.data(), n, out.data());
+    ascii7::Unpack(exact.get(), n, out.data());
     ASSERT_EQ(out, s) << n;
+    std::string out2(n, '\xff');
+    ascii7::detail::UnpackPortable(packed.data(), n, out2.data());
+    ASSERT_EQ(out2, s) << n;
   }
   EXPECT_EQ(ascii7::PackedSize(100), 88u);
-  EXPECT_EQ(ascii7::PackedSize(8), 7u);
+  EXPECT_EQ(ascii7::PackedSize(16), 14u);
+  EXPECT_EQ(ascii7::PackedSize(15), 14u);
+  EXPECT_EQ(ascii7::PackedSize(14), 14u);
+  EXPECT_EQ(ascii7::PackedSize(0), 0u);
   EXPECT_FALSE(ascii7::IsAscii(std::string("abc\x80", 4)));
   EXPECT_FALSE(ascii7::IsAscii(std::string(20, 'a') + "\xc3\xa9"));
+}
+
+// The format is fixed (docs and future snapshot files depend on it): check one group.
+TEST(Ascii7Test, GroupLayout) {
+  std::string s = "ABCDEFGHIJKLMN\x7f\x01";
+  std::string packed(14, '\0');
+  ascii7::Pack(s, packed.data());
+  // c14 | c15 << 7 = 0x7f | 0x80 = 0xff: bits 0..7 set, bits 8..13 clear.
+  for (int i = 0; i < 14; i++) {
+    unsigned char expect = static_cast<unsigned char>(s[i]) | (i < 8 ? 0x80 : 0);
+    EXPECT_EQ(static_cast<unsigned char>(packed[i]), expect) << i;
+  }
 }
 
 class EntryTest : public ::testing::Test {

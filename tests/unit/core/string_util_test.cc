@@ -24,6 +24,17 @@ TEST(StringUtilTest, ParseInt64Canonical) {
   EXPECT_FALSE(ParseInt64("-", &v));
   EXPECT_FALSE(ParseInt64("-0", &v));
   EXPECT_FALSE(ParseInt64("1.0", &v));
+  // Around the 18-digit fast path and the overflow checks of the long path.
+  EXPECT_TRUE(ParseInt64("999999999999999999", &v));
+  EXPECT_EQ(v, 999999999999999999LL);
+  EXPECT_TRUE(ParseInt64("-999999999999999999", &v));
+  EXPECT_EQ(v, -999999999999999999LL);
+  EXPECT_TRUE(ParseInt64("1000000000000000000", &v));
+  EXPECT_EQ(v, 1000000000000000000LL);
+  EXPECT_FALSE(ParseInt64("99999999999999999999", &v));
+  EXPECT_FALSE(ParseInt64("12345678901234567/", &v));
+  EXPECT_FALSE(ParseInt64("1234567:", &v));
+  EXPECT_FALSE(ParseInt64("-9223372036854775809", &v));
 }
 
 TEST(StringUtilTest, LongDoubleHumanFormat) {
