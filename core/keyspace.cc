@@ -5,7 +5,7 @@
 namespace strata {
 
 Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {
-  for (Db& d : dbs_) d.table = std::make_unique<Table>(heap_);
+  for (Db& d : dbs_) d.table = std::make_unique<Table>(heap_, &table_bytes_);
 }
 
 Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
@@ -164,12 +164,6 @@ Entry* Keyspace::RandomKey(uint32_t db, int64_t now_ms, uint64_t seed) {
     Find(db, e->Key(), now_ms);
   }
   return nullptr;
-}
-
-size_t Keyspace::table_bytes() const {
-  size_t n = 0;
-  for (const Db& d : dbs_) n += d.table->OverheadBytes();
-  return n;
 }
 
 size_t Keyspace::key_count() const {

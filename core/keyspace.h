@@ -79,7 +79,7 @@ class Keyspace {
 
   size_t used_bytes() const { return entry_bytes_ + table_bytes(); }
   size_t entry_bytes() const { return entry_bytes_; }
-  size_t table_bytes() const;
+  size_t table_bytes() const { return table_bytes_; }
   size_t type_bytes(ValueType t) const { return type_bytes_[static_cast<int>(t)]; }
   size_t type_keys(ValueType t) const { return type_keys_[static_cast<int>(t)]; }
   size_t key_count() const;
@@ -102,8 +102,10 @@ class Keyspace {
                   int64_t expire_ms);
   void DestroyEntry(Db& d, Entry* e);
 
-  // Declared first: entries in the tables are freed into it.
+  // Declared before the tables: their entries are freed into it, and they keep
+  // table_bytes_ (every table's OverheadBytes()) up to date until they are destroyed.
   SlabHeap heap_;
+  size_t table_bytes_ = 0;
   std::vector<Db> dbs_;
   size_t entry_bytes_ = 0;
   size_t type_bytes_[kValueTypeCount] = {};

@@ -46,12 +46,14 @@ Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
   s->cap = s->nslots - kTailSlots;
   s->bytes = static_cast<uint32_t>(bytes);
   segment_bytes_ += bytes;
+  *total_bytes_ += bytes;
   segments_++;
   return s;
 }
 
 void Table::FreeSegment(Segment* s) {
   segment_bytes_ -= s->bytes;
+  *total_bytes_ -= s->bytes;
   segments_--;
   if (s->bytes >= kMmapSegmentBytes) {
     munmap(s, s->bytes);
@@ -60,14 +62,16 @@ void Table::FreeSegment(Segment* s) {
   }
 }
 
-Table::Table(SlabHeap& heap) : heap_(heap) {
+Table::Table(SlabHeap& heap, size_t* total_bytes)
+    : heap_(heap), total_bytes_(total_bytes != nullptr ? total_bytes : &own_total_) {
   dir_.push_back(NewSegment(0, kMinCap));
-  dir_bytes_ = dir_.capacity() * sizeof(Segment*);
+  SetDirBytes(dir_.capacity() * sizeof(Segment*));
 }
 
 Table::~Table() {
   Clear();
   FreeSegment(dir_[0]);
+  SetDirBytes(0);
 }
 
 size_t Table::Clear() {
@@ -88,7 +92,7 @@ size_t Table::Clear() {
   dir_.assign(1, nullptr);
   dir_.shrink_to_fit();
   dir_[0] = NewSegment(0, kMinCap);
-  dir_bytes_ = dir_.capacity() * sizeof(Segment*);
+  SetDirBytes(dir_.capacity() * sizeof(Segment*));
   global_depth_ = 0;
   size_ = 0;
   return freed;
@@ -226,7 +230,7 @@ void Table::Split(uint32_t dir_index) {
       bigger[2 * i + 1] = dir_[i];
     }
     dir_.swap(bigger);
-    dir_bytes_ = dir_.capacity() * sizeof(Segment*);
+    SetDirBytes(dir_.capacity() * sizeof(Segment*));
     global_depth_++;
     dir_index *= 2;
   }

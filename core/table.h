@@ -65,7 +65,9 @@ class Table {
     explicit operator bool() const { return seg != nullptr; }
   };
 
-  explicit Table(SlabHeap& heap);
+  // total_bytes, when given, is a running sum (shared by the owner's tables) that this
+  // table keeps up to date with its OverheadBytes().
+  explicit Table(SlabHeap& heap, size_t* total_bytes = nullptr);
   ~Table();  // destroys every entry
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
@@ -147,6 +149,12 @@ class Table {
   size_t size_ = 0;
   size_t dir_bytes_ = 0;
   size_t segment_bytes_ = 0;
+  size_t* total_bytes_;
+  size_t own_total_ = 0;  // total_bytes_ points here when the owner keeps no sum
+  void SetDirBytes(size_t n) {
+    *total_bytes_ += n - dir_bytes_;
+    dir_bytes_ = n;
+  }
 };
 
 template <class F>

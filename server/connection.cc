@@ -80,11 +80,18 @@ size_t Connection::MemoryBytes() const {
 }
 
 void Connection::Recharge() {
-  size_t shape = rbuf_.capacity() ^ (out_.capacity() << 1) ^ (sending_.capacity() << 2) ^
-                 (slots_.size() << 3) ^ (args_.capacity() << 4) ^ (name.capacity() << 5) ^
-                 (last_subcommand_.capacity() << 6);
-  if (shape == charge_shape_ && charged_bytes_ != 0 && slots_.empty()) return;
-  charge_shape_ = shape;
+  // Buffers only change what they cost when their capacity changes; reply slots (data
+  // from other shards) are recounted while any are pending.
+  size_t r = rbuf_.capacity(), o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
+  if (r == charged_rbuf_ && o == charged_out_ && s == charged_sending_ && a == charged_args_ &&
+      slots_.empty() && !slots_charged_) {
+    return;
+  }
+  charged_rbuf_ = r;
+  charged_out_ = o;
+  charged_sending_ = s;
+  charged_args_ = a;
+  slots_charged_ = !slots_.empty();
   size_t now = MemoryBytes();
   worker_->ChargeClientBytes(now, charged_bytes_);
   charged_bytes_ = now;
@@ -146,10 +153,13 @@ void Connection::ProcessInput() {
   if (closing_) return;
   paused_ = false;
   worker_->RefreshClock();
-  // Charge the bytes just read before commands are checked against maxmemory, so that a
-  // big write is refused while its own request still sits in the buffer (as Redis does).
-  Recharge();
-  worker_->UpdateMemoryState();
+  // With a memory limit, charge the bytes just read before commands are checked against
+  // it, so that a big write is refused while its own request still sits in the buffer
+  // (as Redis does).
+  if (worker_->server().config().maxmemory().load(std::memory_order_relaxed) > 0) {
+    Recharge();
+    worker_->UpdateMemoryState();
+  }
   RespLimits limits;
   limits.bulk_len_max = static_cast<uint64_t>(
       worker_->server().config().proto_max_bulk_len().load(std::memory_order_relaxed));

@@ -148,7 +148,12 @@ class Connection final : public IoConn {
   // skipping the computation when no buffer changed capacity since the last call.
   void Recharge();
   size_t charged_bytes_ = 0;
-  size_t charge_shape_ = 0;
+  // Capacities when last charged (SIZE_MAX: never charged yet).
+  size_t charged_rbuf_ = SIZE_MAX;
+  size_t charged_out_ = SIZE_MAX;
+  size_t charged_sending_ = SIZE_MAX;
+  size_t charged_args_ = SIZE_MAX;
+  bool slots_charged_ = false;
 
   uint32_t inflight_ = 0;
   bool fiber_running_ = false;
