@@ -13,6 +13,14 @@ const char* ValueTypeName(ValueType t) {
   switch (t) {
     case ValueType::kString:
       return "string";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kSet:
+      return "set";
+    case ValueType::kZSet:
+      return "zset";
+    case ValueType::kHash:
+      return "hash";
   }
   return "none";
 }
@@ -62,7 +70,7 @@ size_t Entry::AllocSize() const {
 Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
                      int64_t expire_ms, size_t* usable) {
   bool has_expire = expire_ms != kNoExpire;
-  bool packed = value.size() >= kPackMinLen && ascii7::IsAscii(value);
+  bool packed = type == ValueType::kString && value.size() >= kPackMinLen && ascii7::IsAscii(value);
   uint32_t klen = static_cast<uint32_t>(key.size());
   uint32_t vlen = static_cast<uint32_t>(value.size());
   size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
@@ -93,6 +101,15 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
     std::memcpy(p, value.data(), vlen);
   }
   return static_cast<Entry*>(mem);
+}
+
+Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
+                             CollectionObject* obj, int64_t expire_ms, size_t* usable) {
+  char ptr[sizeof(obj)];
+  std::memcpy(ptr, &obj, sizeof(obj));
+  Entry* e = Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable);
+  e->Base()[0] = static_cast<char>(e->Flags() | kExternal);
+  return e;
 }
 
 size_t Entry::UsableSize(const Entry* e) {

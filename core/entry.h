@@ -2,13 +2,15 @@
 // common case.
 //
 // Layout (byte offsets; no alignment is assumed, multi-byte fields use memcpy):
-//   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed
+//   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed,
+//                     bit 5 external (the value is a CollectionObject*, see object.h)
 //   1..      varint   key length (LEB128: one byte below 128)
 //   ..       varint   value length, as the client sees it (unpacked)
 //   ..       int64    expire_ms, absolute unix ms; present only with has-expire
 //   ..       key bytes
-//   ..       value bytes: raw, or ascii7-packed (ceil(len * 7 / 8) bytes) when every byte
-//            is below 0x80 and the value is at least kPackMinLen long
+//   ..       value bytes: raw, or (strings only) ascii7-packed when every byte is below
+//            0x80 and the value is at least kPackMinLen long; for an external
+//            collection, the 8-byte pointer to its object
 // The table slot that points at an entry carries hash bits (see table.h), so an entry
 // needs no chain link and no stored hash.
 //
@@ -32,9 +34,10 @@
 namespace strata {
 
 class SlabHeap;
+class CollectionObject;
 
-enum class ValueType : uint8_t { kString = 0 };
-constexpr int kValueTypeCount = 1;
+enum class ValueType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4 };
+constexpr int kValueTypeCount = 5;
 
 const char* ValueTypeName(ValueType t);
 
@@ -43,6 +46,7 @@ class Entry {
   static constexpr uint8_t kTypeMask = 0x07;
   static constexpr uint8_t kHasExpire = 0x08;
   static constexpr uint8_t kPacked = 0x10;
+  static constexpr uint8_t kExternal = 0x20;
   static constexpr int64_t kNoExpire = 0;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;
@@ -50,7 +54,10 @@ class Entry {
   // Allocates an entry; *usable receives the bytes charged for it.
   static Entry* Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
                        int64_t expire_ms, size_t* usable);
-  // Frees the entry and returns the bytes it was charged.
+  // An entry whose value is a pointer to obj (not owned here: Keyspace frees objects).
+  static Entry* CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
+                               CollectionObject* obj, int64_t expire_ms, size_t* usable);
+  // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
   // Bytes the entry occupies before allocator rounding.
@@ -65,6 +72,14 @@ class Entry {
   ValueType Type() const { return static_cast<ValueType>(Flags() & kTypeMask); }
   bool HasExpire() const { return Flags() & kHasExpire; }
   bool IsPacked() const { return Flags() & kPacked; }
+  bool IsExternal() const { return Flags() & kExternal; }
+  // REQUIRES: IsExternal().
+  CollectionObject* Object() const {
+    Layout l = Parse();
+    CollectionObject* obj;
+    std::memcpy(&obj, Base() + l.key_off + l.key_len, sizeof(obj));
+    return obj;
+  }
   int64_t ExpireMs() const {
     if (!HasExpire()) return kNoExpire;
     int64_t v;

@@ -8,6 +8,8 @@ Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {
   for (Db& d : dbs_) d.table = std::make_unique<Table>(heap_, &table_bytes_);
 }
 
+Keyspace::~Keyspace() { FlushAll(); }
+
 Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                           int64_t expire_ms) {
   size_t usable = 0;
@@ -18,12 +20,59 @@ Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, V
 }
 
 void Keyspace::DestroyEntry(Db& d, Entry* e) {
+  if (e->IsExternal()) {
+    CollectionObject* obj = e->Object();
+    int t = static_cast<int>(e->Type());
+    entry_bytes_ -= obj->Bytes();
+    type_bytes_[t] -= obj->Bytes();
+    delete obj;
+  }
+  DestroyEntryKeepObject(d, e);
+}
+
+void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
   if (e->HasExpire()) d.expires--;
   int t = static_cast<int>(e->Type());
   size_t n = Entry::Destroy(heap_, e);
   entry_bytes_ -= n;
   type_bytes_[t] -= n;
   type_keys_[t]--;
+}
+
+Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
+  if (ref) {
+    DestroyEntry(d, d.table->Replace(ref, e));
+  } else {
+    d.table->Insert(e, hash);
+  }
+  return e;
+}
+
+Entry* Keyspace::SetObject(uint32_t db, std::string_view key, ValueType type,
+                           std::unique_ptr<CollectionObject> obj, int64_t expire_ms) {
+  Db& d = dbs_[db];
+  size_t usable = 0;
+  size_t obj_bytes = obj->Bytes();
+  Entry* e = Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable);
+  Charge(e, usable + obj_bytes);
+  if (e->HasExpire()) d.expires++;
+  return Insert(d, key, e);
+}
+
+void Keyspace::Recharge(const Entry* e, size_t old_object_bytes) {
+  size_t now = e->Object()->Bytes();
+  int t = static_cast<int>(e->Type());
+  entry_bytes_ += now - old_object_bytes;
+  type_bytes_[t] += now - old_object_bytes;
+}
+
+std::string Keyspace::Serialize(const Entry* e) {
+  if (!e->IsExternal()) return e->ValueString();
+  std::string out;
+  e->Object()->Serialize(&out);
+  return out;
 }
 
 Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
@@ -54,15 +103,11 @@ Entry* Keyspace::SetString(uint32_t db, std::string_view key, std::string_view v
 Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
                         int64_t expire_ms) {
   Db& d = dbs_[db];
-  uint64_t hash = TableHash(key);
-  Entry* e = NewEntry(d, key, value, type, expire_ms);
-  Table::Ref ref = d.table->Locate(key, hash);
-  if (ref) {
-    DestroyEntry(d, d.table->Replace(ref, e));
-  } else {
-    d.table->Insert(e, hash);
+  if (type != ValueType::kString) {
+    std::unique_ptr<CollectionObject> obj = MaterializeCollection(type, value, heap_);
+    if (obj != nullptr) return SetObject(db, key, type, std::move(obj), expire_ms);
   }
-  return e;
+  return Insert(d, key, NewEntry(d, key, value, type, expire_ms));
 }
 
 bool Keyspace::Delete(uint32_t db, std::string_view key) {
@@ -82,6 +127,16 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
   if (old->HasExpire() == want) {
     if (want) old->SetExpireInPlace(expire_ms);
     return old;
+  }
+  if (old->IsExternal()) {
+    // The object moves to the new entry; only the entry's own bytes change.
+    size_t usable = 0;
+    Entry* e =
+        Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable);
+    Charge(e, usable);
+    if (want) d.expires++;
+    DestroyEntryKeepObject(d, d.table->Replace(ref, e));
+    return e;
   }
   std::string scratch;
   Entry* e = NewEntry(d, old->Key(), old->Value(&scratch), old->Type(), expire_ms);
@@ -112,6 +167,10 @@ void Keyspace::FlushDb(uint32_t db) {
   d.table->ForEach([&](Entry* e) {
     int t = static_cast<int>(e->Type());
     size_t n = Entry::UsableSize(e);
+    if (e->IsExternal()) {
+      n += e->Object()->Bytes();
+      delete e->Object();  // Clear() below frees the entries themselves
+    }
     entry_bytes_ -= n;
     type_bytes_[t] -= n;
     type_keys_[t]--;
@@ -181,7 +240,9 @@ size_t Keyspace::expires_count() const {
 size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
   if (Find(db, key, now_ms) == nullptr) return 0;
   Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
-  return Entry::UsableSize(Table::At(ref)) + Table::ShareBytes(ref);
+  Entry* e = Table::At(ref);
+  return Entry::UsableSize(e) + Table::ShareBytes(ref) +
+         (e->IsExternal() ? e->Object()->Bytes() : 0);
 }
 
 }  // namespace strata

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/entry.h"
+#include "core/object.h"
 #include "core/slab.h"
 #include "core/table.h"
 
@@ -34,6 +35,7 @@ struct KeyspaceStats {
 class Keyspace {
  public:
   explicit Keyspace(uint32_t db_count);
+  ~Keyspace();  // frees every entry and collection object
 
   uint32_t db_count() const { return static_cast<uint32_t>(dbs_.size()); }
 
@@ -45,9 +47,19 @@ class Keyspace {
   // Creates or overwrites key with a string value. expire_ms == Entry::kNoExpire
   // clears any TTL. Returns the new entry.
   Entry* SetString(uint32_t db, std::string_view key, std::string_view value, int64_t expire_ms);
-  // Inserts a copy of an entry's payload under `key` (COPY, RENAME, MOVE).
+  // Creates or overwrites key with a value of any type. For a collection, `value` is its
+  // canonical serialized form (object.h): it is stored as is when small, or turned into
+  // a CollectionObject when big (COPY, RENAME, MOVE, and collection writes).
   Entry* SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
                 int64_t expire_ms);
+  // Creates or overwrites key with a big collection; the entry takes ownership.
+  Entry* SetObject(uint32_t db, std::string_view key, ValueType type,
+                   std::unique_ptr<CollectionObject> obj, int64_t expire_ms);
+  // After a command changed e's object in place: charges the change in its bytes.
+  void Recharge(const Entry* e, size_t old_object_bytes);
+  // The canonical serialized form of e's value (strings: the value itself).
+  static std::string Serialize(const Entry* e);
+  SlabHeap& heap() { return heap_; }
   // Deletes key if present (expired or not). Returns true when something was removed.
   bool Delete(uint32_t db, std::string_view key);
   // Sets or clears (Entry::kNoExpire) the expiry of an existing key.
@@ -101,6 +113,9 @@ class Keyspace {
   Entry* NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                   int64_t expire_ms);
   void DestroyEntry(Db& d, Entry* e);
+  // Frees e's allocation but not its object (the object moved to a new entry).
+  void DestroyEntryKeepObject(Db& d, Entry* e);
+  Entry* Insert(Db& d, std::string_view key, Entry* e);
 
   // Declared before the tables: their entries are freed into it, and they keep
   // table_bytes_ (every table's OverheadBytes()) up to date until they are destroyed.

@@ -43,6 +43,7 @@ enum CommandFlag : uint32_t {
   kCmdString = 1 << 10,   // acl category @string
   kCmdConnection = 1 << 11,
   kCmdServer = 1 << 12,  // @admin/@dangerous style server commands
+  kCmdHash = 1 << 13,    // acl category @hash
 };
 
 // The shard-side context of a command.
@@ -116,6 +117,7 @@ void RegisterKeysFamily(CommandRegistry& r);
 void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);
 void RegisterMemoryFamily(CommandRegistry& r);
+void RegisterHashFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

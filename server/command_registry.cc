@@ -77,6 +77,7 @@ void RegisterAllCommands() {
   RegisterExpireFamily(r);
   RegisterServerFamily(r);
   RegisterMemoryFamily(r);
+  RegisterHashFamily(r);
 }
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/glob.h"
+#include "core/object.h"
 #include "core/string_util.h"
 #include "server/resp_parser.h"
 #include "server/version.h"
@@ -92,6 +93,34 @@ Config::Config() {
   Add("logfile", Kind::kString, "", false, "log file path; \"\" = standard output");
   Add("pidfile", Kind::kString, "", false, "file to write the process id to; \"\" = none");
   Add("protected-mode", Kind::kBool, "yes", true, "accepted for compatibility");
+  // Collection encodings (core/object.h): the small packed form is kept up to these sizes.
+  auto encoding = [&](const char* name, const char* alias, const char* def, int64_t min,
+                      std::atomic<int64_t>* mirror, const char* help) {
+    Option& o = Add(name, Kind::kInt, def, true, help);
+    o.min = min;
+    o.mirror = mirror;
+    if (alias != nullptr) {
+      o.aliases.push_back(alias);
+      by_name_[alias] = &o;
+    }
+  };
+  EncodingLimits& lim = GlobalEncodingLimits();
+  encoding("hash-max-listpack-entries", "hash-max-ziplist-entries", "128", 0,
+           &lim.hash_max_listpack_entries, "most fields of a hash kept in the packed form");
+  encoding("hash-max-listpack-value", "hash-max-ziplist-value", "64", 0,
+           &lim.hash_max_listpack_value, "longest field or value, bytes, of a packed hash");
+  encoding("set-max-intset-entries", nullptr, "512", 0, &lim.set_max_intset_entries,
+           "most members of an all-integer set kept as an intset");
+  encoding("set-max-listpack-entries", nullptr, "128", 0, &lim.set_max_listpack_entries,
+           "most members of a set kept in the packed form");
+  encoding("set-max-listpack-value", nullptr, "64", 0, &lim.set_max_listpack_value,
+           "longest member, bytes, of a packed set");
+  encoding("zset-max-listpack-entries", "zset-max-ziplist-entries", "128", 0,
+           &lim.zset_max_listpack_entries, "most members of a sorted set kept in the packed form");
+  encoding("zset-max-listpack-value", "zset-max-ziplist-value", "64", 0,
+           &lim.zset_max_listpack_value, "longest member, bytes, of a packed sorted set");
+  encoding("list-max-listpack-size", "list-max-ziplist-size", "-2", -5, &lim.list_max_listpack_size,
+           "list node size: positive = elements per node, -1..-5 = 4/8/16/32/64 KiB per node");
   Add("timeout", Kind::kInt, "0", true, "close idle clients after N seconds; only 0 (never)")
       .validate = [](std::string_view v) -> std::string {
     return v == "0" ? "" : "client idle timeout is not supported by strata yet";
@@ -150,6 +179,7 @@ std::string Config::Apply(Option& o, std::string_view value) {
                std::to_string(o.max) + " inclusive";
       }
       o.number.store(v);
+      if (o.mirror != nullptr) o.mirror->store(v);
       return "";
     }
     case Kind::kMemory: {
@@ -230,6 +260,9 @@ std::vector<std::pair<std::string, std::string>> Config::GetMatching(
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& o : options_) {
     if (GlobMatch(pattern, o->name, true)) out.emplace_back(o->name, Render(*o));
+    for (const std::string& a : o->aliases) {
+      if (GlobMatch(pattern, a, true)) out.emplace_back(a, Render(*o));
+    }
   }
   return out;
 }

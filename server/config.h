@@ -40,6 +40,10 @@ class Config {
     std::function<std::string(std::string_view)> validate;
     // Current value: numeric kinds in `number` (bools 0/1, enums their index).
     std::atomic<int64_t> number{0};
+    // When set, every applied numeric value is also stored here (settings read by core/).
+    std::atomic<int64_t>* mirror = nullptr;
+    // Other names for the same setting (Redis's old *-ziplist-* names).
+    std::vector<std::string> aliases;
     std::string text;  // string kinds; guarded by Config::mu_
   };
 

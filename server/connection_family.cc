@@ -185,6 +185,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   std::vector<std::string> cats;
   if (s.flags & kCmdKeyspace) cats.push_back("@keyspace");
   if (s.flags & kCmdString) cats.push_back("@string");
+  if (s.flags & kCmdHash) cats.push_back("@hash");
   if (s.flags & kCmdWrite) cats.push_back("@write");
   if (s.flags & kCmdReadOnly) cats.push_back("@read");
   if (s.flags & kCmdFast) {

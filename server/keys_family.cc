@@ -50,6 +50,83 @@ void CmdType(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Simple(e == nullptr ? "none" : ValueTypeName(e->Type()));
 }
 
+// OBJECT ENCODING/REFCOUNT/IDLETIME/FREQ key, on the key's shard.
+const char* EncodingOf(const Entry* e) {
+  if (e->IsExternal()) return e->Object()->Encoding();
+  if (e->Type() != ValueType::kString) {
+    std::string scratch;
+    return PackedEncodingName(e->Type(), e->Value(&scratch));
+  }
+  std::string scratch;
+  std::string_view v = e->Value(&scratch);
+  int64_t n = 0;
+  if (v.size() <= 20 && ParseInt64(v, &n)) return "int";
+  return v.size() <= 44 ? "embstr" : "raw";
+}
+
+void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  std::string sub = Lowercase(args[1]);
+  Entry* e = ctx.ks.Find(ctx.db, args[2], ctx.now_ms);
+  if (e == nullptr) {
+    rb.Null();
+    return;
+  }
+  if (sub == "encoding") {
+    rb.Bulk(EncodingOf(e));
+  } else if (sub == "refcount") {
+    std::string scratch;
+    int64_t n = -1;
+    bool shared = e->Type() == ValueType::kString && !e->IsExternal() &&
+                  ParseInt64(e->Value(&scratch), &n) && n >= 0 && n < 10000;
+    rb.Integer(shared ? INT32_MAX : 1);  // Redis shares the integers 0..9999
+  } else if (sub == "idletime") {
+    rb.Integer(0);  // access times are not tracked (no LRU policy yet)
+  } else {
+    rb.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+        "note that when switching between policies at runtime LRU and LFU data will take some "
+        "time to adjust.");
+  }
+}
+
+const std::vector<std::string> kObjectSubcommands = {"encoding", "refcount", "idletime", "freq",
+                                                     "help"};
+
+bool ObjectNeedsShard(CmdArgs args) {
+  std::string sub = Lowercase(args[1]);
+  return sub != "help" && args.size() == 3 &&
+         (sub == "encoding" || sub == "refcount" || sub == "idletime" || sub == "freq");
+}
+
+void ObjectConn(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  std::string sub = Lowercase(args[1]);
+  if (sub == "help" && args.size() == 2) {
+    const char* lines[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help."};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else if (sub == "encoding" || sub == "refcount" || sub == "idletime" || sub == "freq" ||
+             sub == "help") {
+    rb.Error(WrongArityError("object|" + sub));
+  } else {
+    rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try OBJECT HELP.");
+  }
+}
+
 struct Payload {
   std::string value;
   ValueType type;
@@ -59,7 +136,7 @@ struct Payload {
 std::optional<Payload> Take(Keyspace& ks, uint32_t db, std::string_view key, int64_t now) {
   Entry* e = ks.Find(db, key, now);
   if (e == nullptr) return std::nullopt;
-  return Payload{e->ValueString(), e->Type(), e->ExpireMs()};
+  return Payload{Keyspace::Serialize(e), e->Type(), e->ExpireMs()};
 }
 
 void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
@@ -76,7 +153,7 @@ void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
     rb.Integer(0);
     return;
   }
-  Payload p{src->ValueString(), src->Type(), src->ExpireMs()};
+  Payload p{Keyspace::Serialize(src), src->Type(), src->ExpireMs()};
   ctx.ks.SetRaw(ctx.db, args[2], p.value, p.type, p.expire_ms);
   ctx.ks.Delete(ctx.db, args[1]);
   nx ? rb.Integer(1) : rb.Ok();
@@ -464,6 +541,16 @@ void RegisterKeysFamily(CommandRegistry& r) {
   add("flushdb", -1, kW, 0, 0, 0, nullptr, FlushFiber);
   add("flushall", -1, kW, 0, 0, 0, nullptr, FlushFiber);
   add("swapdb", 3, kW | kCmdFast, 0, 0, 0, nullptr, SwapDbFiber);
+  {
+    CommandSpec s{"object", -2, kR | kCmdKeyspace, 2, 2, 1};
+    s.shard_fn = CmdObject;
+    s.conn_fn = ObjectConn;
+    s.needs_fiber = ObjectNeedsShard;  // true: dispatch to the key's shard
+    s.subcommands = &kObjectSubcommands;
+    s.group = "generic";
+    s.since = "2.2.3";
+    r.Add(std::move(s));
+  }
 }
 
 }  // namespace strata

@@ -1,0 +1,32 @@
+#include "core/object.h"
+
+#include "core/hash_type.h"
+
+namespace strata {
+
+EncodingLimits& GlobalEncodingLimits() {
+  static EncodingLimits limits;
+  return limits;
+}
+
+std::unique_ptr<CollectionObject> MaterializeCollection(ValueType type, std::string_view serialized,
+                                                        SlabHeap& heap) {
+  switch (type) {
+    case ValueType::kHash:
+      return MaterializeHash(serialized, heap);
+    case ValueType::kString:
+    case ValueType::kList:
+    case ValueType::kSet:
+    case ValueType::kZSet:
+      break;
+  }
+  return nullptr;
+}
+
+const char* PackedEncodingName(ValueType type, std::string_view value) {
+  if (!value.empty() && static_cast<uint8_t>(value[0]) == static_cast<uint8_t>(PackedTag::kIntSet))
+    return "intset";
+  return "listpack";
+}
+
+}  // namespace strata
