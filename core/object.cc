@@ -1,6 +1,7 @@
 #include "core/object.h"
 
 #include "core/hash_type.h"
+#include "core/list_type.h"
 
 namespace strata {
 
@@ -14,8 +15,9 @@ std::unique_ptr<CollectionObject> MaterializeCollection(ValueType type, std::str
   switch (type) {
     case ValueType::kHash:
       return MaterializeHash(serialized, heap);
-    case ValueType::kString:
     case ValueType::kList:
+      return MaterializeList(serialized, heap);
+    case ValueType::kString:
     case ValueType::kSet:
     case ValueType::kZSet:
       break;

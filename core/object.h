@@ -49,7 +49,7 @@ class CollectionObject {
 // Process-wide encoding thresholds, set from the config (CONFIG SET applies at once);
 // read by the shards when a collection grows.
 struct EncodingLimits {
-  std::atomic<int64_t> hash_max_listpack_entries{128};
+  std::atomic<int64_t> hash_max_listpack_entries{512};
   std::atomic<int64_t> hash_max_listpack_value{64};
   std::atomic<int64_t> set_max_intset_entries{512};
   std::atomic<int64_t> set_max_listpack_entries{128};

@@ -44,6 +44,9 @@ enum CommandFlag : uint32_t {
   kCmdConnection = 1 << 11,
   kCmdServer = 1 << 12,  // @admin/@dangerous style server commands
   kCmdHash = 1 << 13,    // acl category @hash
+  kCmdSet = 1 << 14,     // acl category @set
+  kCmdList = 1 << 15,    // acl category @list
+  kCmdBlocking = 1 << 16,  // may block the client (BLPOP, ...)
 };
 
 // The shard-side context of a command.
@@ -118,6 +121,9 @@ void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);
 void RegisterMemoryFamily(CommandRegistry& r);
 void RegisterHashFamily(CommandRegistry& r);
+void RegisterSetFamily(CommandRegistry& r);
+void RegisterListFamily(CommandRegistry& r);
+void RegisterBlockingFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

@@ -78,6 +78,8 @@ void RegisterAllCommands() {
   RegisterServerFamily(r);
   RegisterMemoryFamily(r);
   RegisterHashFamily(r);
+  RegisterListFamily(r);
+  RegisterBlockingFamily(r);
 }
 
 }  // namespace strata

@@ -105,7 +105,7 @@ Config::Config() {
     }
   };
   EncodingLimits& lim = GlobalEncodingLimits();
-  encoding("hash-max-listpack-entries", "hash-max-ziplist-entries", "128", 0,
+  encoding("hash-max-listpack-entries", "hash-max-ziplist-entries", "512", 0,
            &lim.hash_max_listpack_entries, "most fields of a hash kept in the packed form");
   encoding("hash-max-listpack-value", "hash-max-ziplist-value", "64", 0,
            &lim.hash_max_listpack_value, "longest field or value, bytes, of a packed hash");

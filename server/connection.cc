@@ -486,6 +486,16 @@ void Connection::OnSendDone(int err) {
 void Connection::Kill() {
   if (closing_) return;
   closing_ = true;
+  if (blocked_ != nullptr) {
+    // Leaving while blocked: cancel the wait unless a shard already served it.
+    int expected = BlockedClient::kWaiting;
+    if (blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled) &&
+        blocked_->handle) {
+      std::coroutine_handle<> h = blocked_->handle;
+      blocked_->handle = nullptr;
+      worker_->Defer(ResumeTask(h));
+    }
+  }
   worker_->RemoveConnection(this);
   worker_->loop().Close(this);
 }

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/blocking.h"
 #include "server/command.h"
 #include "server/event_loop.h"
 #include "server/resp_parser.h"
@@ -96,6 +97,9 @@ class Connection final : public IoConn {
   // slots awaiting other shards, and the event loop's state for it (usable sizes).
   size_t MemoryBytes() const;
   size_t charged_bytes() const { return charged_bytes_; }
+  // The blocking command this client waits in, if any (blocking.h); a disconnect
+  // cancels it.
+  void set_blocked(std::shared_ptr<BlockedClient> b) { blocked_ = std::move(b); }
   Worker& worker() { return *worker_; }
 
  private:
@@ -148,6 +152,7 @@ class Connection final : public IoConn {
   // skipping the computation when no buffer changed capacity since the last call.
   void Recharge();
   size_t charged_bytes_ = 0;
+  std::shared_ptr<BlockedClient> blocked_;
   // Capacities when last charged (SIZE_MAX: never charged yet).
   size_t charged_rbuf_ = SIZE_MAX;
   size_t charged_out_ = SIZE_MAX;

@@ -160,11 +160,9 @@ void CmdHDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     auto* h = static_cast<HashObject*>(e->Object());
     size_t before = h->Bytes();
     for (size_t i = 2; i < args.size(); i++) removed += h->Delete(args[i]) ? 1 : 0;
-    if (h->Length() == 0) {
-      ctx.ks.Delete(ctx.db, args[1]);
-    } else {
-      ctx.ks.Recharge(e, before);
-    }
+    // Charge the change first: Delete releases the object's bytes as they are now.
+    ctx.ks.Recharge(e, before);
+    if (h->Length() == 0) ctx.ks.Delete(ctx.db, args[1]);
     rb.Integer(removed);
     return;
   }
@@ -265,6 +263,10 @@ void CmdHIncrByFloat(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(errors::kNotFloat);
     return;
   }
+  if (std::isnan(by) || std::isinf(by)) {
+    rb.Error("ERR value is NaN or Infinity");
+    return;
+  }
   Entry* e;
   if (!LookupHash(ctx, args[1], rb, &e, false)) return;
   long double cur = 0;
@@ -302,7 +304,13 @@ void CmdHRandField(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       rb.Error(errors::kSyntax);
       return;
     }
-    if (count < -(INT64_MAX / 2) || count > INT64_MAX / 2) {
+    if (count == INT64_MIN) {
+      rb.Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+      return;
+    }
+    if (with_values && (count < -(INT64_MAX / 2) || count > INT64_MAX / 2)) {
       rb.Error("ERR value is out of range");
       return;
     }

@@ -36,6 +36,7 @@ struct ShardReport {
   std::vector<size_t> expires;
   std::vector<int64_t> avg_ttl;
   size_t clients = 0;
+  size_t blocked_clients = 0;
   size_t max_input_buffer = 0;
   size_t max_output_buffer = 0;
 };
@@ -121,7 +122,9 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
     AddLine(&out, "maxclients", std::to_string(cfg.Int("maxclients")));
     AddLine(&out, "client_recent_max_input_buffer", std::to_string(clients_max_in));
     AddLine(&out, "client_recent_max_output_buffer", std::to_string(clients_max_out));
-    AddLine(&out, "blocked_clients", "0");
+    size_t blocked = 0;
+    for (auto& r : reports) blocked += r.blocked_clients;
+    AddLine(&out, "blocked_clients", std::to_string(blocked));
   }
   if (want("memory", true)) {
     section("Memory");
@@ -222,6 +225,7 @@ Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     r.stats = w.stats();
     r.ks = w.keyspace().stats();
     r.memory = CollectShardMemory(w, dbs);
+    r.blocked_clients = w.blocked_clients();
     for (uint32_t db = 0; db < dbs; db++) {
       r.keys.push_back(w.keyspace().DbSize(db));
       r.expires.push_back(w.keyspace().ExpiresCount(db));

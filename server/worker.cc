@@ -273,7 +273,11 @@ void Worker::Run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
     if (deferred_.empty() && !outbox_pending_ && dirty_.empty()) {
-      timeout = static_cast<int>(std::max<int64_t>(0, next_expire_ms_ - now_ms_));
+      int64_t wake = next_expire_ms_;
+      for (const auto& b : blocked_) {
+        if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
+      }
+      timeout = static_cast<int>(std::max<int64_t>(0, wake - now_ms_));
       if (timeout > 0) {
         sleeping_.store(true, std::memory_order_seq_cst);
         if (!InboxEmpty() || stop_.load()) {
@@ -293,6 +297,7 @@ void Worker::Run() {
       deferred_scratch_.clear();
     }
     RunTimers();
+    if (!blocked_.empty()) ExpireBlocked();
     UpdateMemoryState();
     dirty_scratch_.swap(dirty_);
     for (Connection* c : dirty_scratch_) c->FlushOutput();
@@ -308,6 +313,43 @@ void Worker::CloseAll() {
   for (Connection* c : all) c->Kill();
   // Let the loop finish closing sockets; pending cross-shard work is abandoned at exit.
   for (int i = 0; i < 3; i++) loop_->Poll(0);
+}
+
+void Worker::SignalKeyReady(uint32_t db, std::string_view key) {
+  if (blocking_.waiting_keys() == 0) return;
+  ready_keys_.emplace_back(db, std::string(key));
+  if (serving_ready_) return;  // the loop below picks it up
+  serving_ready_ = true;
+  for (size_t i = 0; i < ready_keys_.size(); i++) {
+    auto [d, k] = ready_keys_[i];
+    blocking_.Serve(*this, d, k);
+  }
+  ready_keys_.clear();
+  serving_ready_ = false;
+}
+
+void Worker::TrackBlocked(std::shared_ptr<BlockedClient> c) { blocked_.push_back(std::move(c)); }
+
+void Worker::ExpireBlocked() {
+  std::vector<std::coroutine_handle<>> timed_out;
+  size_t keep = 0;
+  for (size_t i = 0; i < blocked_.size(); i++) {
+    std::shared_ptr<BlockedClient>& c = blocked_[i];
+    if (c->state.load(std::memory_order_acquire) == BlockedClient::kWaiting &&
+        c->deadline_ms != 0 && c->deadline_ms <= now_ms_) {
+      int expected = BlockedClient::kWaiting;
+      if (c->state.compare_exchange_strong(expected, BlockedClient::kCancelled) && c->handle) {
+        timed_out.push_back(c->handle);
+        c->handle = nullptr;
+      }
+    }
+    if (c->state.load(std::memory_order_acquire) == BlockedClient::kWaiting) {
+      blocked_[keep++] = std::move(c);
+    }
+  }
+  blocked_.resize(keep);
+  // Resumed after the list is settled: a fiber may block again (TrackBlocked).
+  for (std::coroutine_handle<> h : timed_out) h.resume();
 }
 
 }  // namespace strata

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/keyspace.h"
+#include "server/blocking.h"
 #include "server/event_loop.h"
 #include "server/lock_table.h"
 #include "server/remote_batch.h"
@@ -120,6 +121,15 @@ class Worker {
   RemoteBatch* BatchFor(uint32_t dest);
   void RecycleBatch(RemoteBatch* b);
 
+  // A list key on this shard got elements: clients blocked on it are served now, in the
+  // order they blocked (see blocking.h). Cheap when nobody is blocked on this shard.
+  void SignalKeyReady(uint32_t db, std::string_view key);
+  BlockingQueues& blocking() { return blocking_; }
+  // Clients of this worker waiting in a blocking command: their timeouts are checked
+  // every loop turn.
+  void TrackBlocked(std::shared_ptr<BlockedClient> c);
+  size_t blocked_clients() const { return blocked_.size(); }
+
   // Connections owned by this worker.
   void MarkDirty(Connection* c);
   void RemoveConnection(Connection* c);
@@ -165,6 +175,11 @@ class Worker {
   std::vector<Connection*> dirty_scratch_;
   std::atomic<size_t> published_used_{0};
   size_t client_bytes_ = 0;
+  BlockingQueues blocking_;
+  std::vector<std::pair<uint32_t, std::string>> ready_keys_;
+  bool serving_ready_ = false;
+  std::vector<std::shared_ptr<BlockedClient>> blocked_;
+  void ExpireBlocked();
   std::atomic<size_t> startup_used_{0};
   bool over_memory_limit_ = false;
   int64_t now_ms_ = 0;

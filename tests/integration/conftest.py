@@ -9,6 +9,7 @@ Environment:
   STRATA_SERVER_BIN    path to strata-server (default: build/server/strata-server)
   STRATA_TEST_THREADS  worker threads for strata (default 2)
   STRATA_TEST_IO_BACKEND  --io-backend for strata (default: the server's own default)
+  STRATA_SANITIZED     1 when the server is a sanitizer build (skips RSS-based checks)
 """
 import os
 import shutil

@@ -46,7 +46,8 @@ TEST(PackedListTest, RejectsMalformedBuffers) {
   EXPECT_FALSE(packed::Valid(huge_len));
   // A reader over a truncated buffer stops instead of reading past the end.
   size_t n = 0;
-  for (packed::Reader r(buf.substr(0, buf.size() - 2)); !r.Done(); r.Next()) n++;
+  std::string truncated = buf.substr(0, buf.size() - 2);
+  for (packed::Reader r(truncated); !r.Done(); r.Next()) n++;
   EXPECT_LE(n, 2u);
 }
 

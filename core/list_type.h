@@ -1,0 +1,89 @@
+// List values: the small form and ListObject.
+//
+// Small form (OBJECT ENCODING "listpack", as Redis 7.2 reports a one-node list): a packed
+// list (packed_list.h) of the elements inside the entry, kept while it fits one node of
+// list-max-listpack-size (negative: -1..-5 = 4..64 KiB of encoded elements; positive:
+// that many elements). Past it the list becomes a ListObject and stays one.
+//
+// ListObject (OBJECT ENCODING "quicklist"): a deque of nodes, each node one mimalloc
+// block holding up to a node's worth of elements encoded as
+//   [varint length][bytes][length again, varint written backwards]
+// so a node is walked from either end, with free space kept at both ends: pushes and
+// pops at either end touch only the end node, without moving other elements. Index
+// lookups walk node counts from the nearer end, then elements inside one node.
+// Changes in the middle (LSET, LINSERT, LREM, LTRIM) re-encode only the nodes they touch.
+//
+// Thread-safety: shard-owned, like the entry holding the list.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/object.h"
+
+namespace strata {
+
+class ListObject final : public CollectionObject {
+ public:
+  ListObject();
+  ~ListObject() override;
+  ListObject(const ListObject&) = delete;
+  ListObject& operator=(const ListObject&) = delete;
+
+  void PushFront(std::string_view v);
+  void PushBack(std::string_view v);
+  // REQUIRES: Length() > 0.
+  std::string PopFront();
+  std::string PopBack();
+
+  // Element at index (0-based from the front); REQUIRES: index < Length().
+  std::string At(size_t index) const;
+  void Set(size_t index, std::string_view v);
+  // Calls fn(element) for elements [start, start + n) in order, or in reverse order from
+  // `start` backwards when reverse is set; fn returns false to stop.
+  void Walk(size_t start, bool reverse, const std::function<bool(std::string_view)>& fn) const;
+  // Replaces the whole content (used by LINSERT, LREM, LTRIM, which rebuild).
+  void Assign(const std::vector<std::string>& elements);
+  std::vector<std::string> Elements() const;
+
+  size_t Bytes() const override;
+  const char* Encoding() const override { return "quicklist"; }
+  size_t Length() const override { return count_; }
+  void Serialize(std::string* out) const override;
+
+ private:
+  struct Node;
+  Node* NewNode(size_t data_cap, bool at_front);
+  void FreeNode(Node* n);
+  size_t NodeLimit() const;
+
+  std::deque<Node*> nodes_;
+  size_t count_ = 0;
+  size_t node_bytes_ = 0;
+};
+
+// Whether a list of `count` elements whose packed body is `body_bytes` long fits the
+// small form under list-max-listpack-size.
+bool ListFitsPacked(size_t count, size_t body_bytes);
+
+// Reads over either form (REQUIRES: e->Type() == ValueType::kList).
+namespace list_access {
+size_t Length(const Entry* e);
+std::vector<std::string> Elements(const Entry* e);
+}  // namespace list_access
+
+// Builds the stored form from elements: the packed list (returned in *packed) when it
+// fits the small form, else a ListObject.
+std::unique_ptr<ListObject> BuildList(const std::vector<std::string>& elements,
+                                      std::string* packed);
+
+// MaterializeCollection for lists.
+std::unique_ptr<CollectionObject> MaterializeList(std::string_view serialized, SlabHeap& heap);
+
+}  // namespace strata

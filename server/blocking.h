@@ -1,0 +1,97 @@
+// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP): how a client waits for a
+// key that lives on another thread, and how it is served.
+//
+// How it works
+//   A blocking command runs as a fiber on the client's worker (its "origin"). It locks
+//   its keys (the usual per-shard intent locks), tries to pop as the non-blocking form
+//   would, and if every list is empty it registers one BlockedClient, shared by pointer,
+//   in the FIFO queue of each of its keys on the key's shard, then releases the locks
+//   and suspends. Registration under the locks means no push can slip in between the
+//   failed try and the registration.
+//
+//   A push to a list key calls Worker::SignalKeyReady on the key's shard, which serves
+//   the key's queue right away, inside the pushing command: the first waiter in FIFO
+//   order is claimed with a compare-and-swap of its state (kWaiting -> kServed), the
+//   elements are popped on that shard (and, for BLMOVE with both keys on that shard,
+//   pushed to the destination), the result is stored in the BlockedClient, and a task
+//   resumes the fiber on its origin. This repeats while the list has elements and
+//   waiters remain. Clients are therefore served in the order they blocked, on every
+//   key, however many threads are involved.
+//
+//   A waiter can be claimed only once: the timeout (checked by the origin worker each
+//   loop turn) and a disconnect (Connection::Kill) move the state kWaiting ->
+//   kCancelled with the same compare-and-swap, so exactly one of "served", "timed out"
+//   and "disconnected" wins. Elements are popped only by the winner of kServed, so an
+//   element is never taken for a client that timed out or left; a client that wins
+//   kServed gets its reply (if its socket closed meanwhile, the reply is discarded, as
+//   Redis discards a reply written to a client that then disconnects).
+//
+//   After waking, the fiber removes its BlockedClient from every queue it was in (one
+//   hop per shard). Queues also drop claimed or cancelled waiters they meet.
+//
+//   BLMOVE whose destination is on another shard: the element is popped under the
+//   claim, then the fiber pushes it to the destination under the destination's lock.
+//   Between the two hops the element is in neither list (a few microseconds); a
+//   destination that became another type meanwhile gets the element put back at the
+//   source's end it came from, and the client gets WRONGTYPE.
+//
+// Thread-safety: BlockedClient::state is atomic; the other fields are written by the
+// origin before registration and by the single winner of kServed before it posts the
+// wake-up, and read by the origin after it resumes. BlockingQueues is owned by one
+// shard's thread.
+#pragma once
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace strata {
+
+class Keyspace;
+class Worker;
+
+struct BlockedClient {
+  enum State : int { kWaiting = 0, kServed = 1, kCancelled = 2 };
+  enum class Kind { kPop, kMove, kMPop };
+
+  std::atomic<int> state{kWaiting};
+  uint32_t origin = 0;
+  uint32_t db = 0;
+  std::vector<std::string> keys;
+  Kind kind = Kind::kPop;
+  bool left = true;         // pop end
+  bool to_left = true;      // BLMOVE push end
+  std::string destination;  // BLMOVE
+  size_t count = 1;         // BLMPOP COUNT
+  int64_t deadline_ms = 0;  // 0 = wait forever
+
+  // Filled in by the serving shard.
+  std::string served_key;
+  std::vector<std::string> values;
+  bool pushed = false;      // BLMOVE: already pushed to the destination (same shard)
+  bool wrong_type = false;  // BLMOVE: the destination holds another type
+
+  std::coroutine_handle<> handle;  // the fiber, resumed on `origin`
+};
+
+// One shard's queues of blocked clients, per (db, key).
+class BlockingQueues {
+ public:
+  void Add(uint32_t db, std::string_view key, std::shared_ptr<BlockedClient> c);
+  void Remove(uint32_t db, std::string_view key, const BlockedClient* c);
+  // Serves waiters of a key that just received elements (see the essay above).
+  void Serve(Worker& w, uint32_t db, std::string_view key);
+  size_t waiting_keys() const { return queues_.size(); }
+
+ private:
+  static std::string QueueKey(uint32_t db, std::string_view key);
+  std::unordered_map<std::string, std::deque<std::shared_ptr<BlockedClient>>> queues_;
+};
+
+}  // namespace strata

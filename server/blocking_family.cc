@@ -1,0 +1,317 @@
+// BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP: one fiber for all of them (blocking.h has
+// the design). The fiber locks the keys, tries once, and otherwise registers and waits
+// for a shard to serve it, for its timeout, or for its client to leave.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/string_util.h"
+#include "server/blocking.h"
+#include "server/command.h"
+#include "server/connection.h"
+#include "server/family_util.h"
+#include "server/hops.h"
+#include "server/list_ops.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+// Suspends until the blocked client is served or cancelled. Does not suspend when that
+// already happened while the fiber was busy registering.
+class BlockAwait {
+ public:
+  explicit BlockAwait(BlockedClient* c) : c_(c) {}
+  bool await_ready() const {
+    return c_->state.load(std::memory_order_acquire) != BlockedClient::kWaiting;
+  }
+  void await_suspend(std::coroutine_handle<> h) { c_->handle = h; }
+  void await_resume() const {}
+
+ private:
+  BlockedClient* c_;
+};
+
+struct BlockingArgs {
+  BlockedClient::Kind kind = BlockedClient::Kind::kPop;
+  std::vector<std::string_view> keys;
+  bool left = true;
+  bool to_left = true;
+  std::string_view destination;
+  size_t count = 1;
+  int64_t timeout_ms = 0;
+};
+
+// Redis's getTimeoutFromObjectOrReply: seconds as a float, 0 = forever.
+bool ParseTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms) {
+  long double t = 0;
+  if (!ParseLongDouble(s, &t) || std::isnan(t) || std::isinf(t)) {
+    rb.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  if (t < 0) {
+    rb.Error("ERR timeout is negative");
+    return false;
+  }
+  long double v = t * 1000.0L;
+  if (v > static_cast<long double>(INT64_MAX / 2)) {
+    rb.Error("ERR timeout is out of range");
+    return false;
+  }
+  *ms = static_cast<int64_t>(std::ceil(v));
+  return true;
+}
+
+bool ParseEnd(std::string_view s, bool* left) {
+  if (EqualsIgnoreCase(s, "left")) {
+    *left = true;
+    return true;
+  }
+  if (EqualsIgnoreCase(s, "right")) {
+    *left = false;
+    return true;
+  }
+  return false;
+}
+
+bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
+  std::string cmd = Lowercase(args[0]);
+  if (cmd == "blpop" || cmd == "brpop") {
+    a->left = cmd == "blpop";
+    for (size_t i = 1; i + 1 < args.size(); i++) a->keys.push_back(args[i]);
+    return ParseTimeout(args.back(), rb, &a->timeout_ms);
+  }
+  if (cmd == "brpoplpush" || cmd == "blmove") {
+    a->kind = BlockedClient::Kind::kMove;
+    a->keys.push_back(args[1]);
+    a->destination = args[2];
+    a->left = false;
+    a->to_left = true;
+    if (cmd == "blmove" && (!ParseEnd(args[3], &a->left) || !ParseEnd(args[4], &a->to_left))) {
+      rb.Error(errors::kSyntax);
+      return false;
+    }
+    return ParseTimeout(args.back(), rb, &a->timeout_ms);
+  }
+  // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+  a->kind = BlockedClient::Kind::kMPop;
+  if (!ParseTimeout(args[1], rb, &a->timeout_ms)) return false;
+  int64_t numkeys = 0;
+  if (!ParseInt64(args[2], &numkeys) || numkeys <= 0) {
+    rb.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  if (static_cast<size_t>(numkeys) > args.size() - 3) {
+    rb.Error(errors::kSyntax);
+    return false;
+  }
+  size_t i = 3;
+  for (int64_t k = 0; k < numkeys; k++) a->keys.push_back(args[i++]);
+  if (i >= args.size() || !ParseEnd(args[i], &a->left)) {
+    rb.Error(errors::kSyntax);
+    return false;
+  }
+  i++;
+  bool seen_count = false;
+  while (i < args.size()) {
+    int64_t n = 0;
+    if (EqualsIgnoreCase(args[i], "count") && i + 1 < args.size() && !seen_count) {
+      if (!ParseInt64(args[i + 1], &n) || n <= 0) {
+        rb.Error("ERR count should be greater than 0");
+        return false;
+      }
+      a->count = static_cast<size_t>(n);
+      seen_count = true;
+      i += 2;
+    } else {
+      rb.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReplyServed(ReplyBuilder& rb, const BlockingArgs& a, std::string_view key,
+                 const std::vector<std::string>& values) {
+  switch (a.kind) {
+    case BlockedClient::Kind::kPop:
+      rb.Array(2);
+      rb.Bulk(key);
+      rb.Bulk(values[0]);
+      break;
+    case BlockedClient::Kind::kMove:
+      rb.Bulk(values[0]);
+      break;
+    case BlockedClient::Kind::kMPop:
+      rb.Array(2);
+      rb.Bulk(key);
+      rb.Array(values.size());
+      for (const auto& v : values) rb.Bulk(v);
+      break;
+  }
+}
+
+void ReplyTimeout(ReplyBuilder& rb, const BlockingArgs& a) {
+  if (a.kind == BlockedClient::Kind::kMove) {
+    rb.Null();
+  } else {
+    rb.NullArray();
+  }
+}
+
+Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  BlockingArgs a;
+  if (!ParseArgs(args, rb, &a)) {
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  Worker& home = c->worker();
+  uint32_t db = c->db;
+  uint32_t n = home.server().shard_count();
+  std::vector<std::string_view> lock_keys = a.keys;
+  if (a.kind == BlockedClient::Kind::kMove) lock_keys.push_back(a.destination);
+  ShardGroups g = GroupByShard(lock_keys, db, n, true);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+
+  // One try, as the non-blocking form. BLMOVE checks the destination's type first.
+  bool wrong = false;
+  std::vector<std::string> got;
+  std::string_view from;
+  if (a.kind == BlockedClient::Kind::kMove) {
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.destination, n)), [&](Worker& w) {
+      OpLength(w.keyspace(), db, a.destination, w.now_ms(), &wrong);
+    });
+  }
+  for (size_t i = 0; i < a.keys.size() && !wrong && got.empty(); i++) {
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.keys[i], n)), [&](Worker& w) {
+      got = OpPop(w.keyspace(), db, a.keys[i], a.left, a.count, w.now_ms(), &wrong);
+    });
+    from = a.keys[i];
+  }
+  if (!wrong && !got.empty() && a.kind == BlockedClient::Kind::kMove) {
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.destination, n)), [&](Worker& w) {
+      bool unused = false;
+      std::string_view v = got[0];
+      OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
+             false, w.now_ms(), &unused);
+      w.SignalKeyReady(db, a.destination);
+    });
+  }
+  std::shared_ptr<BlockedClient> blocked;
+  if (!wrong && got.empty()) {
+    // Nothing to take: wait in every key's queue, registered while the locks are held.
+    blocked = std::make_shared<BlockedClient>();
+    blocked->origin = home.index();
+    blocked->db = db;
+    for (std::string_view k : a.keys) blocked->keys.emplace_back(k);
+    blocked->kind = a.kind;
+    blocked->left = a.left;
+    blocked->to_left = a.to_left;
+    blocked->destination.assign(a.destination);
+    blocked->count = a.count;
+    blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
+    co_await RunOn(g.shards, [&](Worker& w) {
+      for (const std::string& k : blocked->keys) {
+        if (ShardOfKey(k, n) == w.index()) w.blocking().Add(db, k, blocked);
+      }
+    });
+  }
+  co_await RunOn(g.shards,
+                 [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+  if (blocked == nullptr) {
+    if (wrong) {
+      rb.Error(errors::kWrongType);
+    } else {
+      ReplyServed(rb, a, from, got);
+    }
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+
+  c->set_blocked(blocked);
+  home.TrackBlocked(blocked);
+  co_await BlockAwait(blocked.get());
+  c->set_blocked(nullptr);
+  // Leave every queue (a shard that served us already dropped us from that key's).
+  std::vector<uint32_t> key_shards;
+  for (const std::string& k : blocked->keys) key_shards.push_back(ShardOfKey(k, n));
+  std::sort(key_shards.begin(), key_shards.end());
+  key_shards.erase(std::unique(key_shards.begin(), key_shards.end()), key_shards.end());
+  co_await RunOn(key_shards, [&](Worker& w) {
+    for (const std::string& k : blocked->keys) {
+      if (ShardOfKey(k, n) == w.index()) w.blocking().Remove(db, k, blocked.get());
+    }
+  });
+
+  if (blocked->state.load() != BlockedClient::kServed) {
+    ReplyTimeout(rb, a);
+  } else if (blocked->wrong_type) {
+    rb.Error(errors::kWrongType);
+  } else if (a.kind == BlockedClient::Kind::kMove && !blocked->pushed) {
+    // The destination is on another shard: push under its lock.
+    uint32_t dst = ShardOfKey(a.destination, n);
+    LockTable::Request dst_lock{{LockTable::LockKey(db, a.destination)}, true, true, {}};
+    co_await LockOn(dst, &dst_lock);
+    bool dst_wrong = false;
+    co_await RunOn(std::vector<uint32_t>(1, dst), [&](Worker& w) {
+      OpLength(w.keyspace(), db, a.destination, w.now_ms(), &dst_wrong);
+      if (!dst_wrong) {
+        std::string_view v = blocked->values[0];
+        OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
+               false, w.now_ms(), &dst_wrong);
+        w.SignalKeyReady(db, a.destination);
+      }
+      w.locks().Release(dst_lock.keys, true);
+    });
+    if (dst_wrong) {
+      // Put the element back where it came from.
+      std::string src = blocked->served_key;
+      co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(src, n)), [&](Worker& w) {
+        bool unused = false;
+        std::string_view v = blocked->values[0];
+        OpPush(w.keyspace(), db, src, a.left, std::span<const std::string_view>(&v, 1), false,
+               w.now_ms(), &unused);
+        w.SignalKeyReady(db, src);
+      });
+      rb.Error(errors::kWrongType);
+    } else {
+      ReplyServed(rb, a, blocked->served_key, blocked->values);
+    }
+  } else {
+    ReplyServed(rb, a, blocked->served_key, blocked->values);
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace
+
+void RegisterBlockingFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, int first, int last, const char* since,
+                 const char* summary) {
+    CommandSpec s{name, arity, kCmdWrite | kCmdList | kCmdBlocking, first, last, 1};
+    s.fiber_fn = BlockingFiber;
+    s.group = "list";
+    s.since = since;
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("blpop", -3, 1, -2, "2.0.0",
+      "Removes and returns the first element in a list, or blocks until one is available.");
+  add("brpop", -3, 1, -2, "2.0.0",
+      "Removes and returns the last element in a list, or blocks until one is available.");
+  add("brpoplpush", 4, 1, 2, "2.2.0",
+      "Pops an element from a list, pushes it to another list and returns it; blocks until an "
+      "element is available.");
+  add("blmove", 6, 1, 2, "6.2.0",
+      "Pops an element from a list, pushes it to another list and returns it; blocks until an "
+      "element is available.");
+  add("blmpop", -5, 3, -2, "7.0.0",
+      "Pops the first elements from one of multiple lists; blocks until an element is available.");
+}
+
+}  // namespace strata

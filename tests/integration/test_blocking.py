@@ -1,0 +1,221 @@
+"""Blocking list pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP.
+
+Timeouts, wake-ups when the pushed key lives on another thread than the blocked client,
+first-come first-served order, disconnects and timeouts racing with pushes (no element
+lost, none delivered twice). Keys with different hash tags ("{1}q", "{2}q") usually land
+on different shards of a multi-threaded strata; the same tests run against redis-server.
+"""
+import socket
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import TARGET
+
+
+def blocked_count(c):
+    return int(c.info("clients")["blocked_clients"])
+
+
+def wait_blocked(c, n, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if blocked_count(c) >= n:
+            return
+        time.sleep(0.01)
+    raise AssertionError("expected %d blocked clients, have %d" % (n, blocked_count(c)))
+
+
+def in_thread(fn, *args):
+    result = {}
+
+    def run():
+        try:
+            result["value"] = fn(*args)
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            result["error"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, result
+
+
+def test_timeout_returns_nil(server):
+    c = server.client(decode_responses=True)
+    t0 = time.time()
+    assert c.blpop(["nothing"], timeout=0.3) is None
+    elapsed = time.time() - t0
+    assert 0.25 <= elapsed < 2.0
+    assert c.brpop(["nothing"], timeout=0.1) is None
+    assert c.blmove("nothing", "dst", 0.1, "LEFT", "RIGHT") is None
+    assert c.execute_command("BLMPOP", "0.1", "1", "nothing", "LEFT") is None
+    assert not c.exists("dst")
+
+
+def test_immediate_pop_when_data_is_there(r):
+    r.rpush("{1}q", "a", "b")
+    assert r.blpop(["{2}q", "{1}q"], timeout=1) == ("{1}q", "a")
+    assert r.brpop(["{1}q"], timeout=1) == ("{1}q", "b")
+    assert not r.exists("{1}q")
+    r.rpush("src", "x", "y")
+    assert r.brpoplpush("src", "dst", 1) == "y"
+    assert r.blmove("src", "dst", 1, "LEFT", "LEFT") == "x"
+    assert r.lrange("dst", 0, -1) == ["x", "y"]
+    r.rpush("m", "1", "2", "3")
+    assert r.execute_command("BLMPOP", "1", "2", "empty", "m", "RIGHT", "COUNT", "2") == [
+        "m", ["3", "2"]]
+
+
+@pytest.mark.parametrize("pusher_key,blocked_keys", [
+    ("{1}q", ["{1}q"]),
+    ("{2}q", ["{1}q", "{2}q", "{3}q"]),
+])
+def test_wakeup_across_threads(server, pusher_key, blocked_keys):
+    waiter = server.client(decode_responses=True)
+    pusher = server.client(decode_responses=True)
+    t, res = in_thread(waiter.blpop, blocked_keys, 5)
+    wait_blocked(pusher, 1)
+    assert pusher.rpush(pusher_key, "hello") == 1
+    t.join(5)
+    assert res.get("value") == (pusher_key, "hello")
+    assert not pusher.exists(pusher_key)
+    assert blocked_count(pusher) == 0
+
+
+def test_clients_served_in_the_order_they_blocked(server):
+    pusher = server.client(decode_responses=True)
+    waiters = []
+    for i in range(5):
+        c = server.client(decode_responses=True)
+        t, res = in_thread(c.brpop, ["{7}fifo"], 5)
+        waiters.append((t, res))
+        wait_blocked(pusher, i + 1)
+    pusher.lpush("{7}fifo", "0", "1", "2", "3", "4")  # RPOP order: 0, 1, 2, ...
+    for i, (t, res) in enumerate(waiters):
+        t.join(5)
+        assert res.get("value") == ("{7}fifo", str(i))
+
+
+def test_blmove_across_shards_is_served(server):
+    waiter = server.client(decode_responses=True)
+    pusher = server.client(decode_responses=True)
+    t, res = in_thread(waiter.blmove, "{1}src", "{2}dst", 5, "RIGHT", "LEFT")
+    wait_blocked(pusher, 1)
+    pusher.rpush("{1}src", "a", "b")
+    t.join(5)
+    assert res.get("value") == "b"
+    assert pusher.lrange("{1}src", 0, -1) == ["a"]
+    assert pusher.lrange("{2}dst", 0, -1) == ["b"]
+
+
+def test_blmpop_count_wakeup(server):
+    waiter = server.client(decode_responses=True)
+    pusher = server.client(decode_responses=True)
+    t, res = in_thread(waiter.execute_command, "BLMPOP", "5", "2", "{1}a", "{2}b", "LEFT",
+                       "COUNT", "3")
+    wait_blocked(pusher, 1)
+    pusher.rpush("{2}b", "1", "2")
+    t.join(5)
+    assert res.get("value") == ["{2}b", ["1", "2"]]
+
+
+def test_errors(r):
+    r.set("str", "x")
+    with pytest.raises(redis.ResponseError, match="^WRONGTYPE"):
+        r.blpop(["str"], timeout=1)
+    with pytest.raises(redis.ResponseError, match="^timeout is negative$"):
+        r.execute_command("BLPOP", "q", "-1")
+    with pytest.raises(redis.ResponseError, match="^timeout is not a float or out of range$"):
+        r.execute_command("BLPOP", "q", "abc")
+    with pytest.raises(redis.ResponseError, match="^numkeys should be greater than 0$"):
+        r.execute_command("BLMPOP", "1", "0", "q", "LEFT")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("BLMOVE", "a", "b", "UP", "LEFT", "1")
+    with pytest.raises(redis.ResponseError, match="^wrong number of arguments"):
+        r.execute_command("BLPOP", "q")
+    r.rpush("src", "v")
+    with pytest.raises(redis.ResponseError, match="^WRONGTYPE"):
+        r.blmove("src", "str", 1, "LEFT", "LEFT")
+    assert r.lrange("src", 0, -1) == ["v"]
+
+
+def test_disconnect_while_blocked_loses_nothing(server):
+    pusher = server.client(decode_responses=True)
+    # A raw client blocks, then goes away without reading.
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    s.sendall(b"*3\r\n$5\r\nBLPOP\r\n$4\r\n{1}d\r\n$1\r\n0\r\n")
+    wait_blocked(pusher, 1)
+    s.close()
+    deadline = time.time() + 5
+    while time.time() < deadline and blocked_count(pusher) > 0:
+        time.sleep(0.01)
+    assert blocked_count(pusher) == 0
+    assert pusher.rpush("{1}d", "kept") == 1
+    assert pusher.lrange("{1}d", 0, -1) == ["kept"]
+
+
+def test_timeouts_racing_pushes_lose_nothing(server):
+    """Many short blocking pops time out while pushers run: every pushed element is
+    either still in a list or was delivered to exactly one client."""
+    keys = ["{%d}race" % i for i in range(4)]
+    pushed = []
+    received = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def pusher(idx):
+        c = server.client(decode_responses=True)
+        n = 0
+        while not stop.is_set():
+            v = "p%d-%d" % (idx, n)
+            c.rpush(keys[n % len(keys)], v)
+            with lock:
+                pushed.append(v)
+            n += 1
+            time.sleep(0.002)
+
+    def popper():
+        c = server.client(decode_responses=True)
+        while not stop.is_set():
+            got = c.blpop(keys, timeout=0.01)
+            if got is not None:
+                with lock:
+                    received.append(got[1])
+
+    threads = [threading.Thread(target=pusher, args=(i,)) for i in range(2)]
+    threads += [threading.Thread(target=popper) for _ in range(6)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    c = server.client(decode_responses=True)
+    left = []
+    for k in keys:
+        left += c.lrange(k, 0, -1)
+    assert len(received) == len(set(received)), "an element was delivered twice"
+    assert sorted(received + left) == sorted(pushed), "an element was lost"
+    assert len(received) > 0
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata threading")
+def test_many_blocked_clients_across_threads(server_factory):
+    srv = server_factory(threads=3)
+    pusher = srv.client(decode_responses=True)
+    waiters = []
+    for i in range(30):
+        c = srv.client(decode_responses=True)
+        waiters.append(in_thread(c.blpop, ["{%d}w" % (i % 5)], 10))
+    wait_blocked(pusher, 30)
+    for i in range(30):
+        pusher.rpush("{%d}w" % (i % 5), "v%d" % i)
+    got = []
+    for t, res in waiters:
+        t.join(10)
+        got.append(res.get("value"))
+    assert all(g is not None for g in got)
+    assert sorted(v for _, v in got) == sorted("v%d" % i for i in range(30))
+    assert blocked_count(pusher) == 0
