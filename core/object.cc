@@ -2,6 +2,7 @@
 
 #include "core/hash_type.h"
 #include "core/list_type.h"
+#include "core/set_type.h"
 
 namespace strata {
 
@@ -15,10 +16,11 @@ std::unique_ptr<CollectionObject> MaterializeCollection(ValueType type, std::str
   switch (type) {
     case ValueType::kHash:
       return MaterializeHash(serialized, heap);
+    case ValueType::kSet:
+      return MaterializeSet(serialized, heap);
     case ValueType::kList:
       return MaterializeList(serialized, heap);
     case ValueType::kString:
-    case ValueType::kSet:
     case ValueType::kZSet:
       break;
   }

@@ -78,6 +78,7 @@ void RegisterAllCommands() {
   RegisterServerFamily(r);
   RegisterMemoryFamily(r);
   RegisterHashFamily(r);
+  RegisterSetFamily(r);
   RegisterListFamily(r);
   RegisterBlockingFamily(r);
 }
