@@ -302,13 +302,20 @@ void CmdLPos(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       return;
     }
     if (!ParseInt64(args[++i], target)) {
-      rb.Error(errors::kNotInteger);
+      // Redis answers a bad COUNT/MAXLEN with the "negative" text too.
+      if (target == &count) {
+        rb.Error("ERR COUNT can't be negative");
+      } else if (target == &maxlen) {
+        rb.Error("ERR MAXLEN can't be negative");
+      } else {
+        rb.Error(errors::kNotInteger);
+      }
       return;
     }
     if (target == &rank && rank == 0) {
       rb.Error(
           "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or "
-          "use negative to start from the last match");
+          "use negative to start from the end of the list");
       return;
     }
     if (target == &rank && rank == INT64_MIN) {
@@ -379,7 +386,13 @@ void CmdLMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   bool wrong = false;
-  OpLength(ctx.ks, ctx.db, args[2], ctx.now_ms, &wrong);
+  // As Redis: the source first (a missing source answers nil whatever the destination),
+  // then the destination's type, before anything is popped.
+  if (OpLength(ctx.ks, ctx.db, args[1], ctx.now_ms, &wrong) == 0 && !wrong) {
+    rb.Null();
+    return;
+  }
+  if (!wrong) OpLength(ctx.ks, ctx.db, args[2], ctx.now_ms, &wrong);
   if (wrong) {
     rb.Error(errors::kWrongType);
     return;
@@ -419,9 +432,15 @@ Fiber LMoveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t dst = ShardOfKey(args[2], c->worker().server().shard_count());
   bool wrong = false;
   std::vector<std::string> got;
-  co_await RunOn(std::vector<uint32_t>(1, dst),
-                 [&](Worker& w) { OpLength(w.keyspace(), db, args[2], w.now_ms(), &wrong); });
-  if (!wrong) {
+  int64_t src_len = 0;
+  co_await RunOn(std::vector<uint32_t>(1, src), [&](Worker& w) {
+    src_len = OpLength(w.keyspace(), db, args[1], w.now_ms(), &wrong);
+  });
+  if (!wrong && src_len > 0) {
+    co_await RunOn(std::vector<uint32_t>(1, dst),
+                   [&](Worker& w) { OpLength(w.keyspace(), db, args[2], w.now_ms(), &wrong); });
+  }
+  if (!wrong && src_len > 0) {
     co_await RunOn(std::vector<uint32_t>(1, src), [&](Worker& w) {
       got = OpPop(w.keyspace(), db, args[1], from_left, 1, w.now_ms(), &wrong);
     });

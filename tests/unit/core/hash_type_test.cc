@@ -42,13 +42,13 @@ TEST(HashTypeTest, SmallFormStaysInsideTheEntry) {
 TEST(HashTypeTest, ConvertsPastTheThresholdsAndRoundTrips) {
   Keyspace ks(1);
   Pairs many;
-  for (int i = 0; i < 300; i++)
+  for (int i = 0; i < 600; i++)
     many.push_back({"field" + std::to_string(i), "v" + std::to_string(i)});
   std::string packed;
   std::unique_ptr<HashObject> obj = BuildHash(many, ks.heap(), &packed);
   ASSERT_NE(obj, nullptr);
   EXPECT_TRUE(packed.empty());
-  EXPECT_EQ(obj->Length(), 300u);
+  EXPECT_EQ(obj->Length(), 600u);
   Entry* e = ks.SetObject(0, "big", ValueType::kHash, std::move(obj), Entry::kNoExpire);
   EXPECT_TRUE(e->IsExternal());
   EXPECT_STREQ(e->Object()->Encoding(), "hashtable");
