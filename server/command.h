@@ -124,6 +124,7 @@ void RegisterHashFamily(CommandRegistry& r);
 void RegisterSetFamily(CommandRegistry& r);
 void RegisterListFamily(CommandRegistry& r);
 void RegisterBlockingFamily(CommandRegistry& r);
+void RegisterSortFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

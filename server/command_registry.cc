@@ -81,6 +81,7 @@ void RegisterAllCommands() {
   RegisterSetFamily(r);
   RegisterListFamily(r);
   RegisterBlockingFamily(r);
+  RegisterSortFamily(r);
 }
 
 }  // namespace strata
