@@ -12,6 +12,11 @@ HashObject::HashObject(SlabHeap& heap) : heap_(heap), table_(heap) {}
 
 HashObject::~HashObject() { (void)table_.Clear(); }
 
+size_t HashObject::ReleaseSome(size_t budget) {
+  entry_bytes_ -= table_.DestroySome(&release_cursor_, budget);
+  return table_.size();
+}
+
 bool HashObject::Set(std::string_view field, std::string_view value) {
   uint64_t hash = TableHash(field);
   size_t usable = 0;

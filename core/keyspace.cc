@@ -8,7 +8,11 @@ Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {
   for (Db& d : dbs_) d.table = std::make_unique<Table>(heap_, &table_bytes_);
 }
 
-Keyspace::~Keyspace() { FlushAll(); }
+Keyspace::~Keyspace() {
+  FlushAll();
+  while (LazyFreeStep(SIZE_MAX)) {
+  }
+}
 
 Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                           int64_t expire_ms) {
@@ -19,15 +23,73 @@ Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, V
   return e;
 }
 
-void Keyspace::DestroyEntry(Db& d, Entry* e) {
+void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
   if (e->IsExternal()) {
     CollectionObject* obj = e->Object();
     int t = static_cast<int>(e->Type());
-    entry_bytes_ -= obj->Bytes();
-    type_bytes_[t] -= obj->Bytes();
-    delete obj;
+    if (lazy && obj->Length() > kLazyFreeMinElements) {
+      // The object's bytes stay charged until LazyFreeStep releases them.
+      lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
+    } else {
+      entry_bytes_ -= obj->Bytes();
+      type_bytes_[t] -= obj->Bytes();
+      delete obj;
+    }
   }
   DestroyEntryKeepObject(d, e);
+}
+
+void Keyspace::FreeDetached(Entry* e) {
+  int t = static_cast<int>(e->Type());
+  if (e->IsExternal()) {
+    CollectionObject* obj = e->Object();
+    if (obj->Length() > kLazyFreeMinElements) {
+      lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
+    } else {
+      entry_bytes_ -= obj->Bytes();
+      type_bytes_[t] -= obj->Bytes();
+      delete obj;
+    }
+  }
+  size_t n = Entry::Destroy(heap_, e);
+  entry_bytes_ -= n;
+  type_bytes_[t] -= n;
+  type_keys_[t]--;
+}
+
+bool Keyspace::LazyFreeStep(size_t budget) {
+  while (budget > 0 && !lazy_.empty()) {
+    LazyItem& item = lazy_.front();
+    if (item.table != nullptr) {
+      // A detached table: free its entries chunk by chunk.
+      size_t before = item.table->size();
+      do {
+        item.cursor = item.table->ScanChunk(item.cursor, [&](Entry* e) {
+          FreeDetached(e);
+          return true;
+        });
+      } while (item.cursor != 0 && before - item.table->size() < budget);
+      size_t freed = before - item.table->size();
+      budget = freed >= budget ? 0 : budget - freed;
+      if (item.cursor == 0) lazy_.pop_front();  // table destructor frees the segments
+      continue;
+    }
+    CollectionObject* obj = item.obj;
+    int t = static_cast<int>(item.type);
+    size_t before = obj->Bytes();
+    size_t left = obj->ReleaseSome(budget);
+    size_t after = obj->Bytes();
+    entry_bytes_ -= before - after;
+    type_bytes_[t] -= before - after;
+    budget = 0;
+    if (left == 0) {
+      entry_bytes_ -= after;
+      type_bytes_[t] -= after;
+      delete obj;
+      lazy_.pop_front();
+    }
+  }
+  return !lazy_.empty();
 }
 
 void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
@@ -110,11 +172,11 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
   return Insert(d, key, NewEntry(d, key, value, type, expire_ms));
 }
 
-bool Keyspace::Delete(uint32_t db, std::string_view key) {
+bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   Db& d = dbs_[db];
   Table::Ref ref = d.table->Locate(key, TableHash(key));
   if (!ref) return false;
-  DestroyEntry(d, d.table->Erase(ref));
+  DestroyEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
 
@@ -161,8 +223,17 @@ int64_t Keyspace::SampleAvgTtl(uint32_t db, int64_t now_ms) const {
   return n == 0 ? 0 : sum / n;
 }
 
-void Keyspace::FlushDb(uint32_t db) {
+void Keyspace::FlushDb(uint32_t db, bool lazy) {
   Db& d = dbs_[db];
+  if (lazy && d.table->size() > kLazyFlushMinKeys) {
+    LazyItem item;
+    item.table = std::move(d.table);
+    lazy_.push_back(std::move(item));
+    d.table = std::make_unique<Table>(heap_, &table_bytes_);
+    d.expires = 0;
+    d.expire_cursor = 0;
+    return;
+  }
   // Per-type counters need each entry's type, so entries are destroyed one by one.
   d.table->ForEach([&](Entry* e) {
     int t = static_cast<int>(e->Type());
@@ -180,8 +251,8 @@ void Keyspace::FlushDb(uint32_t db) {
   d.expire_cursor = 0;
 }
 
-void Keyspace::FlushAll() {
-  for (uint32_t i = 0; i < dbs_.size(); i++) FlushDb(i);
+void Keyspace::FlushAll(bool lazy) {
+  for (uint32_t i = 0; i < dbs_.size(); i++) FlushDb(i, lazy);
 }
 
 void Keyspace::SwapDb(uint32_t a, uint32_t b) { std::swap(dbs_[a], dbs_[b]); }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,9 @@ class Keyspace {
   static std::string Serialize(const Entry* e);
   SlabHeap& heap() { return heap_; }
   // Deletes key if present (expired or not). Returns true when something was removed.
-  bool Delete(uint32_t db, std::string_view key);
+  // With lazy, a big collection's elements are freed a slice at a time by
+  // LazyFreeStep() instead of at once (UNLINK); the key is gone immediately either way.
+  bool Delete(uint32_t db, std::string_view key, bool lazy = false);
   // Sets or clears (Entry::kNoExpire) the expiry of an existing key.
   // REQUIRES: key present.
   Entry* SetExpire(uint32_t db, std::string_view key, int64_t expire_ms);
@@ -70,8 +73,18 @@ class Keyspace {
   size_t ExpiresCount(uint32_t db) const { return dbs_[db].expires; }
   // Sum of remaining TTLs of keys with expiry, for INFO keyspace avg_ttl.
   int64_t SampleAvgTtl(uint32_t db, int64_t now_ms) const;
-  void FlushDb(uint32_t db);
-  void FlushAll();
+  // With lazy (FLUSHALL/FLUSHDB ASYNC), a big database's table is detached and its
+  // entries freed a slice at a time by LazyFreeStep(); DBSIZE is 0 at once.
+  void FlushDb(uint32_t db, bool lazy = false);
+  void FlushAll(bool lazy = false);
+  // Frees up to about `budget` elements of detached collections and tables; returns
+  // true while work remains. Bytes stay charged (used_memory, per type) until freed.
+  bool LazyFreeStep(size_t budget);
+  size_t lazyfree_pending() const { return lazy_.size(); }
+  // Collections with more elements than this are freed lazily by UNLINK.
+  static constexpr size_t kLazyFreeMinElements = 64;
+  // Tables with more keys than this are detached by FLUSH ... ASYNC.
+  static constexpr size_t kLazyFlushMinKeys = 1024;
   void SwapDb(uint32_t a, uint32_t b);
 
   // SCAN step over one chunk of db; see Table::ScanChunk for the cursor contract.
@@ -112,7 +125,16 @@ class Keyspace {
   }
   Entry* NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                   int64_t expire_ms);
-  void DestroyEntry(Db& d, Entry* e);
+  void DestroyEntry(Db& d, Entry* e, bool lazy = false);
+  // Accounting and freeing for an entry of a detached table (no Db any more).
+  void FreeDetached(Entry* e);
+  struct LazyItem {
+    CollectionObject* obj = nullptr;  // a collection whose elements are being freed
+    ValueType type = ValueType::kString;
+    std::unique_ptr<Table> table;  // or a detached table
+    uint64_t cursor = 0;
+  };
+  std::deque<LazyItem> lazy_;
   // Frees e's allocation but not its object (the object moved to a new entry).
   void DestroyEntryKeepObject(Db& d, Entry* e);
   Entry* Insert(Db& d, std::string_view key, Entry* e);

@@ -270,6 +270,18 @@ size_t ListObject::Bytes() const {
   return malloc_usable_size(const_cast<ListObject*>(this)) + deque_bytes + node_bytes_;
 }
 
+size_t ListObject::ReleaseSome(size_t budget) {
+  size_t freed = 0;
+  while (!nodes_.empty() && freed < budget) {
+    Node* n = nodes_.front();
+    freed += n->count;
+    count_ -= n->count;
+    FreeNode(n);
+    nodes_.pop_front();
+  }
+  return count_;
+}
+
 void ListObject::Serialize(std::string* out) const {
   packed::Builder b;
   Walk(0, false, [&](std::string_view v) {

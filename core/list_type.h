@@ -56,6 +56,7 @@ class ListObject final : public CollectionObject {
   const char* Encoding() const override { return "quicklist"; }
   size_t Length() const override { return count_; }
   void Serialize(std::string* out) const override;
+  size_t ReleaseSome(size_t budget) override;
 
  private:
   struct Node;

@@ -44,6 +44,10 @@ class CollectionObject {
   virtual size_t Length() const = 0;
   // Appends the canonical serialized form (the type's small form).
   virtual void Serialize(std::string* out) const = 0;
+  // Frees up to about `budget` elements (lazy freeing of a deleted collection, a slice
+  // per loop turn); returns the elements left. The default frees nothing and returns 0:
+  // the owner then deletes the object whole.
+  virtual size_t ReleaseSome(size_t budget) { return 0; }
 };
 
 // Process-wide encoding thresholds, set from the config (CONFIG SET applies at once);

@@ -77,6 +77,11 @@ SetObject::SetObject(SlabHeap& heap) : heap_(heap), table_(heap) {}
 
 SetObject::~SetObject() { (void)table_.Clear(); }
 
+size_t SetObject::ReleaseSome(size_t budget) {
+  entry_bytes_ -= table_.DestroySome(&release_cursor_, budget);
+  return table_.size();
+}
+
 bool SetObject::Add(std::string_view member) {
   uint64_t hash = TableHash(member);
   if (table_.Locate(member, hash)) return false;

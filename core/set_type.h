@@ -67,6 +67,7 @@ class SetObject final : public CollectionObject {
   const char* Encoding() const override { return "hashtable"; }
   size_t Length() const override { return table_.size(); }
   void Serialize(std::string* out) const override;
+  size_t ReleaseSome(size_t budget) override;
 
   Table& table() { return table_; }
   const Table& table() const { return table_; }
@@ -74,6 +75,7 @@ class SetObject final : public CollectionObject {
  private:
   SlabHeap& heap_;
   size_t entry_bytes_ = 0;
+  uint64_t release_cursor_ = 0;
   Table table_;
 };
 

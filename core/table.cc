@@ -98,6 +98,18 @@ size_t Table::Clear() {
   return freed;
 }
 
+size_t Table::DestroySome(uint64_t* cursor, size_t budget) {
+  size_t freed = 0, n = 0;
+  do {
+    *cursor = ScanChunk(*cursor, [&](Entry* e) {
+      freed += Entry::Destroy(heap_, e);
+      n++;
+      return true;
+    });
+  } while (*cursor != 0 && n < budget);
+  return freed;
+}
+
 Table::Ref Table::Locate(std::string_view key, uint64_t hash) const {
   Segment* s = dir_[DirIndex(hash)];
   uint32_t tag = TagFor(hash, s->depth);

@@ -103,6 +103,10 @@ class Table {
 
   // Destroys every entry and resets to an empty table; returns the entry bytes freed.
   size_t Clear();
+  // Destroys the entries of chunks from *cursor on until at least `budget` entries are
+  // gone or the end is reached (then *cursor is 0); returns the entry bytes freed.
+  // Used to free a big collection a slice at a time.
+  size_t DestroySome(uint64_t* cursor, size_t budget);
 
   size_t segments() const { return segments_; }
   uint32_t global_depth() const { return global_depth_; }

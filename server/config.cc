@@ -131,11 +131,14 @@ Config::Config() {
   Add("maxmemory-samples", Kind::kInt, "5", true,
       "keys sampled per eviction decision (used once eviction lands)")
       .min = 1;
+  Add("lazyfree-lazy-user-del", Kind::kBool, "no", true,
+      "DEL frees big collections a slice per loop turn, as UNLINK does");
+  Add("lazyfree-lazy-user-flush", Kind::kBool, "no", true,
+      "FLUSHALL/FLUSHDB without SYNC or ASYNC act as ASYNC (free a slice per loop turn)");
   for (const char* name :
-       {"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
-        "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush"}) {
+       {"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del"}) {
     Add(name, Kind::kBool, "no", true,
-        "accepted for compatibility; strata frees values on the shard thread either way");
+        "accepted for compatibility; these deletions free at once on the shard thread");
   }
   Add("always-show-logo", Kind::kBool, "no", false, "accepted for compatibility; no logo");
   Add("set-proc-title", Kind::kBool, "yes", false, "accepted for compatibility");

@@ -28,11 +28,20 @@ std::vector<uint32_t> AllShards(Connection* c) {
   return all;
 }
 
+// UNLINK, and DEL with lazyfree-lazy-user-del, free big collections a slice at a time.
+bool LazyDelete(std::string_view cmd, Worker& w) {
+  return EqualsIgnoreCase(cmd, "unlink") || w.server().config().Int("lazyfree-lazy-user-del") != 0;
+}
+
 void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
+  bool lazy = LazyDelete(args[0], ctx.worker);
   for (size_t i = 1; i < args.size(); i++) {
     // Expired keys count as absent.
-    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr && ctx.ks.Delete(ctx.db, args[i])) n++;
+    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr &&
+        ctx.ks.Delete(ctx.db, args[i], lazy)) {
+      n++;
+    }
   }
   rb.Integer(n);
 }
@@ -255,7 +264,9 @@ Fiber CountKeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       bool present = w.keyspace().Find(db, keys[p], w.now_ms()) != nullptr;
-      if (present && (!del || w.keyspace().Delete(db, keys[p]))) counts[gi]++;
+      if (present && (!del || w.keyspace().Delete(db, keys[p], LazyDelete(args[0], w)))) {
+        counts[gi]++;
+      }
     }
     w.locks().Release(g.locks[gi].keys, del);
   });
@@ -485,8 +496,13 @@ Fiber FlushFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  co_await RunOn(AllShards(c),
-                 [&](Worker& w) { all ? w.keyspace().FlushAll() : w.keyspace().FlushDb(db); });
+  // ASYNC (or lazyfree-lazy-user-flush without SYNC) detaches big tables and frees
+  // them a slice per loop turn; the databases are empty at once either way.
+  bool lazy = args.size() == 2 ? EqualsIgnoreCase(args[1], "async")
+                               : c->worker().server().config().Int("lazyfree-lazy-user-flush") != 0;
+  co_await RunOn(AllShards(c), [&](Worker& w) {
+    all ? w.keyspace().FlushAll(lazy) : w.keyspace().FlushDb(db, lazy);
+  });
   rb.Ok();
   c->FinishFiber(std::move(out));
 }

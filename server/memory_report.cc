@@ -79,6 +79,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   m.expires = ks.expires_count();
   m.slab_page_bytes = ks.heap().page_bytes();
   m.slab_slot_bytes = ks.heap().slot_bytes();
+  m.lazyfree_pending = ks.lazyfree_pending();
   for (int t = 0; t < kValueTypeCount; t++) {
     m.type_bytes[t] = ks.type_bytes(static_cast<ValueType>(t));
     m.type_keys[t] = ks.type_keys(static_cast<ValueType>(t));
@@ -102,6 +103,7 @@ MemorySummary Summarize(Server& srv, std::vector<ShardMemory> shards) {
     m.client_count += s.clients;
     m.slab_page_bytes += s.slab_page_bytes;
     m.slab_slot_bytes += s.slab_slot_bytes;
+    m.lazyfree_pending += s.lazyfree_pending;
     for (int t = 0; t < kValueTypeCount; t++) {
       m.type_bytes[t] += s.type_bytes[t];
       m.type_keys[t] += s.type_keys[t];
@@ -182,7 +184,7 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "mem_aof_buffer", "0");
   AddLine(out, "mem_allocator", "mimalloc-" + std::to_string(mi_version()) + "+slab");
   AddLine(out, "active_defrag_running", "0");
-  AddLine(out, "lazyfree_pending_objects", "0");
+  AddLine(out, "lazyfree_pending_objects", m.lazyfree_pending);
   AddLine(out, "lazyfreed_objects", "0");
   // strata's breakdown: the parts of used_memory, then per value type and per shard.
   AddLine(out, "mem_table", m.table);

@@ -44,6 +44,7 @@ struct ShardMemory {
   size_t expires = 0;
   size_t slab_page_bytes = 0;
   size_t slab_slot_bytes = 0;
+  size_t lazyfree_pending = 0;
   size_t type_bytes[kValueTypeCount] = {};
   size_t type_keys[kValueTypeCount] = {};
   std::vector<size_t> db_keys;         // per database
@@ -70,6 +71,7 @@ struct MemorySummary {
   size_t client_count = 0;
   size_t slab_page_bytes = 0;
   size_t slab_slot_bytes = 0;
+  size_t lazyfree_pending = 0;
   size_t mimalloc_committed = 0;
   size_t allocator_active = 0;    // used plus unfilled slab pages
   size_t allocator_resident = 0;  // reported as active (see Summarize)

@@ -272,7 +272,8 @@ void Worker::Run() {
   published_used_.store(used_bytes(), std::memory_order_relaxed);
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
-    if (deferred_.empty() && !outbox_pending_ && dirty_.empty()) {
+    if (deferred_.empty() && !outbox_pending_ && dirty_.empty() &&
+        keyspace_.lazyfree_pending() == 0) {
       int64_t wake = next_expire_ms_;
       for (const auto& b : blocked_) {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
@@ -298,6 +299,8 @@ void Worker::Run() {
     }
     RunTimers();
     if (!blocked_.empty()) ExpireBlocked();
+    // Deleted big collections and flushed tables are freed a slice per turn.
+    if (keyspace_.lazyfree_pending() != 0) keyspace_.LazyFreeStep(kLazyFreeElementsPerTurn);
     UpdateMemoryState();
     dirty_scratch_.swap(dirty_);
     for (Connection* c : dirty_scratch_) c->FlushOutput();

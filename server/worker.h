@@ -68,6 +68,8 @@ class Worker {
   // sends one batch per destination, so this is rarely approached).
   static constexpr size_t kRingCapacity = 1024;
   static constexpr size_t kExpireBucketsPerTick = 2000;
+  // Elements of deleted collections (UNLINK, FLUSH ASYNC) freed per loop turn.
+  static constexpr size_t kLazyFreeElementsPerTurn = 4096;
 
   Worker(Server* server, uint32_t index);
   ~Worker();
