@@ -3,6 +3,7 @@
 #include "core/hash_type.h"
 #include "core/list_type.h"
 #include "core/set_type.h"
+#include "core/zset_type.h"
 
 namespace strata {
 
@@ -20,8 +21,9 @@ std::unique_ptr<CollectionObject> MaterializeCollection(ValueType type, std::str
       return MaterializeSet(serialized, heap);
     case ValueType::kList:
       return MaterializeList(serialized, heap);
-    case ValueType::kString:
     case ValueType::kZSet:
+      return MaterializeZSet(serialized, heap);
+    case ValueType::kString:
       break;
   }
   return nullptr;

@@ -5,6 +5,7 @@
 #include "server/list_ops.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "server/zset_ops.h"
 
 namespace strata {
 
@@ -55,21 +56,39 @@ void BlockingQueues::Serve(Worker& w, uint32_t db, std::string_view key) {
   Keyspace& ks = w.keyspace();
   uint32_t shards = w.server().shard_count();
   auto& q = it->second;
-  while (!q.empty()) {
-    std::shared_ptr<BlockedClient> c = q.front();
+  size_t i = 0;  // waiters before i wait for the type the key does not hold
+  while (i < q.size()) {
+    std::shared_ptr<BlockedClient> c = q[i];
     if (c->state.load(std::memory_order_acquire) != BlockedClient::kWaiting) {
-      q.pop_front();
+      q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
+    bool zset = c->zset;
     bool wrong = false;
-    if (OpLength(ks, db, key, w.now_ms(), &wrong) == 0 || wrong) break;
+    int64_t len =
+        zset ? OpZCard(ks, db, key, w.now_ms(), &wrong) : OpLength(ks, db, key, w.now_ms(), &wrong);
+    if (wrong) {
+      i++;
+      continue;
+    }
+    if (len == 0) break;
     int expected = BlockedClient::kWaiting;
     if (!c->state.compare_exchange_strong(expected, BlockedClient::kServed,
                                           std::memory_order_acq_rel)) {
-      q.pop_front();
+      q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
-    q.pop_front();
+    q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+    if (zset) {
+      ZPopped got = OpZPop(ks, db, key, c->zset_max, c->count, w.now_ms(), &wrong);
+      for (auto& [m, s] : got) {
+        c->values.push_back(std::move(m));
+        c->scores.push_back(s);
+      }
+      c->served_key.assign(key);
+      WakeOnOrigin(w, std::move(c));
+      continue;
+    }
     size_t n = c->kind == BlockedClient::Kind::kMPop ? c->count : 1;
     c->values = OpPop(ks, db, key, c->left, n, w.now_ms(), &wrong);
     c->served_key.assign(key);

@@ -1,5 +1,6 @@
-// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP): how a client waits for a
-// key that lives on another thread, and how it is served.
+// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and for sorted sets BZPOPMIN,
+// BZPOPMAX, BZMPOP): how a client waits for a key that lives on another thread, and how
+// it is served.
 //
 // How it works
 //   A blocking command runs as a fiber on the client's worker (its "origin"). It locks
@@ -25,6 +26,10 @@
 //   element is never taken for a client that timed out or left; a client that wins
 //   kServed gets its reply (if its socket closed meanwhile, the reply is discarded, as
 //   Redis discards a reply written to a client that then disconnects).
+//
+//   A key's queue may hold list waiters and sorted-set waiters at once: each is served
+//   only while the key holds its type (a waiter for the other type keeps its place), as
+//   Redis serves a key's clients by the type they wait for.
 //
 //   After waking, the fiber removes its BlockedClient from every queue it was in (one
 //   hop per shard). Queues also drop claimed or cancelled waiters they meet.
@@ -68,12 +73,18 @@ struct BlockedClient {
   bool left = true;         // pop end
   bool to_left = true;      // BLMOVE push end
   std::string destination;  // BLMOVE
-  size_t count = 1;         // BLMPOP COUNT
+  size_t count = 1;         // BLMPOP / BZMPOP COUNT
+  // A sorted-set pop: BZPOPMIN/BZPOPMAX (kind kPop) or BZMPOP (kMPop), from the highest
+  // scores when zset_max.
+  bool zset = false;
+  bool zset_max = false;
   int64_t deadline_ms = 0;  // 0 = wait forever
 
   // Filled in by the serving shard.
   std::string served_key;
   std::vector<std::string> values;
+  // Sorted sets: the popped members' scores.
+  std::vector<double> scores;
   bool pushed = false;      // BLMOVE: already pushed to the destination (same shard)
   bool wrong_type = false;  // BLMOVE: the destination holds another type
 
@@ -85,7 +96,7 @@ class BlockingQueues {
  public:
   void Add(uint32_t db, std::string_view key, std::shared_ptr<BlockedClient> c);
   void Remove(uint32_t db, std::string_view key, const BlockedClient* c);
-  // Serves waiters of a key that just received elements (see the essay above).
+  // Serves waiters of a key that just received elements or members (see above).
   void Serve(Worker& w, uint32_t db, std::string_view key);
   size_t waiting_keys() const { return queues_.size(); }
 

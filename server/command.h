@@ -47,6 +47,8 @@ enum CommandFlag : uint32_t {
   kCmdSet = 1 << 14,     // acl category @set
   kCmdList = 1 << 15,    // acl category @list
   kCmdBlocking = 1 << 16,  // may block the client (BLPOP, ...)
+  // acl category @sortedset
+  kCmdSortedSet = 1 << 17,
 };
 
 // The shard-side context of a command.
@@ -125,6 +127,7 @@ void RegisterSetFamily(CommandRegistry& r);
 void RegisterListFamily(CommandRegistry& r);
 void RegisterBlockingFamily(CommandRegistry& r);
 void RegisterSortFamily(CommandRegistry& r);
+void RegisterZSetFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

@@ -82,6 +82,7 @@ void RegisterAllCommands() {
   RegisterListFamily(r);
   RegisterBlockingFamily(r);
   RegisterSortFamily(r);
+  RegisterZSetFamily(r);
 }
 
 }  // namespace strata

@@ -188,6 +188,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   if (s.flags & kCmdHash) cats.push_back("@hash");
   if (s.flags & kCmdSet) cats.push_back("@set");
   if (s.flags & kCmdList) cats.push_back("@list");
+  if (s.flags & kCmdSortedSet) cats.push_back("@sortedset");
   if (s.flags & kCmdBlocking) cats.push_back("@blocking");
   if (s.flags & kCmdWrite) cats.push_back("@write");
   if (s.flags & kCmdReadOnly) cats.push_back("@read");

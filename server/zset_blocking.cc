@@ -1,0 +1,244 @@
+// BZPOPMIN, BZPOPMAX and BZMPOP: the blocking sorted-set pops, on the machinery of
+// blocking.h. The fiber locks the keys, tries once as ZPOPMIN/ZMPOP would, and otherwise
+// registers one sorted-set BlockedClient (BlockedClient::zset) in every key's queue and waits until
+// a shard serves it (a ZADD, ZINCRBY or STORE signals the key), its timeout passes, or its
+// client leaves.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/string_util.h"
+#include "server/blocking.h"
+#include "server/connection.h"
+#include "server/family_util.h"
+#include "server/hops.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "server/zset_family.h"
+#include "server/zset_ops.h"
+
+namespace strata {
+namespace {
+
+// Suspends until the blocked client is served or cancelled; does not suspend when that
+// already happened while the fiber was registering.
+class ZBlockAwait {
+ public:
+  explicit ZBlockAwait(BlockedClient* c) : c_(c) {}
+  bool await_ready() const {
+    return c_->state.load(std::memory_order_acquire) != BlockedClient::kWaiting;
+  }
+  void await_suspend(std::coroutine_handle<> h) { c_->handle = h; }
+  void await_resume() const {}
+
+ private:
+  BlockedClient* c_;
+};
+
+struct ZBlockingArgs {
+  bool mpop = false;  // BZMPOP
+  bool max = false;
+  std::vector<std::string_view> keys;
+  size_t count = 1;
+  int64_t timeout_ms = 0;
+};
+
+// Redis's getTimeoutFromObjectOrReply: seconds as a float, 0 = forever.
+bool ParseTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms) {
+  long double t = 0;
+  if (!ParseLongDouble(s, &t) || std::isnan(t) || std::isinf(t)) {
+    rb.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  if (t < 0) {
+    rb.Error("ERR timeout is negative");
+    return false;
+  }
+  long double v = t * 1000.0L;
+  if (v > static_cast<long double>(INT64_MAX / 2)) {
+    rb.Error("ERR timeout is out of range");
+    return false;
+  }
+  *ms = static_cast<int64_t>(std::ceil(v));
+  return true;
+}
+
+bool ParseArgs(CmdArgs args, ReplyBuilder& rb, ZBlockingArgs* a) {
+  std::string cmd = Lowercase(args[0]);
+  if (cmd != "bzmpop") {
+    // BZPOPMIN/BZPOPMAX key [key ...] timeout
+    a->max = cmd == "bzpopmax";
+    if (!ParseTimeout(args.back(), rb, &a->timeout_ms)) return false;
+    for (size_t i = 1; i + 1 < args.size(); i++) a->keys.push_back(args[i]);
+    return true;
+  }
+  // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+  a->mpop = true;
+  if (!ParseTimeout(args[1], rb, &a->timeout_ms)) return false;
+  int64_t numkeys = 0;
+  if (!ParseInt64(args[2], &numkeys) || numkeys <= 0) {
+    rb.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  if (static_cast<uint64_t>(numkeys) >= args.size() - 3) {
+    rb.Error(errors::kSyntax);
+    return false;
+  }
+  size_t i = 3;
+  for (int64_t k = 0; k < numkeys; k++) a->keys.push_back(args[i++]);
+  if (EqualsIgnoreCase(args[i], "min")) {
+    a->max = false;
+  } else if (EqualsIgnoreCase(args[i], "max")) {
+    a->max = true;
+  } else {
+    rb.Error(errors::kSyntax);
+    return false;
+  }
+  bool seen_count = false;
+  for (i++; i < args.size(); i++) {
+    int64_t n = 0;
+    if (!seen_count && EqualsIgnoreCase(args[i], "count") && i + 1 < args.size()) {
+      if (!ParseInt64(args[++i], &n) || n <= 0) {
+        rb.Error("ERR count should be greater than 0");
+        return false;
+      }
+      a->count = static_cast<size_t>(n);
+      seen_count = true;
+    } else {
+      rb.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReplyServed(ReplyBuilder& rb, const ZBlockingArgs& a, std::string_view key,
+                 const std::vector<std::string>& members, const std::vector<double>& scores) {
+  if (!a.mpop) {
+    rb.Array(3);
+    rb.Bulk(key);
+    rb.Bulk(members[0]);
+    rb.Double(scores[0]);
+    return;
+  }
+  rb.Array(2);
+  rb.Bulk(key);
+  rb.Array(members.size());
+  for (size_t i = 0; i < members.size(); i++) {
+    rb.Array(2);
+    rb.Bulk(members[i]);
+    rb.Double(scores[i]);
+  }
+}
+
+Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  ZBlockingArgs a;
+  if (!ParseArgs(args, rb, &a)) {
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  Worker& home = c->worker();
+  uint32_t db = c->db;
+  uint32_t n = home.server().shard_count();
+  ShardGroups g = GroupByShard(a.keys, db, n, true);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+
+  // One try, as ZPOPMIN/ZMPOP would.
+  bool wrong = false;
+  ZPopped got;
+  std::string_view from;
+  for (size_t i = 0; i < a.keys.size() && !wrong && got.empty(); i++) {
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.keys[i], n)), [&](Worker& w) {
+      got = OpZPop(w.keyspace(), db, a.keys[i], a.max, a.count, w.now_ms(), &wrong);
+    });
+    from = a.keys[i];
+  }
+  std::shared_ptr<BlockedClient> blocked;
+  if (!wrong && got.empty()) {
+    // Nothing to take: wait in every key's queue, registered while the locks are held.
+    blocked = std::make_shared<BlockedClient>();
+    blocked->origin = home.index();
+    blocked->db = db;
+    for (std::string_view k : a.keys) blocked->keys.emplace_back(k);
+    blocked->kind = a.mpop ? BlockedClient::Kind::kMPop : BlockedClient::Kind::kPop;
+    blocked->zset = true;
+    blocked->zset_max = a.max;
+    blocked->count = a.count;
+    blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
+    co_await RunOn(g.shards, [&](Worker& w) {
+      for (const std::string& k : blocked->keys) {
+        if (ShardOfKey(k, n) == w.index()) w.blocking().Add(db, k, blocked);
+      }
+    });
+  }
+  co_await RunOn(g.shards,
+                 [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+  if (blocked == nullptr) {
+    if (wrong) {
+      rb.Error(errors::kWrongType);
+    } else {
+      std::vector<std::string> members;
+      std::vector<double> scores;
+      for (auto& [m, s] : got) {
+        members.push_back(std::move(m));
+        scores.push_back(s);
+      }
+      ReplyServed(rb, a, from, members, scores);
+    }
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+
+  c->set_blocked(blocked);
+  home.TrackBlocked(blocked);
+  co_await ZBlockAwait(blocked.get());
+  c->set_blocked(nullptr);
+  // Leave every queue (a shard that served us already dropped us from that key's).
+  std::vector<uint32_t> key_shards;
+  for (const std::string& k : blocked->keys) key_shards.push_back(ShardOfKey(k, n));
+  std::sort(key_shards.begin(), key_shards.end());
+  key_shards.erase(std::unique(key_shards.begin(), key_shards.end()), key_shards.end());
+  co_await RunOn(key_shards, [&](Worker& w) {
+    for (const std::string& k : blocked->keys) {
+      if (ShardOfKey(k, n) == w.index()) w.blocking().Remove(db, k, blocked.get());
+    }
+  });
+  if (blocked->state.load() != BlockedClient::kServed || blocked->values.empty()) {
+    rb.NullArray();
+  } else {
+    ReplyServed(rb, a, blocked->served_key, blocked->values, blocked->scores);
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace
+
+void RegisterZSetBlockingCommands(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t fast, int first, int last, const char* since,
+                 const char* summary) {
+    CommandSpec s{name, arity, kCmdWrite | kCmdSortedSet | kCmdBlocking | fast, first, last, 1};
+    s.fiber_fn = ZBlockingFiber;
+    s.group = "sorted-set";
+    s.since = since;
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("bzpopmin", -3, kCmdFast, 1, -2, "5.0.0",
+      "Removes and returns the member with the lowest score from one or more sorted sets. Blocks "
+      "until a member is available otherwise. Deletes the sorted set if the last element was "
+      "popped.");
+  add("bzpopmax", -3, kCmdFast, 1, -2, "5.0.0",
+      "Removes and returns the member with the highest score from one or more sorted sets. "
+      "Blocks until a member available otherwise. Deletes the sorted set if the last element "
+      "was popped.");
+  add("bzmpop", -5, 0, 3, -2, "7.0.0",
+      "Removes and returns a member by score from one or more sorted sets. Blocks until a member "
+      "is available otherwise. Deletes the sorted set if the last element was popped.");
+}
+
+}  // namespace strata
