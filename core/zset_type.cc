@@ -202,6 +202,12 @@ void ZSetObject::Serialize(std::string* out) const {
   out->append(b.Finish());
 }
 
+size_t ZSetObject::ReleaseSome(size_t budget) {
+  index_.Clear();
+  entry_bytes_ -= table_.DestroySome(&release_cursor_, budget);
+  return table_.size();
+}
+
 // ---- ZSetReader ----
 
 ZSetReader::ZSetReader(const Entry* e) {

@@ -104,6 +104,9 @@ class ZSetObject final : public CollectionObject {
   const char* Encoding() const override { return "skiplist"; }
   size_t Length() const override { return table_.size(); }
   void Serialize(std::string* out) const override;
+  // Lazy freeing: drops the index at once (its nodes only), then the members a slice at a
+  // time. The set is unusable after the first call.
+  size_t ReleaseSome(size_t budget) override;
 
  private:
   static void SetScoreInPlace(Entry* m, double score);
@@ -112,6 +115,7 @@ class ZSetObject final : public CollectionObject {
   size_t entry_bytes_ = 0;
   Table table_;
   ScoreIndex index_;
+  uint64_t release_cursor_ = 0;
 };
 
 // Reads over either form of a sorted-set entry (REQUIRES: e->Type() == kZSet). Ranks are

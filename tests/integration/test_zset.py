@@ -1188,3 +1188,16 @@ def test_info_mem_type_zset_back_to_zero(mr):
     mr.delete("small", "u{2}", "r{3}", "c{4}")
     wait_for(lambda: zset_mem(mr)["bytes"] == 0 and zset_mem(mr)["keys"] == 0, timeout=2,
              what="mem_type_zset back to 0")
+
+
+def test_unlink_big_zset_frees_it(mr):
+    pipe = mr.pipeline(transaction=False)
+    for i in range(0, 60000, 1000):
+        pipe.zadd("big", {"m%d" % j: j for j in range(i, i + 1000)})
+    pipe.execute()
+    assert mr.unlink("big") == 1
+    assert mr.exists("big") == 0
+    wait_for(lambda: int(mr.info("memory")["lazyfree_pending_objects"]) == 0, timeout=10,
+             what="lazy freeing")
+    if TARGET != "redis":
+        assert zset_mem(mr)["bytes"] == 0 and zset_mem(mr)["keys"] == 0

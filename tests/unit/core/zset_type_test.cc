@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/keyspace.h"
 #include "core/packed_list.h"
+#include "core/slab.h"
 
 namespace strata {
 namespace {
@@ -438,6 +440,25 @@ TEST(ZSetAccountingTest, BytesFollowTheObject) {
   ks.Delete(0, "z");
   EXPECT_EQ(ks.type_bytes(ValueType::kZSet), 0u);
   EXPECT_EQ(ks.entry_bytes(), 0u);
+}
+
+TEST(ZSetAccountingTest, ReleaseSomeFreesInSlices) {
+  SlabHeap heap;
+  auto obj = std::make_unique<ZSetObject>(heap);
+  for (int i = 0; i < 10000; i++) obj->Set("m" + std::to_string(i), i);
+  size_t start = obj->Bytes();
+  size_t left = obj->ReleaseSome(1000);
+  EXPECT_GT(left, 0u);
+  EXPECT_LT(left, 10000u);
+  EXPECT_LT(obj->Bytes(), start);
+  int rounds = 1;
+  while (left > 0) {
+    left = obj->ReleaseSome(1000);
+    ASSERT_LT(++rounds, 100);
+  }
+  EXPECT_EQ(obj->Length(), 0u);
+  obj.reset();
+  EXPECT_EQ(heap.slot_bytes(), 0u);
 }
 
 }  // namespace
