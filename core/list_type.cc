@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/ascii7.h"
 #include "core/packed_list.h"
 
 namespace strata {
@@ -68,14 +69,79 @@ std::string_view DecodeBackward(const char* end, const char** prev) {
 
 }  // namespace
 
+// Two kinds of node:
+//   kVar:   elements encoded [varint len][bytes][varint len reversed] between the byte
+//           offsets begin..end of data[], free bytes at both ends.
+//   kFixed: every element is `width` characters below 0x80; slot i holds characters
+//           [i * width, (i + 1) * width) of an ascii7 stream (16 characters in 14
+//           bytes, core/ascii7.h), begin..end are slot indexes, free slots at both ends.
+//           A run of equal-length text elements (ids, timestamps, hashes, fixed-size
+//           payloads) costs 7/8 of its characters and nothing per element.
+// A node is fixed when its first element allows it; an element that does not fit a
+// fixed end node turns that node into a kVar one while it is small, or starts a new
+// node, so mixed lists settle into kVar nodes.
 struct ListObject::Node {
-  uint32_t cap;    // bytes of data[]
-  uint32_t begin;  // first used byte
-  uint32_t end;    // one past the last used byte
+  uint32_t cap;    // kVar: bytes of data[]; kFixed: slots
+  uint32_t begin;  // kVar: first used byte; kFixed: first used slot
+  uint32_t end;    // one past the last used byte / slot
   uint32_t count;  // elements
+  uint8_t kind;
+  uint8_t width;  // kFixed: characters per element
   char data[];
   size_t used() const { return end - begin; }
 };
+
+namespace {
+
+constexpr uint8_t kVar = 0;
+constexpr uint8_t kFixed = 1;
+constexpr size_t kFixedWidthMax = 64;
+constexpr uint32_t kFixedConvertBelow = 32;
+constexpr size_t kGroupChars = 16;
+constexpr size_t kGroupBytes = 14;
+
+bool FixedEligible(std::string_view v) {
+  return !v.empty() && v.size() <= kFixedWidthMax && ascii7::IsAscii(v);
+}
+
+size_t FixedDataBytes(size_t slots, size_t width) {
+  return (slots * width + kGroupChars - 1) / kGroupChars * kGroupBytes;
+}
+
+bool CountAllows(uint32_t count) {
+  int64_t s = GlobalEncodingLimits().list_max_listpack_size.load(std::memory_order_relaxed);
+  return s <= 0 || count < static_cast<uint64_t>(s);
+}
+
+}  // namespace
+
+// The groups of a fixed node that hold slot `slot`, unpacked into tmp; returns the
+// offset of the slot's first character in tmp. Sets *g0/*ngroups for WriteBack.
+static size_t LoadSlot(const ListObject::Node* n, size_t slot, char* tmp, size_t* g0,
+                       size_t* ngroups) {
+  size_t c0 = slot * n->width;
+  *g0 = c0 / kGroupChars;
+  size_t g1 = (c0 + n->width - 1) / kGroupChars;
+  *ngroups = g1 - *g0 + 1;
+  ascii7::Unpack(n->data + *g0 * kGroupBytes, *ngroups * kGroupChars, tmp);
+  return c0 - *g0 * kGroupChars;
+}
+
+static std::string_view ReadSlot(const ListObject::Node* n, size_t slot, char* buf) {
+  char tmp[(kFixedWidthMax / kGroupChars + 2) * kGroupChars];
+  size_t g0, ng;
+  size_t off = LoadSlot(n, slot, tmp, &g0, &ng);
+  std::memcpy(buf, tmp + off, n->width);
+  return {buf, n->width};
+}
+
+static void WriteSlot(ListObject::Node* n, size_t slot, std::string_view v) {
+  char tmp[(kFixedWidthMax / kGroupChars + 2) * kGroupChars];
+  size_t g0, ng;
+  size_t off = LoadSlot(n, slot, tmp, &g0, &ng);
+  std::memcpy(tmp + off, v.data(), v.size());
+  ascii7::Pack(std::string_view(tmp, ng * kGroupChars), n->data + g0 * kGroupBytes);
+}
 
 ListObject::ListObject() = default;
 
@@ -93,10 +159,26 @@ ListObject::Node* ListObject::NewNode(size_t data_cap, bool at_front) {
   void* mem = std::malloc(sizeof(Node) + data_cap);
   if (mem == nullptr) throw std::bad_alloc();
   Node* n = static_cast<Node*>(mem);
-  n->cap = static_cast<uint32_t>(malloc_usable_size(mem) - sizeof(Node));
+  n->cap = static_cast<uint32_t>(data_cap);
   n->begin = n->end = at_front ? n->cap : 0;
   n->count = 0;
+  n->kind = kVar;
+  n->width = 0;
   node_bytes_ += malloc_usable_size(mem);
+  return n;
+}
+
+ListObject::Node* ListObject::NewFixedNode(size_t width, bool at_front) {
+  size_t budget = NodeLimit() - sizeof(Node);
+  size_t slots = budget / kGroupBytes * kGroupChars / width;
+  int64_t s = GlobalEncodingLimits().list_max_listpack_size.load(std::memory_order_relaxed);
+  if (s > 0) slots = std::min<size_t>(slots, static_cast<size_t>(s));
+  Node* n = NewNode(FixedDataBytes(slots, width), at_front);
+  std::memset(n->data, 0, n->cap);
+  n->cap = static_cast<uint32_t>(slots);
+  n->begin = n->end = at_front ? n->cap : 0;
+  n->kind = kFixed;
+  n->width = static_cast<uint8_t>(width);
   return n;
 }
 
@@ -105,12 +187,43 @@ void ListObject::FreeNode(Node* n) {
   std::free(n);
 }
 
+std::vector<std::string> ListObject::NodeElements(const Node* n) {
+  std::vector<std::string> out;
+  out.reserve(n->count);
+  if (n->kind == kFixed) {
+    char buf[kFixedWidthMax];
+    for (uint32_t i = n->begin; i < n->end; i++) out.emplace_back(ReadSlot(n, i, buf));
+    return out;
+  }
+  const char* p = n->data + n->begin;
+  for (uint32_t i = 0; i < n->count; i++) {
+    const char* next;
+    out.emplace_back(DecodeForward(p, &next));
+    p = next;
+  }
+  return out;
+}
+
+ListObject::Node* ListObject::BuildVarNode(const std::vector<std::string>& elems) {
+  size_t bytes = 0;
+  for (const std::string& e : elems) bytes += ElementSize(e.size());
+  Node* n = NewNode(std::max(NodeLimit() - sizeof(Node), bytes), false);
+  char* w = n->data;
+  for (const std::string& e : elems) w = EncodeElement(w, e);
+  n->end = static_cast<uint32_t>(w - n->data);
+  n->count = static_cast<uint32_t>(elems.size());
+  return n;
+}
+
+void ListObject::ReplaceNode(size_t index, Node* fresh) {
+  FreeNode(nodes_[index]);
+  nodes_[index] = fresh;
+}
+
 namespace {
 
-bool NodeHasRoomFor(size_t used, uint32_t count, size_t esize, size_t limit) {
-  int64_t s = GlobalEncodingLimits().list_max_listpack_size.load(std::memory_order_relaxed);
-  if (s > 0 && count >= static_cast<uint64_t>(s)) return false;
-  return used + esize <= limit;
+bool VarHasRoom(const ListObject::Node* n, size_t esize, size_t limit) {
+  return CountAllows(n->count) && n->used() + esize <= limit - sizeof(ListObject::Node);
 }
 
 }  // namespace
@@ -119,9 +232,32 @@ void ListObject::PushBack(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
   Node* n = nodes_.empty() ? nullptr : nodes_.back();
-  if (n == nullptr || !NodeHasRoomFor(n->used(), n->count, esize, limit) ||
-      n->end + esize > n->cap) {
-    n = NewNode(std::max(limit, esize), false);
+  if (n != nullptr && n->kind == kFixed) {
+    if (v.size() == n->width && n->end < n->cap && CountAllows(n->count) && FixedEligible(v)) {
+      WriteSlot(n, n->end, v);
+      n->end++;
+      n->count++;
+      count_++;
+      return;
+    }
+    if (n->count < kFixedConvertBelow) {
+      ReplaceNode(nodes_.size() - 1, BuildVarNode(NodeElements(n)));
+      n = nodes_.back();
+    } else {
+      n = nullptr;
+    }
+  }
+  if (n == nullptr || n->kind != kVar || !VarHasRoom(n, esize, limit) || n->end + esize > n->cap) {
+    if (FixedEligible(v)) {
+      n = NewFixedNode(v.size(), false);
+      nodes_.push_back(n);
+      WriteSlot(n, 0, v);
+      n->end = 1;
+      n->count = 1;
+      count_++;
+      return;
+    }
+    n = NewNode(std::max(limit - sizeof(Node), esize), false);
     nodes_.push_back(n);
   }
   EncodeElement(n->data + n->end, v);
@@ -134,8 +270,41 @@ void ListObject::PushFront(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
   Node* n = nodes_.empty() ? nullptr : nodes_.front();
-  if (n == nullptr || !NodeHasRoomFor(n->used(), n->count, esize, limit) || n->begin < esize) {
-    n = NewNode(std::max(limit, esize), true);
+  if (n != nullptr && n->kind == kFixed) {
+    if (v.size() == n->width && n->begin > 0 && CountAllows(n->count) && FixedEligible(v)) {
+      n->begin--;
+      WriteSlot(n, n->begin, v);
+      n->count++;
+      count_++;
+      return;
+    }
+    if (n->count < kFixedConvertBelow) {
+      // Rebuilt with its free space at the front, where this end grows.
+      std::vector<std::string> elems = NodeElements(n);
+      size_t bytes = 0;
+      for (const std::string& e : elems) bytes += ElementSize(e.size());
+      Node* fresh = NewNode(std::max(limit - sizeof(Node), bytes + esize), true);
+      fresh->begin = static_cast<uint32_t>(fresh->cap - bytes);
+      char* w = fresh->data + fresh->begin;
+      for (const std::string& e : elems) w = EncodeElement(w, e);
+      fresh->count = static_cast<uint32_t>(elems.size());
+      ReplaceNode(0, fresh);
+      n = fresh;
+    } else {
+      n = nullptr;
+    }
+  }
+  if (n == nullptr || n->kind != kVar || !VarHasRoom(n, esize, limit) || n->begin < esize) {
+    if (FixedEligible(v)) {
+      n = NewFixedNode(v.size(), true);
+      nodes_.push_front(n);
+      n->begin--;
+      WriteSlot(n, n->begin, v);
+      n->count = 1;
+      count_++;
+      return;
+    }
+    n = NewNode(std::max(limit - sizeof(Node), esize), true);
     nodes_.push_front(n);
   }
   n->begin -= static_cast<uint32_t>(esize);
@@ -146,9 +315,16 @@ void ListObject::PushFront(std::string_view v) {
 
 std::string ListObject::PopFront() {
   Node* n = nodes_.front();
-  const char* next;
-  std::string out(DecodeForward(n->data + n->begin, &next));
-  n->begin = static_cast<uint32_t>(next - n->data);
+  std::string out;
+  if (n->kind == kFixed) {
+    char buf[kFixedWidthMax];
+    out.assign(ReadSlot(n, n->begin, buf));
+    n->begin++;
+  } else {
+    const char* next;
+    out.assign(DecodeForward(n->data + n->begin, &next));
+    n->begin = static_cast<uint32_t>(next - n->data);
+  }
   n->count--;
   count_--;
   if (n->count == 0) {
@@ -160,9 +336,16 @@ std::string ListObject::PopFront() {
 
 std::string ListObject::PopBack() {
   Node* n = nodes_.back();
-  const char* prev;
-  std::string out(DecodeBackward(n->data + n->end, &prev));
-  n->end = static_cast<uint32_t>(prev - n->data);
+  std::string out;
+  if (n->kind == kFixed) {
+    char buf[kFixedWidthMax];
+    out.assign(ReadSlot(n, n->end - 1, buf));
+    n->end--;
+  } else {
+    const char* prev;
+    out.assign(DecodeBackward(n->data + n->end, &prev));
+    n->end = static_cast<uint32_t>(prev - n->data);
+  }
   n->count--;
   count_--;
   if (n->count == 0) {
@@ -185,9 +368,16 @@ void ListObject::Walk(size_t start, bool reverse,
     while (first > start) first -= nodes_[--ni]->count;
   }
   size_t skip = start - first;
+  char buf[kFixedWidthMax];
   if (!reverse) {
     for (; ni < nodes_.size(); ni++, skip = 0) {
       const Node* n = nodes_[ni];
+      if (n->kind == kFixed) {
+        for (uint32_t i = n->begin + static_cast<uint32_t>(skip); i < n->end; i++) {
+          if (!fn(ReadSlot(n, i, buf))) return;
+        }
+        continue;
+      }
       const char* p = n->data + n->begin;
       for (uint32_t i = 0; i < n->count; i++) {
         const char* next;
@@ -202,8 +392,14 @@ void ListObject::Walk(size_t start, bool reverse,
   // Reverse: within the first node, element `skip` counted from its front.
   for (size_t k = ni + 1; k-- > 0;) {
     const Node* n = nodes_[k];
-    const char* p = n->data + n->end;
     size_t last = k == ni ? skip : n->count - 1;  // index within node to start from
+    if (n->kind == kFixed) {
+      for (size_t i = last + 1; i-- > 0;) {
+        if (!fn(ReadSlot(n, n->begin + i, buf))) return;
+      }
+      continue;
+    }
+    const char* p = n->data + n->end;
     for (size_t i = n->count; i-- > 0;) {
       const char* prev;
       std::string_view v = DecodeBackward(p, &prev);
@@ -241,27 +437,16 @@ void ListObject::Assign(const std::vector<std::string>& elements) {
 }
 
 void ListObject::Set(size_t index, std::string_view v) {
-  // Re-encode the one node holding index.
   size_t ni = 0, first = 0;
   while (first + nodes_[ni]->count <= index) first += nodes_[ni++]->count;
   Node* n = nodes_[ni];
-  std::vector<std::string> elems;
-  const char* p = n->data + n->begin;
-  for (uint32_t i = 0; i < n->count; i++) {
-    const char* next;
-    elems.emplace_back(DecodeForward(p, &next));
-    p = next;
+  if (n->kind == kFixed && v.size() == n->width && FixedEligible(v)) {
+    WriteSlot(n, n->begin + (index - first), v);
+    return;
   }
+  std::vector<std::string> elems = NodeElements(n);
   elems[index - first].assign(v);
-  size_t bytes = 0;
-  for (auto& e : elems) bytes += ElementSize(e.size());
-  Node* fresh = NewNode(std::max(NodeLimit(), bytes), false);
-  char* w = fresh->data;
-  for (auto& e : elems) w = EncodeElement(w, e);
-  fresh->end = static_cast<uint32_t>(w - fresh->data);
-  fresh->count = n->count;
-  nodes_[ni] = fresh;
-  FreeNode(n);
+  ReplaceNode(ni, BuildVarNode(elems));
 }
 
 size_t ListObject::Bytes() const {

@@ -1477,7 +1477,9 @@ def test_info_mem_type_list(mr):
         mr.rpush("l", *model[i:i + 1000])
     assert mr.llen("l") == BIG + 1
     t = list_mem(mr)
-    assert t["keys"] == 1 and t["bytes"] > max(small, sum(len(v) for v in model))
+    # Runs of equal-length text are packed 16 characters in 14 bytes, so the list can
+    # take less than its raw bytes, never less than 7/8 of them.
+    assert t["keys"] == 1 and t["bytes"] > max(small, sum(len(v) for v in model) * 7 // 8)
     mr.rpush("m", "x")
     assert list_mem(mr)["keys"] == 2
     mr.delete("l", "m")

@@ -1,0 +1,108 @@
+#include "core/list_type.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "core/keyspace.h"
+#include "core/packed_list.h"
+
+namespace strata {
+namespace {
+
+std::string RandomElement(std::mt19937& rng, int mode) {
+  // mode 0: fixed-width text (fixed nodes), 1: mixed lengths, 2: binary, 3: any mix
+  int m = mode == 3 ? static_cast<int>(rng() % 3) : mode;
+  size_t len = m == 0 ? 10 : rng() % 80;
+  std::string s(len, ' ');
+  for (char& c : s) c = static_cast<char>(m == 2 ? rng() % 256 : 32 + rng() % 95);
+  return s;
+}
+
+void ExpectSame(const ListObject& l, const std::deque<std::string>& ref) {
+  ASSERT_EQ(l.Length(), ref.size());
+  std::vector<std::string> all = l.Elements();
+  ASSERT_EQ(all.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); i++) ASSERT_EQ(all[i], ref[i]) << i;
+}
+
+class ListObjectTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ListObjectTest, RandomOperationsMatchADeque) {
+  std::mt19937 rng(11 + GetParam());
+  ListObject l;
+  std::deque<std::string> ref;
+  for (int op = 0; op < 30000; op++) {
+    int what = static_cast<int>(rng() % 10);
+    if (what < 3) {
+      std::string v = RandomElement(rng, GetParam());
+      l.PushBack(v);
+      ref.push_back(v);
+    } else if (what < 6) {
+      std::string v = RandomElement(rng, GetParam());
+      l.PushFront(v);
+      ref.push_front(v);
+    } else if (what < 7 && !ref.empty()) {
+      ASSERT_EQ(l.PopFront(), ref.front());
+      ref.pop_front();
+    } else if (what < 8 && !ref.empty()) {
+      ASSERT_EQ(l.PopBack(), ref.back());
+      ref.pop_back();
+    } else if (what < 9 && !ref.empty()) {
+      size_t i = rng() % ref.size();
+      std::string v = RandomElement(rng, GetParam());
+      l.Set(i, v);
+      ref[i] = v;
+    } else if (!ref.empty()) {
+      size_t i = rng() % ref.size();
+      ASSERT_EQ(l.At(i), ref[i]);
+      // Reverse walks from i.
+      size_t k = i;
+      l.Walk(i, true, [&](std::string_view v) {
+        EXPECT_EQ(v, ref[k]);
+        return k-- > 0 && k + 5 > i;
+      });
+    }
+    if (op % 5000 == 0) ExpectSame(l, ref);
+  }
+  ExpectSame(l, ref);
+  std::string ser;
+  l.Serialize(&ser);
+  EXPECT_TRUE(packed::Valid(ser));
+  EXPECT_EQ(packed::Count(ser), ref.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ListObjectTest, ::testing::Values(0, 1, 2, 3));
+
+// Objects live on the heap (Bytes() counts the object's own allocation).
+TEST(ListTypeTest, FixedWidthTextIsPacked) {
+  auto lp = std::make_unique<ListObject>();
+  ListObject& l = *lp;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 100000; i++) l.PushBack(RandomElement(rng, 0));
+  double per_element = static_cast<double>(l.Bytes()) / l.Length();
+  EXPECT_LT(per_element, 9.0);  // 10 characters in 8.75 bytes, nodes included
+  EXPECT_GT(per_element, 8.7);
+  auto vp = std::make_unique<ListObject>();
+  for (int i = 0; i < 100000; i++) vp->PushBack(RandomElement(rng, 2).substr(0, 10) + "\xff");
+  EXPECT_GT(static_cast<double>(vp->Bytes()) / vp->Length(), 12.0);  // variable nodes
+}
+
+TEST(ListTypeTest, ReleaseSomeFreesFromTheFront) {
+  auto lp = std::make_unique<ListObject>();
+  ListObject& l = *lp;
+  for (int i = 0; i < 50000; i++) l.PushBack("element" + std::to_string(i % 7));
+  size_t before = l.Bytes();
+  size_t left = l.ReleaseSome(10000);
+  EXPECT_LT(left, 50000u - 9000);
+  EXPECT_LT(l.Bytes(), before);
+  while (l.ReleaseSome(10000) > 0) {
+  }
+  EXPECT_EQ(l.Length(), 0u);
+}
+
+}  // namespace
+}  // namespace strata
