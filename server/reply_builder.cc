@@ -3,15 +3,35 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/string_util.h"
 
 namespace strata {
 
+namespace {
+
+// Writes n in decimal at p; returns the end. Lengths and counts below 100 (most of
+// them) take no division loop.
+inline char* WriteLength(char* p, size_t n) {
+  if (n < 10) {
+    *p++ = static_cast<char>('0' + n);
+    return p;
+  }
+  if (n < 100) {
+    *p++ = static_cast<char>('0' + n / 10);
+    *p++ = static_cast<char>('0' + n % 10);
+    return p;
+  }
+  return std::to_chars(p, p + 24, n).ptr;
+}
+
+}  // namespace
+
 void ReplyBuilder::Header(char type, size_t n) {
   char buf[32];
   buf[0] = type;
-  auto [ptr, ec] = std::to_chars(buf + 1, buf + sizeof(buf) - 2, n);
+  char* ptr = WriteLength(buf + 1, n);
   *ptr++ = '\r';
   *ptr++ = '\n';
   out_->append(buf, ptr - buf);
@@ -43,7 +63,23 @@ void ReplyBuilder::Integer(int64_t v) {
 }
 
 void ReplyBuilder::Bulk(std::string_view s) {
-  Header('$', s.size());
+  size_t n = s.size();
+  if (n <= kSmallBulk) {
+    // One append for the whole reply: header, bytes and CRLF.
+    char buf[kSmallBulk + 8];
+    char* p = buf;
+    *p++ = '$';
+    p = WriteLength(p, n);
+    *p++ = '\r';
+    *p++ = '\n';
+    std::memcpy(p, s.data(), n);
+    p += n;
+    *p++ = '\r';
+    *p++ = '\n';
+    out_->append(buf, p - buf);
+    return;
+  }
+  Header('$', n);
   out_->append(s);
   out_->append("\r\n", 2);
 }

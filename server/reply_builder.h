@@ -28,6 +28,7 @@ class ReplyBuilder {
   void Error(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
+  static constexpr size_t kSmallBulk = 96;  // bulk replies up to this size take one append
   // The entry's value as a bulk string, decoded straight into the output buffer.
   void BulkValue(const Entry& e);
   void Null();       // RESP2 $-1, RESP3 _
