@@ -4,10 +4,11 @@
 // destination), reads the source's elements on their shard (a list, a set, or a sorted
 // set's members), fetches BY weights and GET values from whatever shards hold the keys
 // the patterns name, sorts on the client's thread, and stores the result on the
-// destination's shard. The source and destination are read and written under their
-// locks; the keys named by BY/GET patterns are read one shard at a time without a
-// lock, so they are not one snapshot when other clients write them meanwhile (Redis
-// Cluster refuses such patterns outright; strata serves them).
+// destination's shard, all under the per-shard locks of every key involved: the source,
+// the destination and every key the BY and GET patterns name (found by reading the
+// source, then locked with it; see the loop in SortFiber), so SORT is atomic across
+// shards like any multi-key command. Redis Cluster refuses such patterns; strata
+// serves them.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -31,6 +32,10 @@
 
 namespace strata {
 namespace {
+
+// Rounds of "lock, read the source, find the pattern keys" before SORT goes on with the
+// keys it has locked (only when other clients keep changing the source meanwhile).
+constexpr int kSortLockAttempts = 8;
 
 struct SortArgs {
   std::string_view by;  // empty: sort by the elements themselves
@@ -139,15 +144,45 @@ Fiber SortFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   }
   uint32_t db = c->db;
   uint32_t n = c->worker().server().shard_count();
-  std::vector<std::string_view> lock_keys = {args[1]};
-  if (a.has_store) lock_keys.push_back(a.store);
-  ShardGroups g = GroupByShard(lock_keys, db, n, a.has_store);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
-
+  // The keys that BY and GET patterns name are known only once the source is read, and
+  // locks are taken in shard order, so: lock the source (and destination) plus the
+  // pattern keys found last time, read the source, and if it now names a key outside
+  // the locked set, release and start again with the larger set.
+  std::vector<std::string> pattern_keys;
   std::vector<std::string> elems;
   bool wrong = false, sorted_set = false;
-  co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[1], n)),
-                 [&](Worker& w) { ReadElements(w, db, args[1], &elems, &wrong, &sorted_set); });
+  ShardGroups g;
+  for (int attempt = 0;; attempt++) {
+    std::vector<std::string_view> lock_keys = {args[1]};
+    if (a.has_store) lock_keys.push_back(a.store);
+    for (const std::string& k : pattern_keys) lock_keys.push_back(k);
+    std::sort(lock_keys.begin(), lock_keys.end());
+    lock_keys.erase(std::unique(lock_keys.begin(), lock_keys.end()), lock_keys.end());
+    g = GroupByShard(lock_keys, db, n, true);
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    elems.clear();
+    wrong = sorted_set = false;
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[1], n)),
+                   [&](Worker& w) { ReadElements(w, db, args[1], &elems, &wrong, &sorted_set); });
+    std::vector<std::string> needed;
+    if (!wrong) {
+      for (const std::string& e : elems) {
+        if (!a.by.empty() && !a.nosort) needed.push_back(Substitute(a.by, e)->key);
+        for (std::string_view pat : a.gets) {
+          std::optional<Lookup> l = pat == "#" ? std::nullopt : Substitute(pat, e);
+          if (l) needed.push_back(std::move(l->key));
+        }
+      }
+      std::sort(needed.begin(), needed.end());
+      needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+    }
+    bool covered =
+        std::includes(pattern_keys.begin(), pattern_keys.end(), needed.begin(), needed.end());
+    if (wrong || covered || attempt >= kSortLockAttempts) break;
+    co_await RunOn(g.shards,
+                   [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+    pattern_keys.swap(needed);
+  }
 
   // Lookups for BY weights and GET values, fetched shard by shard.
   auto fetch = [&](const std::vector<Lookup>& lookups,
@@ -289,9 +324,8 @@ Fiber SortFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       for (auto& v : result) v ? rb.Bulk(*v) : rb.Null();
     }
   }
-  co_await RunOn(g.shards, [&](Worker& w) {
-    w.locks().Release(g.locks[g.IndexOf(w.index())].keys, a.has_store);
-  });
+  co_await RunOn(g.shards,
+                 [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
   if (wrong) {
     rb.Error(errors::kWrongType);
   } else if (!error.empty()) {

@@ -71,3 +71,34 @@ def test_errors(r):
         r.execute_command("SORT_RO", "l", "STORE", "x")
     with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
         r.execute_command("SORT", "l", "LIMIT", "a", "1")
+
+
+def test_get_patterns_are_read_atomically(server):
+    """A writer changes two keys on different shards with one MSET (atomic); SORT ... GET
+    must never see one new and one old value."""
+    import threading
+    c = server.client(decode_responses=True)
+    ids = ["a{1}", "b{2}", "c{3}", "d{4}"]
+    c.rpush("ids", *ids)
+    c.mset({"v_" + i: "0" for i in ids})
+    stop = threading.Event()
+
+    def writer():
+        w = server.client(decode_responses=True)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            w.mset({"v_" + i: str(n) for i in ids})
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        torn = 0
+        for _ in range(300):
+            got = c.sort("ids", by="nosort", get="v_*")
+            if len(set(got)) != 1:
+                torn += 1
+        assert torn == 0, "SORT saw %d torn reads" % torn
+    finally:
+        stop.set()
+        t.join(10)
