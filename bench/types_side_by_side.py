@@ -14,6 +14,11 @@ Usage: bench/types_side_by_side.py [--runs N] [--requests N] [--pipeline N] [--l
 Environment: STRATA_BIN, REDIS_BIN, THREADS (1), SERVER_CPUS (0), CLIENT_CPUS (1),
 CLIENTS (50), RANDOM (100000), TESTS (names to run, e.g. "HSET HGET"; default all).
 
+Server CPU: around each run the server's utime+stime (all threads, /proc/PID/stat) is
+read, giving CPU microseconds per request. With one client core the client saturates
+first on the lighter servers (replies of many elements cost the client more than the
+server), so ops/s can measure the client; CPU per request does not depend on that.
+
 Results: a table on stdout plus bench/results/<date>-<label>.csv and .md.
 """
 import argparse
@@ -62,6 +67,12 @@ def wait_ready(port, timeout=10.0):
     raise RuntimeError("server on port %d did not start" % port)
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_bench(port, args, common, client_cpus):
     cmd = ["taskset", "-c", client_cpus, "redis-benchmark", "-p", str(port), "--csv"] + common + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -107,13 +118,19 @@ def main():
             wait_ready(ports[k])
         common = ["-P", str(opts.pipeline), "-c", clients, "-n", str(opts.requests), "-r", rand]
         best = {}
+        cpu = {}
         for i, (name, args) in enumerate(tests):
             for run in range(opts.runs):
                 order = ["strata", "redis"] if (i + run) % 2 == 0 else ["redis", "strata"]
                 for server in order:
+                    c0 = cpu_seconds(procs[server].pid)
                     rps = run_bench(ports[server], args, common, client_cpus)
-                    best[(name, server)] = max(best.get((name, server), 0.0), rps)
-                    print("  %-10s %-6s %12.0f" % (name, server, rps), flush=True)
+                    us = (cpu_seconds(procs[server].pid) - c0) * 1e6 / opts.requests
+                    if rps > best.get((name, server), 0.0):
+                        best[(name, server)] = rps
+                        cpu[(name, server)] = us
+                    print("  %-10s %-6s %12.0f ops/s %7.2f cpu us/op" % (name, server, rps, us),
+                          flush=True)
     finally:
         for p in procs.values():
             p.terminate()
@@ -121,14 +138,21 @@ def main():
             p.wait(10)
     stamp = datetime.datetime.utcnow().strftime("%Y%m%d-%H%M%S")
     base = os.path.join(ROOT, "bench/results", "%s-%s" % (stamp, opts.label))
-    lines = ["| test | strata ops/s | redis ops/s | strata/redis |", "|---|---:|---:|---:|"]
+    lines = ["| test | strata ops/s | redis ops/s | strata/redis | strata cpu us/op | "
+             "redis cpu us/op | ops per server core, strata/redis |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     with open(base + ".csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["test", "pipeline", "strata_ops", "redis_ops", "ratio"])
+        w.writerow(["test", "pipeline", "strata_ops", "redis_ops", "ratio", "strata_cpu_us_op",
+                    "redis_cpu_us_op", "per_core_ratio"])
         for name, _ in tests:
             s, r = best[(name, "strata")], best[(name, "redis")]
-            w.writerow([name, opts.pipeline, "%.0f" % s, "%.0f" % r, "%.2f" % (s / r)])
-            lines.append("| %s | %.0f | %.0f | %.2f |" % (name, s, r, s / r))
+            cs, cr = cpu[(name, "strata")], cpu[(name, "redis")]
+            per_core = cr / cs if cs > 0 else float("nan")
+            w.writerow([name, opts.pipeline, "%.0f" % s, "%.0f" % r, "%.2f" % (s / r),
+                        "%.2f" % cs, "%.2f" % cr, "%.2f" % per_core])
+            lines.append("| %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f |" % (
+                name, s, r, s / r, cs, cr, per_core))
     git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
                          capture_output=True, text=True).stdout.strip()
     with open(base + ".md", "w") as f:
