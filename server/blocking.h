@@ -91,6 +91,21 @@ struct BlockedClient {
   std::coroutine_handle<> handle;  // the fiber, resumed on `origin`
 };
 
+// Suspends a blocking command's fiber until its BlockedClient is served or cancelled.
+// Does not suspend when that already happened while the fiber was busy registering.
+class BlockAwait {
+ public:
+  explicit BlockAwait(BlockedClient* c) : c_(c) {}
+  bool await_ready() const {
+    return c_->state.load(std::memory_order_acquire) != BlockedClient::kWaiting;
+  }
+  void await_suspend(std::coroutine_handle<> h) { c_->handle = h; }
+  void await_resume() const {}
+
+ private:
+  BlockedClient* c_;
+};
+
 // One shard's queues of blocked clients, per (db, key).
 class BlockingQueues {
  public:

@@ -19,21 +19,6 @@
 namespace strata {
 namespace {
 
-// Suspends until the blocked client is served or cancelled. Does not suspend when that
-// already happened while the fiber was busy registering.
-class BlockAwait {
- public:
-  explicit BlockAwait(BlockedClient* c) : c_(c) {}
-  bool await_ready() const {
-    return c_->state.load(std::memory_order_acquire) != BlockedClient::kWaiting;
-  }
-  void await_suspend(std::coroutine_handle<> h) { c_->handle = h; }
-  void await_resume() const {}
-
- private:
-  BlockedClient* c_;
-};
-
 struct BlockingArgs {
   BlockedClient::Kind kind = BlockedClient::Kind::kPop;
   std::vector<std::string_view> keys;
@@ -43,26 +28,6 @@ struct BlockingArgs {
   size_t count = 1;
   int64_t timeout_ms = 0;
 };
-
-// Redis's getTimeoutFromObjectOrReply: seconds as a float, 0 = forever.
-bool ParseTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms) {
-  long double t = 0;
-  if (!ParseLongDouble(s, &t) || std::isnan(t) || std::isinf(t)) {
-    rb.Error("ERR timeout is not a float or out of range");
-    return false;
-  }
-  if (t < 0) {
-    rb.Error("ERR timeout is negative");
-    return false;
-  }
-  long double v = t * 1000.0L;
-  if (v > static_cast<long double>(INT64_MAX / 2)) {
-    rb.Error("ERR timeout is out of range");
-    return false;
-  }
-  *ms = static_cast<int64_t>(std::ceil(v));
-  return true;
-}
 
 bool ParseEnd(std::string_view s, bool* left) {
   if (EqualsIgnoreCase(s, "left")) {
@@ -81,7 +46,7 @@ bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
   if (cmd == "blpop" || cmd == "brpop") {
     a->left = cmd == "blpop";
     for (size_t i = 1; i + 1 < args.size(); i++) a->keys.push_back(args[i]);
-    return ParseTimeout(args.back(), rb, &a->timeout_ms);
+    return ParseBlockingTimeout(args.back(), rb, &a->timeout_ms);
   }
   if (cmd == "brpoplpush" || cmd == "blmove") {
     a->kind = BlockedClient::Kind::kMove;
@@ -93,11 +58,11 @@ bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
       rb.Error(errors::kSyntax);
       return false;
     }
-    return ParseTimeout(args.back(), rb, &a->timeout_ms);
+    return ParseBlockingTimeout(args.back(), rb, &a->timeout_ms);
   }
   // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
   a->kind = BlockedClient::Kind::kMPop;
-  if (!ParseTimeout(args[1], rb, &a->timeout_ms)) return false;
+  if (!ParseBlockingTimeout(args[1], rb, &a->timeout_ms)) return false;
   int64_t numkeys = 0;
   if (!ParseInt64(args[2], &numkeys) || numkeys <= 0) {
     rb.Error("ERR numkeys should be greater than 0");

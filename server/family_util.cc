@@ -1,6 +1,7 @@
 #include "server/family_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/hash.h"
@@ -54,6 +55,36 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
     g.positions.push_back(std::move(pos));
   }
   return g;
+}
+
+bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuilder& rb, Entry** out,
+                 bool read) {
+  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
+  if (e != nullptr && e->Type() != type) {
+    rb.Error(errors::kWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+bool ParseBlockingTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms) {
+  long double t = 0;
+  if (!ParseLongDouble(s, &t) || std::isnan(t) || std::isinf(t)) {
+    rb.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  if (t < 0) {
+    rb.Error("ERR timeout is negative");
+    return false;
+  }
+  long double v = t * 1000.0L;
+  if (v > static_cast<long double>(INT64_MAX / 2)) {
+    rb.Error("ERR timeout is out of range");
+    return false;
+  }
+  *ms = static_cast<int64_t>(std::ceil(v));
+  return true;
 }
 
 }  // namespace strata

@@ -25,6 +25,16 @@ enum class ExpireUnit { kSeconds, kMilliseconds };
 bool ParseExpireArg(std::string_view arg, ExpireUnit unit, bool absolute, int64_t now_ms,
                     std::string_view cmd, ReplyBuilder& rb, int64_t* out_ms);
 
+// Looks key up for a command on values of `type`: *out is the entry or nullptr when
+// absent; when the key holds another type, replies WRONGTYPE and returns false. `read`
+// counts a keyspace hit or miss (commands that only read).
+bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuilder& rb, Entry** out,
+                 bool read = true);
+
+// A blocking command's timeout, as Redis's getTimeoutFromObjectOrReply: seconds as a
+// float, 0 = wait forever. On error writes it to rb and returns false.
+bool ParseBlockingTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms);
+
 // The keys of a multi-key command grouped by shard, with one lock request per shard.
 struct ShardGroups {
   std::vector<uint32_t> shards;                // increasing

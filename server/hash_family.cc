@@ -15,6 +15,7 @@
 #include "core/packed_list.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/family_util.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -23,13 +24,7 @@ namespace {
 // Looks a key up for a hash command: false (error replied) when it holds another type.
 bool LookupHash(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
                 bool read = true) {
-  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
-  if (e != nullptr && e->Type() != ValueType::kHash) {
-    rb.Error(errors::kWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupTyped(ctx, key, ValueType::kHash, rb, out, read);
 }
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;

@@ -22,13 +22,7 @@ namespace {
 
 bool LookupList(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
                 bool read = true) {
-  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
-  if (e != nullptr && e->Type() != ValueType::kList) {
-    rb.Error(errors::kWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupTyped(ctx, key, ValueType::kList, rb, out, read);
 }
 
 void Push(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool left, bool only_if_exists) {

@@ -15,6 +15,7 @@
 #include "core/set_type.h"
 #include "core/string_util.h"
 #include "server/command.h"
+#include "server/family_util.h"
 #include "server/set_algebra.h"
 #include "server/worker.h"
 
@@ -24,13 +25,7 @@ namespace {
 // Looks a key up for a set command: false (error replied) when it holds another type.
 bool LookupSet(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
                bool read = true) {
-  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
-  if (e != nullptr && e->Type() != ValueType::kSet) {
-    rb.Error(errors::kWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupTyped(ctx, key, ValueType::kSet, rb, out, read);
 }
 
 void CmdSAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {

@@ -22,21 +22,6 @@
 namespace strata {
 namespace {
 
-// Suspends until the blocked client is served or cancelled; does not suspend when that
-// already happened while the fiber was registering.
-class ZBlockAwait {
- public:
-  explicit ZBlockAwait(BlockedClient* c) : c_(c) {}
-  bool await_ready() const {
-    return c_->state.load(std::memory_order_acquire) != BlockedClient::kWaiting;
-  }
-  void await_suspend(std::coroutine_handle<> h) { c_->handle = h; }
-  void await_resume() const {}
-
- private:
-  BlockedClient* c_;
-};
-
 struct ZBlockingArgs {
   bool mpop = false;  // BZMPOP
   bool max = false;
@@ -45,38 +30,18 @@ struct ZBlockingArgs {
   int64_t timeout_ms = 0;
 };
 
-// Redis's getTimeoutFromObjectOrReply: seconds as a float, 0 = forever.
-bool ParseTimeout(std::string_view s, ReplyBuilder& rb, int64_t* ms) {
-  long double t = 0;
-  if (!ParseLongDouble(s, &t) || std::isnan(t) || std::isinf(t)) {
-    rb.Error("ERR timeout is not a float or out of range");
-    return false;
-  }
-  if (t < 0) {
-    rb.Error("ERR timeout is negative");
-    return false;
-  }
-  long double v = t * 1000.0L;
-  if (v > static_cast<long double>(INT64_MAX / 2)) {
-    rb.Error("ERR timeout is out of range");
-    return false;
-  }
-  *ms = static_cast<int64_t>(std::ceil(v));
-  return true;
-}
-
 bool ParseArgs(CmdArgs args, ReplyBuilder& rb, ZBlockingArgs* a) {
   std::string cmd = Lowercase(args[0]);
   if (cmd != "bzmpop") {
     // BZPOPMIN/BZPOPMAX key [key ...] timeout
     a->max = cmd == "bzpopmax";
-    if (!ParseTimeout(args.back(), rb, &a->timeout_ms)) return false;
+    if (!ParseBlockingTimeout(args.back(), rb, &a->timeout_ms)) return false;
     for (size_t i = 1; i + 1 < args.size(); i++) a->keys.push_back(args[i]);
     return true;
   }
   // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
   a->mpop = true;
-  if (!ParseTimeout(args[1], rb, &a->timeout_ms)) return false;
+  if (!ParseBlockingTimeout(args[1], rb, &a->timeout_ms)) return false;
   int64_t numkeys = 0;
   if (!ParseInt64(args[2], &numkeys) || numkeys <= 0) {
     rb.Error("ERR numkeys should be greater than 0");
@@ -196,7 +161,7 @@ Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
 
   c->set_blocked(blocked);
   home.TrackBlocked(blocked);
-  co_await ZBlockAwait(blocked.get());
+  co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);
   // Leave every queue (a shard that served us already dropped us from that key's).
   std::vector<uint32_t> key_shards;

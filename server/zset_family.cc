@@ -113,13 +113,7 @@ bool ParseZLong(std::string_view s, ReplyBuilder& rb, int64_t* out) {
 }
 
 bool LookupZSet(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out, bool read) {
-  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
-  if (e != nullptr && e->Type() != ValueType::kZSet) {
-    rb.Error(errors::kWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupTyped(ctx, key, ValueType::kZSet, rb, out, read);
 }
 
 namespace {
