@@ -1,5 +1,7 @@
 #include "server/blocking.h"
 
+#include <algorithm>
+
 #include "core/hash.h"
 #include "core/keyspace.h"
 #include "server/list_ops.h"
@@ -13,6 +15,26 @@ std::string BlockingQueues::QueueKey(uint32_t db, std::string_view key) {
   std::string k(reinterpret_cast<const char*>(&db), sizeof(db));
   k.append(key);
   return k;
+}
+
+void JoinQueues(Worker& w, const std::shared_ptr<BlockedClient>& c, uint32_t shard_count) {
+  for (const std::string& k : c->keys) {
+    if (ShardOfKey(k, shard_count) == w.index()) w.blocking().Add(c->db, k, c);
+  }
+}
+
+void LeaveQueues(Worker& w, const BlockedClient& c, uint32_t shard_count) {
+  for (const std::string& k : c.keys) {
+    if (ShardOfKey(k, shard_count) == w.index()) w.blocking().Remove(c.db, k, &c);
+  }
+}
+
+std::vector<uint32_t> KeyShards(const BlockedClient& c, uint32_t shard_count) {
+  std::vector<uint32_t> shards;
+  for (const std::string& k : c.keys) shards.push_back(ShardOfKey(k, shard_count));
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  return shards;
 }
 
 void BlockingQueues::Add(uint32_t db, std::string_view key, std::shared_ptr<BlockedClient> c) {

@@ -106,6 +106,13 @@ class BlockAwait {
   BlockedClient* c_;
 };
 
+// Steps every blocking fiber takes on the shards of its keys (run through RunOn):
+// JoinQueues on the shards the fiber locked, then, after waking, LeaveQueues on
+// KeyShards(c) (a shard that served the client already dropped it from that key's queue).
+void JoinQueues(Worker& w, const std::shared_ptr<BlockedClient>& c, uint32_t shard_count);
+void LeaveQueues(Worker& w, const BlockedClient& c, uint32_t shard_count);
+std::vector<uint32_t> KeyShards(const BlockedClient& c, uint32_t shard_count);
+
 // One shard's queues of blocked clients, per (db, key).
 class BlockingQueues {
  public:

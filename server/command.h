@@ -42,10 +42,10 @@ enum CommandFlag : uint32_t {
   kCmdKeyspace = 1 << 9,  // acl category @keyspace
   kCmdString = 1 << 10,   // acl category @string
   kCmdConnection = 1 << 11,
-  kCmdServer = 1 << 12,  // @admin/@dangerous style server commands
-  kCmdHash = 1 << 13,    // acl category @hash
-  kCmdSet = 1 << 14,     // acl category @set
-  kCmdList = 1 << 15,    // acl category @list
+  kCmdServer = 1 << 12,    // @admin/@dangerous style server commands
+  kCmdHash = 1 << 13,      // acl category @hash
+  kCmdSet = 1 << 14,       // acl category @set
+  kCmdList = 1 << 15,      // acl category @list
   kCmdBlocking = 1 << 16,  // may block the client (BLPOP, ...)
   // acl category @sortedset
   kCmdSortedSet = 1 << 17,

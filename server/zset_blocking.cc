@@ -135,11 +135,7 @@ Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     blocked->zset_max = a.max;
     blocked->count = a.count;
     blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
-    co_await RunOn(g.shards, [&](Worker& w) {
-      for (const std::string& k : blocked->keys) {
-        if (ShardOfKey(k, n) == w.index()) w.blocking().Add(db, k, blocked);
-      }
-    });
+    co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, blocked, n); });
   }
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
@@ -163,16 +159,7 @@ Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   home.TrackBlocked(blocked);
   co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);
-  // Leave every queue (a shard that served us already dropped us from that key's).
-  std::vector<uint32_t> key_shards;
-  for (const std::string& k : blocked->keys) key_shards.push_back(ShardOfKey(k, n));
-  std::sort(key_shards.begin(), key_shards.end());
-  key_shards.erase(std::unique(key_shards.begin(), key_shards.end()), key_shards.end());
-  co_await RunOn(key_shards, [&](Worker& w) {
-    for (const std::string& k : blocked->keys) {
-      if (ShardOfKey(k, n) == w.index()) w.blocking().Remove(db, k, blocked.get());
-    }
-  });
+  co_await RunOn(KeyShards(*blocked, n), [&](Worker& w) { LeaveQueues(w, *blocked, n); });
   if (blocked->state.load() != BlockedClient::kServed || blocked->values.empty()) {
     rb.NullArray();
   } else {
