@@ -103,6 +103,7 @@ void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
 
 Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   uint64_t hash = TableHash(key);
+  Touch(d, hash, true);
   Table::Ref ref = d.table->Locate(key, hash);
   if (ref) {
     DestroyEntry(d, d.table->Replace(ref, e));
@@ -126,6 +127,7 @@ Entry* Keyspace::SetObject(uint32_t db, std::string_view key, ValueType type,
 void Keyspace::Recharge(const Entry* e, size_t old_object_bytes) {
   size_t now = e->Object()->Bytes();
   int t = static_cast<int>(e->Type());
+  changes_++;
   entry_bytes_ += now - old_object_bytes;
   type_bytes_[t] += now - old_object_bytes;
 }
@@ -137,18 +139,30 @@ std::string Keyspace::Serialize(const Entry* e) {
   return out;
 }
 
-Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
+Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
+  // A caller of Find() may change what it gets: capture first, and tell the tracker.
+  if (write) {
+    if (snap_hook_ != nullptr) [[unlikely]]
+      CaptureSegment(db, d.table->SegmentFor(hash));
+    if (tracker_ != nullptr) [[unlikely]]
+      tracker_->KeyChanged(db, hash);
+  }
   Entry* e = d.table->Find(key, hash);
   if (e == nullptr || !e->IsExpired(now_ms)) return e;
+  Touch(d, hash, true);
   DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
 }
 
+Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
+  return Lookup(db, key, now_ms, true);
+}
+
 Entry* Keyspace::FindRead(uint32_t db, std::string_view key, int64_t now_ms) {
-  Entry* e = Find(db, key, now_ms);
+  Entry* e = Lookup(db, key, now_ms, false);
   if (e != nullptr) {
     stats_.keyspace_hits++;
   } else {
@@ -174,8 +188,10 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
 
 bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   Db& d = dbs_[db];
-  Table::Ref ref = d.table->Locate(key, TableHash(key));
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
   if (!ref) return false;
+  Touch(d, hash, true);  // capturing reads the segment; ref stays valid
   DestroyEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
@@ -183,6 +199,7 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
 Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
+  Touch(d, hash, true);
   Table::Ref ref = d.table->Locate(key, hash);
   Entry* old = Table::At(ref);
   bool want = expire_ms != Entry::kNoExpire;
@@ -225,11 +242,15 @@ int64_t Keyspace::SampleAvgTtl(uint32_t db, int64_t now_ms) const {
 
 void Keyspace::FlushDb(uint32_t db, bool lazy) {
   Db& d = dbs_[db];
+  if (snap_hook_ != nullptr) CaptureAll();
+  if (tracker_ != nullptr) tracker_->DbChanged(db);
+  changes_ += d.table->size();
   if (lazy && d.table->size() > kLazyFlushMinKeys) {
     LazyItem item;
     item.table = std::move(d.table);
     lazy_.push_back(std::move(item));
     d.table = std::make_unique<Table>(heap_, &table_bytes_);
+    d.table->set_new_segment_version(snap_epoch_);
     d.expires = 0;
     d.expire_cursor = 0;
     return;
@@ -255,7 +276,30 @@ void Keyspace::FlushAll(bool lazy) {
   for (uint32_t i = 0; i < dbs_.size(); i++) FlushDb(i, lazy);
 }
 
-void Keyspace::SwapDb(uint32_t a, uint32_t b) { std::swap(dbs_[a], dbs_[b]); }
+void Keyspace::SwapDb(uint32_t a, uint32_t b) {
+  if (snap_hook_ != nullptr) CaptureAll();
+  if (tracker_ != nullptr) {
+    tracker_->DbChanged(a);
+    tracker_->DbChanged(b);
+  }
+  changes_++;
+  std::swap(dbs_[a], dbs_[b]);
+}
+
+uint32_t Keyspace::BeginCapture(SnapshotHook* hook) {
+  snap_hook_ = hook;
+  snap_epoch_++;
+  for (Db& d : dbs_) d.table->set_new_segment_version(snap_epoch_);
+  return snap_epoch_;
+}
+
+void Keyspace::EndCapture() { snap_hook_ = nullptr; }
+
+void Keyspace::CaptureAll() {
+  for (uint32_t db = 0; db < dbs_.size(); db++) {
+    dbs_[db].table->ForEachSegment([&](Table::Segment* s) { CaptureSegment(db, s); });
+  }
+}
 
 size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
   size_t deleted = 0;
@@ -270,6 +314,7 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
     }
     d.expire_cursor = d.table->ScanChunk(d.expire_cursor, [&](Entry* e) {
       if (!e->IsExpired(now_ms)) return false;
+      Touch(d, TableHash(e->Key()), true);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       deleted++;
@@ -309,7 +354,7 @@ size_t Keyspace::expires_count() const {
 }
 
 size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
-  if (Find(db, key, now_ms) == nullptr) return 0;
+  if (Lookup(db, key, now_ms, false) == nullptr) return 0;
   Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
   Entry* e = Table::At(ref);
   return Entry::UsableSize(e) + Table::ShareBytes(ref) +

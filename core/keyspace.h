@@ -10,6 +10,19 @@
 // used_bytes() is every entry's usable allocation size plus the tables' directory and
 // segment arrays at their usable sizes; entry bytes are also kept per value type.
 //
+// Snapshots (fork-free, point-in-time; docs/ARCHITECTURE.md "Snapshots")
+//   Every table segment carries the epoch it was last captured at. A snapshot of this
+//   shard starts at epoch E = BeginCapture(hook): from then on, before anything changes
+//   in a segment whose version is < E, the hook is handed the segment to write out as it
+//   still is, and the segment is stamped E. The snapshot's own traversal captures the
+//   remaining segments the same way (CaptureSegment), so the image is exactly the data
+//   at the moment BeginCapture ran, with no copy of the data in memory. "Changes" means
+//   any lookup through Find() (callers may modify what it returns), Insert, Delete,
+//   SetExpire and expiry; FLUSHDB and SWAPDB capture the whole shard first.
+//   Separately, a ChangeTracker (incremental snapshots) is told the table hash of every
+//   key that may have changed, and of whole databases that did.
+//   With no snapshot running and no tracker, all of this is one predictable branch.
+//
 // Thread-safety: one owning thread; no synchronisation inside.
 #pragma once
 
@@ -21,6 +34,7 @@
 #include <vector>
 
 #include "core/entry.h"
+#include "core/hash.h"
 #include "core/object.h"
 #include "core/slab.h"
 #include "core/table.h"
@@ -31,6 +45,22 @@ struct KeyspaceStats {
   uint64_t expired_keys = 0;
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
+};
+
+// Receives a segment's entries before they change during a snapshot (see above).
+class SnapshotHook {
+ public:
+  virtual ~SnapshotHook() = default;
+  // Write out every entry of seg (of database db) as it is now.
+  virtual void Capture(uint32_t db, const Table::Segment* seg) = 0;
+};
+
+// Told which keys may have changed (incremental snapshots).
+class ChangeTracker {
+ public:
+  virtual ~ChangeTracker() = default;
+  virtual void KeyChanged(uint32_t db, uint64_t table_hash) = 0;
+  virtual void DbChanged(uint32_t db) = 0;  // any key of db, flushed or swapped
 };
 
 class Keyspace {
@@ -102,6 +132,30 @@ class Keyspace {
 
   Entry* RandomKey(uint32_t db, int64_t now_ms, uint64_t seed);
 
+  // Snapshot capture (see "Snapshots" above). BeginCapture returns the new epoch; hook
+  // must stay valid until EndCapture. CaptureSegment captures seg if not yet captured
+  // in this epoch and returns whether it did.
+  uint32_t BeginCapture(SnapshotHook* hook);
+  void EndCapture();
+  bool capturing() const { return snap_hook_ != nullptr; }
+  uint32_t capture_epoch() const { return snap_epoch_; }
+  bool CaptureSegment(uint32_t db, Table::Segment* seg) {
+    if (snap_hook_ == nullptr || seg->version >= snap_epoch_) return false;
+    snap_hook_->Capture(db, seg);
+    seg->version = snap_epoch_;
+    return true;
+  }
+  // Deletes the keys of db whose table hash is in [first, last] and for which pred(e)
+  // holds (loading a delta). Returns how many were deleted.
+  template <class P>
+  size_t DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&& pred);
+  // Captures every segment not yet captured (before FLUSHDB/SWAPDB).
+  void CaptureAll();
+  void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
+  // Count of changes (writes, deletions, expirations) since the shard started:
+  // rdb_changes_since_last_save is its growth since the last snapshot's cut.
+  uint64_t changes() const { return changes_; }
+
   size_t used_bytes() const { return entry_bytes_ + table_bytes(); }
   size_t entry_bytes() const { return entry_bytes_; }
   size_t table_bytes() const { return table_bytes_; }
@@ -138,6 +192,23 @@ class Keyspace {
   // Frees e's allocation but not its object (the object moved to a new entry).
   void DestroyEntryKeepObject(Db& d, Entry* e);
   Entry* Insert(Db& d, std::string_view key, Entry* e);
+  Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write);
+  uint32_t DbIndex(const Db& d) const { return static_cast<uint32_t>(&d - dbs_.data()); }
+  // Before a change to the key with this hash: capture its segment if a snapshot needs
+  // it, and tell the tracker (when `change`; plain lookups pass false).
+  void Touch(Db& d, uint64_t hash, bool change) {
+    if (snap_hook_ != nullptr) [[unlikely]]
+      CaptureSegment(DbIndex(d), d.table->SegmentFor(hash));
+    if (change) {
+      changes_++;
+      if (tracker_ != nullptr) [[unlikely]]
+        tracker_->KeyChanged(DbIndex(d), hash);
+    }
+  }
+  SnapshotHook* snap_hook_ = nullptr;
+  uint32_t snap_epoch_ = 0;
+  ChangeTracker* tracker_ = nullptr;
+  uint64_t changes_ = 0;
 
   // Declared before the tables: their entries are freed into it, and they keep
   // table_bytes_ (every table's OverheadBytes()) up to date until they are destroyed.
@@ -156,6 +227,7 @@ uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& 
   Db& d = dbs_[db];
   return d.table->ScanChunk(cursor, [&](Entry* e) {
     if (e->IsExpired(now_ms)) {
+      Touch(d, TableHash(e->Key()), true);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       return true;
@@ -163,6 +235,28 @@ uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& 
     fn(e);
     return false;
   });
+}
+
+template <class P>
+size_t Keyspace::DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&& pred) {
+  Db& d = dbs_[db];
+  size_t deleted = 0;
+  constexpr int kShift = 64 - Table::kCursorBits;
+  uint64_t cursor = first >> kShift;
+  uint64_t end = last >> kShift;
+  while (true) {
+    uint64_t next = d.table->ScanChunk(cursor, [&](Entry* e) {
+      uint64_t h = TableHash(e->Key());
+      if (h < first || h > last || !pred(e)) return false;
+      Touch(d, h, true);
+      DestroyEntry(d, e);
+      deleted++;
+      return true;
+    });
+    if (next == 0 || next > end) break;
+    cursor = next;
+  }
+  return deleted;
 }
 
 }  // namespace strata

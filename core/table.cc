@@ -37,7 +37,9 @@ Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
   } else {
     mem = mi_zalloc(mi_good_size(want));
     if (mem == nullptr) throw std::bad_alloc();
-    bytes = mi_usable_size(mem);
+    // FreeSegment tells the two kinds apart by size: an allocator block rounded up to
+    // the mmap size must still look like one (using a few bytes less of it).
+    bytes = std::min(mi_usable_size(mem), kMmapSegmentBytes - 8);
   }
   Segment* s = static_cast<Segment*>(mem);
   s->depth = depth;
@@ -45,6 +47,7 @@ Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
   s->nslots = static_cast<uint32_t>((bytes - kHeaderBytes) / 8);
   s->cap = s->nslots - kTailSlots;
   s->bytes = static_cast<uint32_t>(bytes);
+  s->version = new_segment_version_;
   segment_bytes_ += bytes;
   *total_bytes_ += bytes;
   segments_++;
@@ -223,6 +226,7 @@ void Table::Grow(uint32_t dir_index) {
   Segment* s;
   for (;;) {
     s = NewSegment(old->depth, cap);
+    s->version = old->version;
     if (PlaceSorted(s, live.data(), live.size())) break;
     FreeSegment(s);  // a rare pile-up at the end: try bigger
     cap += cap / 4;
@@ -266,6 +270,7 @@ void Table::Split(uint32_t dir_index) {
     size_t cap = v.size() + v.size() * 3 / 7;  // load ~0.7
     for (;;) {
       segs[h] = NewSegment(depth, cap);
+      segs[h]->version = old->version;
       if (PlaceSorted(segs[h], v.data(), v.size())) break;
       FreeSegment(segs[h]);
       cap += cap / 4;

@@ -117,9 +117,38 @@ class Table {
     uint32_t cap;     // homes are in [0, cap)
     uint32_t nslots;  // cap + kTailSlots
     uint32_t bytes;   // usable size of this allocation
-    uint32_t pad;
+    // Snapshot epoch this segment's contents were last captured at (keyspace.h,
+    // "Snapshots"); growth and splits carry it over to the new arrays.
+    uint32_t version;
     uint64_t slots[];
   };
+
+  // The segment owning `hash`, and the range of hashes it owns: [first, first + span),
+  // where span = 2^(64 - depth) (all of hash space when depth is 0).
+  Segment* SegmentFor(uint64_t hash) const { return dir_[DirIndex(hash)]; }
+  static uint64_t SegmentFirstHash(const Segment* s, uint64_t hash) {
+    return s->depth == 0 ? 0 : hash & ~(~0ull >> s->depth);
+  }
+  // Visits the entries of one segment, in slot order; fn must not modify the table.
+  template <class F>
+  static void ForEachInSegment(const Segment* s, F&& fn) {
+    for (uint32_t i = 0; i < s->nslots; i++) {
+      if (s->slots[i] != 0) fn(PtrOf(s->slots[i]));
+    }
+  }
+  // Version given to segments created from scratch (a new or cleared table); growth
+  // and splits copy the old segment's version instead.
+  void set_new_segment_version(uint32_t v) { new_segment_version_ = v; }
+  // Every distinct segment, in directory order; fn may change versions only.
+  template <class F>
+  void ForEachSegment(F&& fn) {
+    Segment* prev = nullptr;
+    for (Segment* s : dir_) {
+      if (s == prev) continue;
+      prev = s;
+      fn(s);
+    }
+  }
 
  private:
   static constexpr uint64_t kPtrMask = (1ull << 48) - 1;
@@ -154,7 +183,8 @@ class Table {
   size_t dir_bytes_ = 0;
   size_t segment_bytes_ = 0;
   size_t* total_bytes_;
-  size_t own_total_ = 0;  // total_bytes_ points here when the owner keeps no sum
+  size_t own_total_ = 0;
+  uint32_t new_segment_version_ = 0;  // total_bytes_ points here when the owner keeps no sum
   void SetDirBytes(size_t n) {
     *total_bytes_ += n - dir_bytes_;
     dir_bytes_ = n;

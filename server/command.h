@@ -128,6 +128,7 @@ void RegisterListFamily(CommandRegistry& r);
 void RegisterBlockingFamily(CommandRegistry& r);
 void RegisterSortFamily(CommandRegistry& r);
 void RegisterZSetFamily(CommandRegistry& r);
+void RegisterPersistenceFamily(CommandRegistry& r);
 void RegisterAllCommands();
 
 // Shared error texts (Redis's exact wording).

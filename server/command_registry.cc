@@ -83,6 +83,7 @@ void RegisterAllCommands() {
   RegisterBlockingFamily(r);
   RegisterSortFamily(r);
   RegisterZSetFamily(r);
+  RegisterPersistenceFamily(r);
 }
 
 }  // namespace strata

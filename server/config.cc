@@ -8,6 +8,7 @@
 #include "core/glob.h"
 #include "core/object.h"
 #include "core/string_util.h"
+#include "server/cron_schedule.h"
 #include "server/resp_parser.h"
 #include "server/version.h"
 
@@ -45,9 +46,16 @@ Config::Config() {
       "pin worker i to the i-th CPU the process may use, when there are enough CPUs (for "
       "machines whose load generators run elsewhere)");
   Add("dir", Kind::kString, ".", false, "working directory for data files");
-  Add("dbfilename", Kind::kString, "dump.rdb", true, "snapshot file name");
-  Add("save", Kind::kString, "", true,
-      "snapshot schedule \"<seconds> <changes> ...\"; \"\" disables")
+  Add("dbfilename", Kind::kString, "dump.strata", true,
+      "snapshot manifest file name in dir; the shard files are named after it")
+      .validate = [](std::string_view v) -> std::string {
+    return v.empty() || v.find('/') != std::string_view::npos
+               ? "dbfilename can't be a path, just a filename"
+               : "";
+  };
+  Add("save", Kind::kString, "3600 1 300 100 60 10000", true,
+      "snapshot schedule \"<seconds> <changes> ...\": save when at least <changes> writes "
+      "happened in <seconds>; \"\" disables automatic snapshots")
       .validate = [](std::string_view v) -> std::string {
     std::vector<std::string> parts;
     if (!SplitArgs(v, &parts) || parts.size() % 2 != 0) return "Invalid save parameters";
@@ -57,6 +65,29 @@ Config::Config() {
     }
     return "";
   };
+  Add("snapshot-cron", Kind::kString, "", true,
+      "crontab schedule (5 fields, local time) for snapshots, e.g. \"0 * * * *\"; \"\" = none")
+      .validate = [](std::string_view v) -> std::string {
+    if (v.empty()) return "";
+    std::string error;
+    return CronSchedule::Parse(v, nullptr, &error) ? "" : "Invalid snapshot-cron: " + error;
+  };
+  auto& comp = Add("snapshot-compression", Kind::kEnum, "lz4", true,
+                   "snapshot block compression: lz4 (fast), zstd (smaller) or none");
+  comp.enum_values = {"lz4", "zstd", "none"};
+  Add("snapshot-incremental", Kind::kBool, "yes", true,
+      "after a full snapshot, write only the key ranges that changed (deltas)");
+  Add("snapshot-max-deltas", Kind::kInt, "8", true,
+      "deltas written after a full snapshot before the next one is full again")
+      .min = 0;
+  auto& corrupt = Add("snapshot-on-corrupt", Kind::kEnum, "refuse", true,
+                      "a damaged snapshot at startup: refuse to start (naming the file and "
+                      "offset), or start-empty (log it and serve no data)");
+  corrupt.enum_values = {"refuse", "start-empty"};
+  Add("rdbcompression", Kind::kBool, "yes", true,
+      "accepted for compatibility; snapshot-compression chooses the codec");
+  Add("rdbchecksum", Kind::kBool, "yes", true,
+      "accepted for compatibility; every snapshot block carries a CRC32C");
   Add("appendonly", Kind::kBool, "no", true, "append-only file; only 'no' is supported").validate =
       [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "appendonly yes is not supported by strata";
@@ -306,9 +337,10 @@ bool Config::LoadFileText(std::string_view text, std::string* error) {
       if (o == nullptr) {
         reason = "Bad directive or wrong number of arguments";
       } else {
-        // `save 900 1 300 10` lists pairs as separate words; others take one value.
+        // `save 900 1 300 10` lists pairs as separate words (so may a cron schedule);
+        // others take one value.
         std::string value = argv[1];
-        if (name == "save" || name == "bind") {
+        if (name == "save" || name == "bind" || name == "snapshot-cron") {
           for (size_t i = 2; i < argv.size(); i++) value += " " + argv[i];
         } else if (argv.size() != 2) {
           reason = "wrong number of arguments";

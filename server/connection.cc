@@ -267,6 +267,11 @@ bool Connection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       return true;
     }
   }
+  if (!(spec->flags & kCmdLoading) && worker_->server().snapshots().loading()) [[unlikely]] {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    ReplyError("LOADING Redis is loading the dataset in memory");
+    return true;
+  }
   if ((spec->flags & kCmdDenyOom) && worker_->over_memory_limit()) {
     worker_->stats().commands[spec->id].rejected_calls++;
     ReplyError("OOM command not allowed when used memory > 'maxmemory'.");

@@ -334,7 +334,7 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   };
   add("ping", -1, kCmdFast, CmdPing);
   add("echo", 2, kCmdFast, CmdEcho);
-  add("quit", -1, kCmdNoAuth | kCmdFast, CmdQuit);
+  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading, CmdQuit);
   add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
   add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdAuth);
   add("hello", -1, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdHello);

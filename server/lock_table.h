@@ -49,6 +49,14 @@ class LockTable {
   // Queues a request that cannot run now. It is admitted in FIFO order.
   void Enqueue(Request r);
   size_t queued() const { return queue_.size(); }
+  // True while some command holds an exclusive lock here, i.e. a multi-shard write may
+  // be half applied (a snapshot's cut waits for none; O(locked keys)).
+  bool AnyExclusive() const {
+    for (const auto& [k, l] : keys_) {
+      if (l.exclusive) return true;
+    }
+    return false;
+  }
 
  private:
   struct KeyLock {

@@ -41,7 +41,8 @@ uint32_t UsableCpuCount() {
   return n == 0 ? 1 : n;
 }
 
-Server::Server(Config* config) : config_(config) {
+Server::Server(Config* config)
+    : config_(config), snapshots_(std::make_unique<SnapshotManager>(this)) {
   std::random_device rd;
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 40; i++) run_id_ += kHex[rd() % 16];
@@ -124,6 +125,13 @@ bool Server::Start(std::string* error) {
                                        : IoBackend::kAuto;
   if (!OpenListeners(error)) return false;
   thread_count_ = threads;
+  snapshots_->Init(threads);
+  Status load = snapshots_->PrepareLoad();
+  if (!load.ok()) {
+    *error = "Can't load the snapshot: " + load.message() +
+             " (refusing to start; set snapshot-on-corrupt start-empty to start with no data)";
+    return false;
+  }
   for (uint32_t i = 0; i < threads; i++) workers_.push_back(std::make_unique<Worker>(this, i));
   // One worker per CPU of the affinity mask, when there are enough CPUs: a shard's data
   // then stays in one core's caches.
@@ -167,15 +175,33 @@ void Server::RunUntilSignal() {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
-  int sig = 0;
-  sigwait(&set, &sig);
-  LogNotice("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  for (;;) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    LogNotice("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    if (exit_code_.load() != 0 || shutdown_save_done_.load() || snapshots_->loading() ||
+        !snapshots_->AutoSaveEnabled()) {
+      break;
+    }
+    LogNotice("Saving the final snapshot before exiting.");
+    Status s = snapshots_->SaveAndWait(SnapshotManager::Reason::kShutdown);
+    if (s.ok()) break;
+    LogWarning("Error trying to save the DB, can't exit: %s", s.message().c_str());
+  }
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   LogNotice("strata is now ready to exit, bye bye...");
 }
 
-void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
+void Server::RequestShutdown(bool save_done) {
+  if (save_done) shutdown_save_done_.store(true);
+  kill(getpid(), SIGTERM);
+}
+
+void Server::RequestExit(int code) {
+  exit_code_.store(code);
+  kill(getpid(), SIGTERM);
+}
 
 size_t Server::UsedMemory() const {
   size_t total = 0;

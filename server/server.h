@@ -17,6 +17,7 @@
 
 #include "server/config.h"
 #include "server/event_loop.h"
+#include "server/snapshot.h"
 
 namespace strata {
 
@@ -30,8 +31,13 @@ class Server {
   bool Start(std::string* error);
   // Blocks the calling (main) thread until SIGTERM/SIGINT, then stops the workers.
   void RunUntilSignal();
-  // Any thread: ask for a clean shutdown (SHUTDOWN).
-  void RequestShutdown();
+  // Any thread: ask for a clean shutdown (SHUTDOWN). With save_done, the snapshot a
+  // shutdown takes (when `save` or snapshot-cron is set) was already taken or declined.
+  void RequestShutdown(bool save_done = false);
+  // Any thread: stop with this exit status, taking no snapshot (a failed load).
+  void RequestExit(int code);
+  int exit_code() const { return exit_code_.load(); }
+  SnapshotManager& snapshots() { return *snapshots_; }
 
   Config& config() { return *config_; }
   uint32_t shard_count() const { return thread_count_; }
@@ -68,6 +74,9 @@ class Server {
   int64_t start_time_ms_ = 0;
   int port_ = 0;
   std::atomic<size_t> peak_memory_{0};
+  std::unique_ptr<SnapshotManager> snapshots_;
+  std::atomic<bool> shutdown_save_done_{false};
+  std::atomic<int> exit_code_{0};
 };
 
 // The CPUs this process may run on (affinity mask and cgroup CPU quota).

@@ -15,6 +15,7 @@
 #include "server/hops.h"
 #include "server/log.h"
 #include "server/memory_report.h"
+#include "server/persistence.h"
 #include "server/server.h"
 #include "server/version.h"
 #include "server/worker.h"
@@ -132,10 +133,7 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
   }
   if (want("persistence", true)) {
     section("Persistence");
-    AddLine(&out, "loading", "0");
-    AddLine(&out, "rdb_changes_since_last_save", "0");
-    AddLine(&out, "rdb_bgsave_in_progress", "0");
-    AddLine(&out, "aof_enabled", "0");
+    srv.snapshots().AppendInfo(&out);
   }
   if (want("stats", true)) {
     section("Stats");
@@ -565,6 +563,7 @@ Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
+  bool nosave = false, save = false, force = false;
   for (size_t i = 1; i < args.size(); i++) {
     std::string a = Lowercase(args[i]);
     if (a != "nosave" && a != "save" && a != "now" && a != "force" && a != "abort") {
@@ -577,9 +576,29 @@ Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       c->FinishFiber(std::move(out));
       co_return;
     }
+    nosave = nosave || a == "nosave";
+    save = save || a == "save";
+    force = force || a == "force";
+  }
+  if (nosave && save) {
+    rb.Error(errors::kSyntax);
+    c->FinishFiber(std::move(out));
+    co_return;
   }
   LogWarning("User requested shutdown...");
-  c->worker().server().RequestShutdown();
+  Server& srv = c->worker().server();
+  SnapshotManager& sm = srv.snapshots();
+  if (!nosave && !sm.loading() && (save || sm.AutoSaveEnabled())) {
+    LogNotice("Saving the final snapshot before exiting.");
+    Status s = co_await SnapshotAwait(SnapshotManager::Reason::kShutdown, true);
+    if (!s.ok() && !force) {
+      LogWarning("Error trying to save the DB, can't exit: %s", s.message().c_str());
+      rb.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+  }
+  srv.RequestShutdown(true);
   // No reply: the connection closes with the server, as in Redis.
   c->CloseAfterReply();
   c->FinishFiber(std::string());

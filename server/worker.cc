@@ -137,6 +137,16 @@ void Worker::Post(uint32_t dest, Task t) {
   outbox_pending_ = true;
 }
 
+void Worker::PostExternal(Task t) {
+  {
+    std::lock_guard<std::mutex> l(external_mu_);
+    external_.push_back(t);
+  }
+  external_pending_.store(true, std::memory_order_seq_cst);
+  sleeping_.store(true, std::memory_order_seq_cst);  // force the eventfd write below
+  Wake();
+}
+
 RemoteBatch* Worker::BatchFor(uint32_t dest) {
   RemoteBatch*& b = open_batches_[dest];
   if (b == nullptr) {
@@ -196,6 +206,15 @@ bool Worker::InboxEmpty() const {
 }
 
 void Worker::DrainInbox() {
+  if (external_pending_.load(std::memory_order_acquire)) {
+    std::vector<Task> ext;
+    {
+      std::lock_guard<std::mutex> l(external_mu_);
+      ext.swap(external_);
+      external_pending_.store(false, std::memory_order_relaxed);
+    }
+    for (const Task& e : ext) e.Run();
+  }
   Task t;
   for (auto& r : inbox_) {
     // Bounded per turn so that I/O keeps being served under a flood of messages.
@@ -259,6 +278,7 @@ void Worker::RunTimers() {
   int64_t hz = server_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+  if (index_ == 0) server_->snapshots().OnTimer(*this);
   loop_->RefreshBufferBytes();
   // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.
   if (index_ == 0) server_->UpdatePeakMemory(server_->UsedMemory());
@@ -270,10 +290,13 @@ void Worker::Run() {
   loop_->RefreshBufferBytes();
   startup_used_.store(used_bytes(), std::memory_order_relaxed);
   published_used_.store(used_bytes(), std::memory_order_relaxed);
+  SnapshotManager& snapshots = server_->snapshots();
+  snapshots.OnWorkerStart(*this);
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
     if (deferred_.empty() && !outbox_pending_ && dirty_.empty() &&
-        keyspace_.lazyfree_pending() == 0) {
+        keyspace_.lazyfree_pending() == 0 && !snapshots.HasWork(*this) &&
+        !external_pending_.load(std::memory_order_acquire)) {
       int64_t wake = next_expire_ms_;
       for (const auto& b : blocked_) {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
@@ -289,7 +312,8 @@ void Worker::Run() {
     }
     loop_->Poll(timeout);
     sleeping_.store(false, std::memory_order_relaxed);
-    now_ms_ = WallClockMs();
+    int64_t turn_start_us = WallClockUs();
+    now_ms_ = turn_start_us / 1000;
     DrainInbox();
     // Deferred tasks may defer more; bound the rounds so I/O is never starved.
     for (int round = 0; round < 8 && !deferred_.empty(); round++) {
@@ -301,6 +325,8 @@ void Worker::Run() {
     if (!blocked_.empty()) ExpireBlocked();
     // Deleted big collections and flushed tables are freed a slice per turn.
     if (keyspace_.lazyfree_pending() != 0) keyspace_.LazyFreeStep(kLazyFreeElementsPerTurn);
+    // A snapshot being written (or loaded) takes a slice of the turn.
+    snapshots.OnWorkerTurn(*this, (WallClockUs() - turn_start_us) * 1000);
     UpdateMemoryState();
     dirty_scratch_.swap(dirty_);
     for (Connection* c : dirty_scratch_) c->FlushOutput();

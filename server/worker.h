@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -118,6 +119,11 @@ class Worker {
 
   // Runs t on worker `dest` (this worker included: then later in this turn).
   void Post(uint32_t dest, Task t);
+  // Any thread that is not a worker (the main thread, helper threads): runs t on this
+  // worker in its next turn. A mutex-guarded queue, for rare control messages.
+  void PostExternal(Task t);
+  // Pushes what Post() buffered for other workers now rather than at the end of the turn.
+  void FlushPosts() { FlushOutbox(); }
   void Defer(Task t) { deferred_.push_back(t); }
   // The batch of commands for worker `dest` being filled this turn (see remote_batch.h).
   RemoteBatch* BatchFor(uint32_t dest);
@@ -171,6 +177,9 @@ class Worker {
   std::vector<std::unique_ptr<RemoteBatch>> batch_pool_;
   std::vector<RemoteBatch*> free_batches_;
   std::vector<Task> deferred_scratch_;
+  std::mutex external_mu_;
+  std::vector<Task> external_;
+  std::atomic<bool> external_pending_{false};
 
   std::unordered_map<uint64_t, Connection*> conns_;
   std::vector<Connection*> dirty_;

@@ -27,7 +27,7 @@ namespace strata {
 enum class BlockCodec : uint8_t { kNone = 0, kLz4 = 1, kZstd = 2 };
 
 // The largest block payload accepted, before compression.
-constexpr size_t kBlockRawMax = 64 * 1024 * 1024;
+constexpr size_t kBlockRawMax = 1024 * 1024 * 1024;
 
 // Parses "none", "lz4" or "zstd" (the snapshot-compression setting).
 bool ParseBlockCodec(std::string_view name, BlockCodec* out);

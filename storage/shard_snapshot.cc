@@ -7,9 +7,12 @@ namespace strata {
 namespace {
 
 constexpr std::string_view kMagic = "STRATA-SNAP";
+constexpr std::string_view kRangesMagic = "RANGES";
 constexpr uint8_t kRecordEntry = 1;
 constexpr uint8_t kFlagExpire = 1;
 constexpr uint8_t kTypeMax = static_cast<uint8_t>(ValueType::kHash);
+
+}  // namespace
 
 void PutVarint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -37,13 +40,18 @@ void PutFixed64(std::string* out, uint64_t v) {
 }
 
 bool GetFixed64(std::string_view s, size_t* pos, uint64_t* v) {
-  if (s.size() - *pos < 8) return false;
+  if (*pos > s.size() || s.size() - *pos < 8) return false;
   uint64_t r = 0;
   for (int i = 0; i < 8; i++)
     r |= static_cast<uint64_t>(static_cast<uint8_t>(s[*pos + i])) << (8 * i);
   *pos += 8;
   *v = r;
   return true;
+}
+
+void PutBytes(std::string* out, std::string_view b) {
+  PutVarint(out, b.size());
+  out->append(b);
 }
 
 bool GetBytes(std::string_view s, size_t* pos, std::string_view* out) {
@@ -54,39 +62,44 @@ bool GetBytes(std::string_view s, size_t* pos, std::string_view* out) {
   return true;
 }
 
-}  // namespace
-
 ShardSnapshotWriter::ShardSnapshotWriter(BlockCodec codec, const SnapshotHeader& header,
-                                         size_t block_bytes)
+                                         size_t block_bytes, std::string_view ranges)
     : codec_(codec), block_bytes_(block_bytes) {
   std::string h(kMagic);
   PutVarint(&h, header.version);
+  PutVarint(&h, static_cast<uint8_t>(header.kind));
   PutVarint(&h, header.shard);
   PutVarint(&h, header.shard_count);
+  PutVarint(&h, header.seq);
   PutFixed64(&h, static_cast<uint64_t>(header.created_ms));
   EncodeBlock(BlockCodec::kNone, h, &out_);
+  if (header.kind == SnapshotKind::kDelta) {
+    std::string r(kRangesMagic);
+    r.append(ranges);
+    EncodeBlock(codec_, r, &out_);
+  }
 }
 
 void ShardSnapshotWriter::Add(uint32_t db, ValueType type, std::string_view key,
                               std::string_view value, int64_t expire_ms) {
+  size_t before = pending_.size();
   pending_.push_back(static_cast<char>(kRecordEntry));
   PutVarint(&pending_, db);
   pending_.push_back(static_cast<char>(type));
   bool has_expire = expire_ms != Entry::kNoExpire;
   pending_.push_back(static_cast<char>(has_expire ? kFlagExpire : 0));
   if (has_expire) PutFixed64(&pending_, static_cast<uint64_t>(expire_ms));
-  PutVarint(&pending_, key.size());
-  pending_.append(key);
-  PutVarint(&pending_, value.size());
-  pending_.append(value);
+  PutBytes(&pending_, key);
+  PutBytes(&pending_, value);
+  raw_bytes_ += pending_.size() - before;
   records_++;
   if (pending_.size() >= block_bytes_) FlushBlock();
 }
 
 void ShardSnapshotWriter::FlushBlock() {
   if (pending_.empty()) return;
-  // A record larger than a block gets a block of its own (up to kBlockRawMax; a value is
-  // at most proto-max-bulk-len, and bigger collections are split by the caller).
+  // A record larger than a block gets a block of its own (up to kBlockRawMax; the
+  // snapshot job refuses a bigger value before it gets here).
   EncodeBlock(codec_, pending_, &out_);
   pending_.clear();
 }
@@ -99,74 +112,120 @@ std::string ShardSnapshotWriter::Finish() {
   return std::move(out_);
 }
 
-Status ReadShardSnapshot(std::string_view file, std::string_view name, SnapshotHeader* header,
-                         const SnapshotSink& sink) {
-  size_t pos = 0;
-  std::string block;
-  Status s = DecodeBlock(file, &pos, &block, name);
+Status ShardSnapshotReader::Bad(std::string_view why, size_t offset) const {
+  return Status::Corruption(name_ + ": " + std::string(why) + " in the block at offset " +
+                            std::to_string(offset));
+}
+
+Status ShardSnapshotReader::Open(std::string_view file, std::string_view name) {
+  file_ = file;
+  name_ = std::string(name);
+  pos_ = 0;
+  Status s = DecodeBlock(file_, &pos_, &block_, name_);
   if (!s.ok()) return s;
-  auto bad = [&](std::string_view why, size_t offset) {
-    return Status::Corruption(std::string(name) + ": " + std::string(why) +
-                              " in the block at offset " + std::to_string(offset));
-  };
-  if (block.compare(0, kMagic.size(), kMagic) != 0) return bad("not a strata snapshot", 0);
+  if (block_.compare(0, kMagic.size(), kMagic) != 0) return Bad("not a strata snapshot", 0);
   size_t p = kMagic.size();
-  uint64_t version = 0, shard = 0, count = 0, created = 0;
-  if (!GetVarint(block, &p, &version) || !GetVarint(block, &p, &shard) ||
-      !GetVarint(block, &p, &count) || !GetFixed64(block, &p, &created)) {
-    return bad("malformed header", 0);
-  }
+  uint64_t version = 0, kind = 0, shard = 0, count = 0, seq = 0, created = 0;
+  if (!GetVarint(block_, &p, &version)) return Bad("malformed header", 0);
   if (version != kSnapshotVersion) {
-    return Status::Corruption(std::string(name) + ": format version " + std::to_string(version) +
+    return Status::Corruption(name_ + ": format version " + std::to_string(version) +
                               " is not supported (this build reads version " +
                               std::to_string(kSnapshotVersion) + ")");
   }
-  header->version = static_cast<uint32_t>(version);
-  header->shard = static_cast<uint32_t>(shard);
-  header->shard_count = static_cast<uint32_t>(count);
-  header->created_ms = static_cast<int64_t>(created);
-  uint64_t records = 0;
-  while (true) {
-    size_t offset = pos;
-    if (pos >= file.size()) return bad("missing trailer (file truncated)", offset);
-    s = DecodeBlock(file, &pos, &block, name);
-    if (!s.ok()) return s;
-    if (block.compare(0, 3, "END") == 0 && block.size() > 3) {
-      size_t q = 3;
-      uint64_t expect = 0;
-      if (!GetVarint(block, &q, &expect) || q != block.size())
-        return bad("malformed trailer", offset);
-      if (expect != records) {
-        return bad("trailer counts " + std::to_string(expect) + " records, the file holds " +
-                       std::to_string(records),
-                   offset);
-      }
-      if (pos != file.size()) return bad("bytes after the trailer", pos);
-      return Status::Ok();
-    }
-    std::string_view b = block;
-    size_t q = 0;
-    while (q < b.size()) {
-      uint64_t db = 0;
-      std::string_view key, value;
-      uint64_t expire = 0;
-      if (static_cast<uint8_t>(b[q++]) != kRecordEntry || !GetVarint(b, &q, &db) ||
-          q + 2 > b.size()) {
-        return bad("malformed record", offset);
-      }
-      uint8_t type = static_cast<uint8_t>(b[q++]);
-      uint8_t flags = static_cast<uint8_t>(b[q++]);
-      if (type > kTypeMax || (flags & ~kFlagExpire) != 0 ||
-          ((flags & kFlagExpire) && !GetFixed64(b, &q, &expire)) || !GetBytes(b, &q, &key) ||
-          !GetBytes(b, &q, &value) || db > UINT32_MAX) {
-        return bad("malformed record", offset);
-      }
-      int64_t exp = (flags & kFlagExpire) ? static_cast<int64_t>(expire) : Entry::kNoExpire;
-      s = sink(static_cast<uint32_t>(db), static_cast<ValueType>(type), key, value, exp);
-      if (!s.ok()) return s;
-      records++;
-    }
+  if (!GetVarint(block_, &p, &kind) || !GetVarint(block_, &p, &shard) ||
+      !GetVarint(block_, &p, &count) || !GetVarint(block_, &p, &seq) ||
+      !GetFixed64(block_, &p, &created) || p != block_.size() || kind > 1 || count == 0 ||
+      shard >= count || count > UINT32_MAX) {
+    return Bad("malformed header", 0);
   }
+  header_.version = static_cast<uint32_t>(version);
+  header_.kind = static_cast<SnapshotKind>(kind);
+  header_.shard = static_cast<uint32_t>(shard);
+  header_.shard_count = static_cast<uint32_t>(count);
+  header_.seq = seq;
+  header_.created_ms = static_cast<int64_t>(created);
+  ranges_.clear();
+  if (header_.kind == SnapshotKind::kDelta) {
+    size_t offset = pos_;
+    if (pos_ >= file_.size()) return Bad("missing range block (file truncated)", offset);
+    s = DecodeBlock(file_, &pos_, &block_, name_);
+    if (!s.ok()) return s;
+    if (block_.compare(0, kRangesMagic.size(), kRangesMagic) != 0)
+      return Bad("missing range block", offset);
+    ranges_ = block_.substr(kRangesMagic.size());
+  }
+  block_.clear();
+  block_pos_ = 0;
+  records_ = 0;
+  done_ = false;
+  return Status::Ok();
+}
+
+Status ShardSnapshotReader::Next(const SnapshotSink& sink, size_t max_records, bool* done) {
+  *done = done_;
+  size_t delivered = 0;
+  while (!done_) {
+    if (block_pos_ >= block_.size()) {
+      if (delivered >= max_records) return Status::Ok();
+      block_offset_ = pos_;
+      if (pos_ >= file_.size()) return Bad("missing trailer (file truncated)", block_offset_);
+      Status s = DecodeBlock(file_, &pos_, &block_, name_);
+      if (!s.ok()) return s;
+      block_pos_ = 0;
+      if (block_.compare(0, 3, "END") == 0 && block_.size() > 3) {
+        size_t q = 3;
+        uint64_t expect = 0;
+        if (!GetVarint(block_, &q, &expect) || q != block_.size())
+          return Bad("malformed trailer", block_offset_);
+        if (expect != records_) {
+          return Bad("trailer counts " + std::to_string(expect) + " records, the file holds " +
+                         std::to_string(records_),
+                     block_offset_);
+        }
+        if (pos_ != file_.size()) return Bad("bytes after the trailer", pos_);
+        done_ = true;
+        *done = true;
+        return Status::Ok();
+      }
+      continue;
+    }
+    std::string_view b = block_;
+    size_t& q = block_pos_;
+    uint64_t db = 0;
+    std::string_view key, value;
+    uint64_t expire = 0;
+    if (static_cast<uint8_t>(b[q++]) != kRecordEntry || !GetVarint(b, &q, &db) ||
+        q + 2 > b.size()) {
+      return Bad("malformed record", block_offset_);
+    }
+    uint8_t type = static_cast<uint8_t>(b[q++]);
+    uint8_t flags = static_cast<uint8_t>(b[q++]);
+    if (type > kTypeMax || (flags & ~kFlagExpire) != 0 ||
+        ((flags & kFlagExpire) && !GetFixed64(b, &q, &expire)) || !GetBytes(b, &q, &key) ||
+        !GetBytes(b, &q, &value) || db > UINT32_MAX) {
+      return Bad("malformed record", block_offset_);
+    }
+    int64_t exp = (flags & kFlagExpire) ? static_cast<int64_t>(expire) : Entry::kNoExpire;
+    Status s = sink(static_cast<uint32_t>(db), static_cast<ValueType>(type), key, value, exp);
+    if (!s.ok()) return s;
+    records_++;
+    delivered++;
+  }
+  return Status::Ok();
+}
+
+Status ReadShardSnapshot(std::string_view file, std::string_view name, SnapshotHeader* header,
+                         const SnapshotSink& sink) {
+  ShardSnapshotReader r;
+  Status s = r.Open(file, name);
+  if (!s.ok()) return s;
+  *header = r.header();
+  bool done = false;
+  while (!done) {
+    s = r.Next(sink, SIZE_MAX, &done);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace strata

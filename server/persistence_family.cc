@@ -1,0 +1,108 @@
+// Persistence commands: SAVE, BGSAVE [SCHEDULE], LASTSAVE, and the snapshot that
+// SHUTDOWN takes. Snapshots are never forked; SAVE waits for the same point-in-time
+// snapshot BGSAVE starts, while the server keeps serving other clients
+// (server/snapshot.h).
+// Thread-safety: fibers run on the client's worker; the snapshot manager coordinates.
+#include <coroutine>
+
+#include "core/string_util.h"
+#include "server/command.h"
+#include "server/connection.h"
+#include "server/log.h"
+#include "server/persistence.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace strata {
+
+SnapshotAwait::SnapshotAwait(SnapshotManager::Reason reason, bool queue)
+    : reason_(reason), queue_(queue) {}
+
+bool SnapshotAwait::await_suspend(std::coroutine_handle<> h) {
+  handle_ = h;
+  Worker::Current()->server().snapshots().Request(reason_, queue_, [this](const Status& s) {
+    status_ = s;
+    done_ = true;
+    if (suspended_) handle_.resume();
+  });
+  if (done_) return false;
+  suspended_ = true;
+  return true;
+}
+
+namespace {
+
+// The reply for a failed snapshot: refusals keep their Redis text; I/O errors are
+// reported as Redis reports a failed SAVE, with the reason.
+std::string ErrorText(const Status& s) {
+  const std::string& m = s.message();
+  if (m.rfind("ERR ", 0) == 0 || m.rfind("LOADING ", 0) == 0) return m;
+  return "ERR " + m;
+}
+
+Fiber SaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  (void)owned;
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Status s = co_await SnapshotAwait(SnapshotManager::Reason::kSave, false);
+  if (s.ok()) {
+    rb.Ok();
+  } else {
+    rb.Error(ErrorText(s));
+  }
+  c->FinishFiber(std::move(out));
+}
+
+Fiber BgsaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  bool schedule = false;
+  if (args.size() == 2 && EqualsIgnoreCase(args[1], "schedule")) {
+    schedule = true;
+  } else if (args.size() != 1) {
+    rb.Error(errors::kSyntax);
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  SnapshotManager& sm = c->worker().server().snapshots();
+  if (sm.loading()) {
+    rb.Error("LOADING Redis is loading the dataset in memory");
+  } else if (sm.in_progress() && !schedule) {
+    rb.Error("ERR Background save already in progress");
+  } else {
+    bool scheduled = sm.in_progress();
+    // Runs in the background: the reply does not wait for it.
+    sm.Request(SnapshotManager::Reason::kBgsave, true, [](const Status&) {});
+    rb.Simple(scheduled ? "Background saving scheduled" : "Background saving started");
+  }
+  c->FinishFiber(std::move(out));
+}
+
+void CmdLastsave(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+  (void)args;
+  rb.Integer(c.worker().server().snapshots().last_save_time());
+}
+
+}  // namespace
+
+void RegisterPersistenceFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t flags, FiberFn fn, const char* summary) {
+    CommandSpec s{name, arity, flags | kCmdServer, 0, 0, 0};
+    s.fiber_fn = fn;
+    s.group = "server";
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("save", 1, kCmdAdmin | kCmdNoScript, SaveFiber,
+      "Synchronously saves the database(s) to disk.");
+  add("bgsave", -1, kCmdAdmin | kCmdNoScript, BgsaveFiber,
+      "Asynchronously saves the database(s) to disk.");
+  CommandSpec s{"lastsave", 1, kCmdFast | kCmdLoading | kCmdStale | kCmdServer, 0, 0, 0};
+  s.conn_fn = CmdLastsave;
+  s.group = "server";
+  s.summary = "Returns the Unix timestamp of the last successful save to disk.";
+  r.Add(std::move(s));
+}
+
+}  // namespace strata

@@ -1,0 +1,762 @@
+#include "server/snapshot.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <future>
+
+#include "core/string_util.h"
+#include "server/log.h"
+#include "server/resp_parser.h"
+#include "server/server.h"
+#include "server/worker.h"
+#include "storage/file_io.h"
+
+namespace strata {
+
+namespace {
+
+int64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// A barrier for the shard threads: each arrives and waits until all have. While waiting
+// a worker keeps pushing its outbox, where the cut tasks for the others may still sit
+// (a full ring is retried), so the wait cannot depend on a message it holds back.
+void Arrive(Worker& w, std::atomic<uint32_t>& a, uint32_t n) {
+  a.fetch_add(1, std::memory_order_acq_rel);
+  while (a.load(std::memory_order_acquire) < n) {
+    w.FlushPosts();
+    timespec ts{0, 20 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+constexpr int64_t kMinStepNs = 200 * 1000;         // a snapshot's slice per loop turn, at least
+constexpr int64_t kLoadStepNs = 20 * 1000 * 1000;  // loading: clients only get -LOADING
+constexpr int kMaxCutAttempts = 100000;
+constexpr int64_t kRetryAfterFailureMs = 5000;  // as Redis's CONFIG_BGSAVE_RETRY_DELAY
+
+}  // namespace
+
+struct SnapshotManager::Shard {
+  std::unique_ptr<ShardSnapshotJob> job;
+  bool reported = false;
+  std::unique_ptr<ShardLoadJob> load;
+  std::unique_ptr<DirtyRanges> tracker;
+  uint64_t changes_at_cut = 0;
+  std::atomic<uint64_t> changes_saved{0};
+  std::atomic<uint64_t> changes_now{0};
+  std::atomic<uint64_t> bytes_written{0};
+  std::atomic<uint64_t> keys_visited{0};
+  std::atomic<uint64_t> buffer_bytes{0};
+  std::atomic<uint64_t> load_read{0};
+  std::atomic<uint64_t> load_total{0};
+};
+
+struct SnapshotManager::Cut {
+  std::atomic<uint32_t> arrived1{0};
+  std::atomic<uint32_t> arrived2{0};
+  std::atomic<uint32_t> conflicts{0};
+  std::atomic<uint32_t> failures{0};
+  std::mutex mu;
+  std::string error;
+  // Set by worker 0 before posting; read-only afterwards.
+  SnapshotHeader header;
+  BlockCodec codec = BlockCodec::kLz4;
+  bool tracking = false;
+  std::vector<std::string> tmp_paths;
+  int64_t posted_ns = 0;
+};
+
+struct SnapshotManager::Run {
+  std::vector<Request_> waiters;
+  SnapshotKind kind = SnapshotKind::kFull;
+  uint64_t seq = 0;
+  int64_t start_ms = 0;
+  int64_t created_ms = 0;
+  std::string dir;
+  std::string dbfilename;
+  BlockCodec codec = BlockCodec::kLz4;
+  bool tracking = false;
+  int attempts = 0;
+  uint32_t acks = 0;
+  bool ack_conflict = false;
+  std::string ack_error;
+  int64_t cut_ns = 0;
+  uint32_t written = 0;
+  Status first_error;
+  std::vector<int> fds;
+  std::vector<ManifestFile> files;
+  std::shared_ptr<Cut> cut;
+};
+
+SnapshotManager::SnapshotManager(Server* server) : server_(server) {
+  last_save_s_.store(WallClockMs() / 1000);
+}
+
+void SnapshotManager::Init(uint32_t shard_count) {
+  shards_.clear();
+  for (uint32_t i = 0; i < shard_count; i++) shards_.push_back(std::make_unique<Shard>());
+}
+
+SnapshotManager::~SnapshotManager() {
+  if (committer_.joinable()) committer_.join();
+}
+
+std::string SnapshotManager::FileName(uint64_t seq, uint32_t shard) const {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "-%06" PRIu64 "-%u.snap", seq, shard);
+  return run_->dbfilename + buf;
+}
+
+bool SnapshotManager::AutoSaveEnabled() const {
+  Config& c = server_->config();
+  return !c.String("save").empty() || !c.String("snapshot-cron").empty();
+}
+
+bool SnapshotManager::WantTracking() const {
+  return AutoSaveEnabled() && server_->config().Bool("snapshot-incremental");
+}
+
+std::string SnapshotManager::fatal_error() const {
+  std::lock_guard<std::mutex> l(info_mu_);
+  return info_.fatal;
+}
+
+// ---------------------------------------------------------------------------- loading
+
+Status SnapshotManager::PrepareLoad() {
+  Config& c = server_->config();
+  load_dir_ = c.String("dir");
+  std::string name = c.String("dbfilename");
+  std::string path = JoinPath(load_dir_, name);
+  std::string data;
+  Status s = ReadWholeFile(path, &data);
+  if (s.code() == Status::Code::kNotFound) return Status::Ok();
+  Manifest m;
+  if (s.ok()) s = DecodeManifest(data, path, &m);
+  if (s.ok()) {
+    for (const ManifestLink& l : m.chain) {
+      for (const ManifestFile& f : l.files) {
+        std::string fp = JoinPath(load_dir_, f.name);
+        std::string probe;
+        MappedFile mf;
+        Status fs = mf.Open(fp);
+        if (!fs.ok()) {
+          s = Status::Corruption(fp + " (named by " + path + "): " + fs.message());
+          break;
+        }
+        if (mf.data().size() != f.bytes) {
+          s = Status::Corruption(fp + ": " + std::to_string(mf.data().size()) +
+                                 " bytes, the manifest says " + std::to_string(f.bytes) +
+                                 " (truncated at offset " + std::to_string(mf.data().size()) + ")");
+          break;
+        }
+      }
+      if (!s.ok()) break;
+    }
+  }
+  if (!s.ok()) {
+    if (c.String("snapshot-on-corrupt") == "start-empty") {
+      LogWarning("Snapshot not loaded, starting empty (snapshot-on-corrupt start-empty): %s",
+                 s.message().c_str());
+      return Status::Ok();
+    }
+    return s;
+  }
+  next_seq_ = m.seq + 1;
+  load_manifest_ = std::move(m);
+  loading_shards_.store(server_->shard_count(), std::memory_order_release);
+  load_start_ms_ = WallClockMs();
+  uint64_t files = 0;
+  for (const auto& l : load_manifest_->chain) files += l.files.size();
+  LogNotice("Loading snapshot %s: %zu link(s), %" PRIu64 " file(s), written by %u shard(s)",
+            path.c_str(), load_manifest_->chain.size(), files, load_manifest_->shard_count);
+  return Status::Ok();
+}
+
+void SnapshotManager::OnWorkerStart(Worker& w) {
+  Shard& sh = *shards_[w.index()];
+  if (load_manifest_) {
+    sh.load = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
+                                             server_->shard_count());
+    sh.load_total.store(sh.load->stats().bytes_total);
+  }
+}
+
+void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
+  if (load_failed_.load(std::memory_order_acquire)) {
+    // Another shard found damage: nothing of a partial load is kept.
+    sh.load.reset();
+    w.keyspace().FlushAll(false);
+    if (loading_shards_.fetch_sub(1) == 1) LogWarning("Started with no data (see above)");
+    return;
+  }
+  bool done = false;
+  Status s = sh.load->Step(kLoadStepNs, w.now_ms(), &done);
+  sh.load_read.store(sh.load->stats().bytes_read, std::memory_order_relaxed);
+  if (!s.ok()) {
+    bool empty = server_->config().String("snapshot-on-corrupt") == "start-empty";
+    LogWarning("Can't load the snapshot: %s", s.message().c_str());
+    if (!empty) {
+      {
+        std::lock_guard<std::mutex> l(info_mu_);
+        info_.fatal = s.message();
+      }
+      LogWarning(
+          "Refusing to start with a damaged snapshot (set snapshot-on-corrupt start-empty "
+          "to start with no data instead)");
+      server_->RequestExit(1);
+      sh.load.reset();
+      return;
+    }
+    load_failed_.store(true, std::memory_order_release);
+    sh.load.reset();
+    w.keyspace().FlushAll(false);
+    if (loading_shards_.fetch_sub(1) == 1) LogWarning("Started with no data (see above)");
+    return;
+  }
+  if (!done) return;
+  {
+    std::lock_guard<std::mutex> l(info_mu_);
+    info_.loaded += sh.load->stats().keys_loaded;
+    info_.expired += sh.load->stats().keys_expired;
+  }
+  sh.load.reset();
+  // Changes after the load are what the next delta on this chain must write.
+  if (WantTracking() && load_manifest_->shard_count == server_->shard_count()) {
+    sh.tracker = std::make_unique<DirtyRanges>();
+    w.keyspace().set_change_tracker(sh.tracker.get());
+  }
+  sh.changes_saved.store(w.keyspace().changes());
+  if (loading_shards_.fetch_sub(1) == 1) {
+    int64_t ms = WallClockMs() - load_start_ms_;
+    uint64_t loaded = 0, expired = 0;
+    {
+      std::lock_guard<std::mutex> l(info_mu_);
+      info_.load_duration_ms = ms;
+      loaded = info_.loaded;
+      expired = info_.expired;
+    }
+    LogNotice("DB loaded from disk: %.3f seconds (%" PRIu64 " keys, %" PRIu64 " expired)",
+              static_cast<double>(ms) / 1000, loaded, expired);
+    // The loaded chain is the one the next snapshot extends.
+    Worker& w0 = server_->worker(0);
+    bool same = load_manifest_->shard_count == server_->shard_count();
+    Manifest m = *load_manifest_;
+    std::string name = server_->config().String("dbfilename");
+    bool tracking = WantTracking() && same;
+    w.Post(0, MakeTask([this, m, name, tracking] {
+             manifest_ = m;
+             manifest_dbfilename_ = name;
+             tracking_valid_ = tracking;
+           }));
+    (void)w0;
+  }
+}
+
+// ---------------------------------------------------------------------------- per turn
+
+bool SnapshotManager::HasWork(const Worker& w) const {
+  const Shard& sh = *shards_[w.index()];
+  return sh.load != nullptr || (sh.job != nullptr && !sh.reported);
+}
+
+bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns) {
+  Shard& sh = *shards_[w.index()];
+  sh.changes_now.store(w.keyspace().changes(), std::memory_order_relaxed);
+  if (sh.load != nullptr) {
+    StepLoad(w, sh);
+    return sh.load != nullptr;
+  }
+  if (sh.job == nullptr || sh.reported) return false;
+  bool done = sh.job->Step(std::max(kMinStepNs, turn_ns / 4));
+  sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
+  sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
+  sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);
+  if (!done) return true;
+  Status st = sh.job->Finish();
+  sh.reported = true;
+  sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
+  sh.buffer_bytes.store(0, std::memory_order_relaxed);
+  int fd = sh.job->ReleaseFd();
+  uint64_t bytes = sh.job->bytes_written(), records = sh.job->records();
+  uint32_t index = w.index();
+  w.Post(0, MakeTask([this, index, st, fd, bytes, records] {
+           OnShardWritten(index, st, fd, bytes, records);
+         }));
+  return false;
+}
+
+// ---------------------------------------------------------------------------- requests
+
+void SnapshotManager::Request(Reason reason, bool queue, Done done) {
+  Worker* w = Worker::Current();
+  uint32_t origin = w->index();
+  if (loading()) {
+    done(Status::InvalidArgument("LOADING Redis is loading the dataset in memory"));
+    return;
+  }
+  if (!queue && in_progress()) {
+    done(Status::InvalidArgument("ERR Background save already in progress"));
+    return;
+  }
+  auto task = [this, reason, origin, queue, done = std::move(done)]() mutable {
+    if (!queue && run_ != nullptr) {
+      Request_ r{reason, origin, std::move(done)};
+      Server* srv = server_;
+      Worker::Current()->Post(
+          r.origin, MakeTask([r, srv] {
+            (void)srv;
+            r.done(Status::InvalidArgument("ERR Background save already in progress"));
+          }));
+      return;
+    }
+    Enqueue(Request_{reason, origin, std::move(done)});
+  };
+  if (origin == 0) {
+    task();
+  } else {
+    w->Post(0, MakeTask(std::move(task)));
+  }
+}
+
+Status SnapshotManager::SaveAndWait(Reason reason) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> f = promise->get_future();
+  server_->worker(0).PostExternal(MakeTask([this, reason, promise] {
+    Request(reason, true, [promise](const Status& s) { promise->set_value(s); });
+  }));
+  return f.get();
+}
+
+void SnapshotManager::Enqueue(Request_ r) {
+  queue_.push_back(std::move(r));
+  if (run_ == nullptr) StartNext();
+}
+
+void SnapshotManager::StartNext() {
+  if (run_ != nullptr || queue_.empty()) return;
+  Config& c = server_->config();
+  run_ = std::make_unique<Run>();
+  run_->waiters.swap(queue_);
+  run_->start_ms = WallClockMs();
+  run_->dir = c.String("dir");
+  run_->dbfilename = c.String("dbfilename");
+  BlockCodec codec = BlockCodec::kLz4;
+  (void)ParseBlockCodec(c.String("snapshot-compression"), &codec);
+  run_->codec = codec;
+  run_->tracking = WantTracking();
+  uint32_t n = server_->shard_count();
+  bool delta = run_->tracking && tracking_valid_ && manifest_.has_value() &&
+               manifest_->shard_count == n && manifest_dbfilename_ == run_->dbfilename &&
+               manifest_->chain.size() <= static_cast<size_t>(c.Int("snapshot-max-deltas"));
+  run_->kind = delta ? SnapshotKind::kDelta : SnapshotKind::kFull;
+  run_->seq = next_seq_++;
+  run_->fds.assign(n, -1);
+  run_->files.assign(n, ManifestFile{});
+  in_progress_.store(true, std::memory_order_release);
+  current_start_ms_.store(run_->start_ms);
+  last_try_ms_ = run_->start_ms;
+  const char* why = "";
+  switch (run_->waiters.front().reason) {
+    case Reason::kSave:
+      why = "SAVE";
+      break;
+    case Reason::kBgsave:
+      why = "BGSAVE";
+      break;
+    case Reason::kRule:
+      why = "save rule";
+      break;
+    case Reason::kCron:
+      why = "snapshot-cron";
+      break;
+    case Reason::kShutdown:
+      why = "shutdown";
+      break;
+  }
+  LogNotice("Snapshot %" PRIu64 " (%s, %s) started", run_->seq, delta ? "incremental" : "full",
+            why);
+  PostCut();
+}
+
+void SnapshotManager::PostCut() {
+  uint32_t n = server_->shard_count();
+  auto cut = std::make_shared<Cut>();
+  cut->header.kind = run_->kind;
+  cut->header.shard_count = n;
+  cut->header.seq = run_->seq;
+  cut->header.created_ms = WallClockMs();
+  run_->created_ms = cut->header.created_ms;
+  cut->codec = run_->codec;
+  cut->tracking = run_->tracking;
+  for (uint32_t i = 0; i < n; i++) {
+    run_->files[i].name = FileName(run_->seq, i);
+    cut->tmp_paths.push_back(JoinPath(run_->dir, run_->files[i].name) + ".tmp");
+  }
+  cut->posted_ns = MonoNs();
+  run_->cut = cut;
+  run_->acks = 0;
+  run_->ack_conflict = false;
+  run_->ack_error.clear();
+  run_->attempts++;
+  Worker& w0 = *Worker::Current();
+  for (uint32_t i = 0; i < n; i++) {
+    w0.Post(i, MakeTask([this, cut] { CutOnShard(*Worker::Current(), cut); }));
+  }
+}
+
+void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
+  uint32_t n = server_->shard_count();
+  Shard& sh = *shards_[w.index()];
+  SnapshotHeader h = cut->header;
+  h.shard = w.index();
+  auto job =
+      std::make_unique<ShardSnapshotJob>(w.keyspace(), cut->tmp_paths[w.index()], cut->codec, h);
+  Status open = job->Open();
+  if (!open.ok()) {
+    cut->failures.fetch_add(1);
+    std::lock_guard<std::mutex> l(cut->mu);
+    if (cut->error.empty()) cut->error = open.message();
+  }
+  Arrive(w, cut->arrived1, n);
+  // Every shard thread is here: nothing runs anywhere until all pass the second barrier.
+  if (w.locks().AnyExclusive()) cut->conflicts.fetch_add(1);
+  Arrive(w, cut->arrived2, n);
+  bool conflict = cut->conflicts.load() != 0;
+  bool ok = !conflict && cut->failures.load() == 0;
+  if (ok) {
+    std::unique_ptr<RangeSet> ranges;
+    if (sh.tracker != nullptr) ranges = std::make_unique<RangeSet>(sh.tracker->Take());
+    if (cut->tracking && sh.tracker == nullptr) {
+      sh.tracker = std::make_unique<DirtyRanges>();
+      w.keyspace().set_change_tracker(sh.tracker.get());
+    } else if (!cut->tracking && sh.tracker != nullptr) {
+      w.keyspace().set_change_tracker(nullptr);
+      sh.tracker.reset();
+    }
+    sh.changes_at_cut = w.keyspace().changes();
+    job->Start(std::move(ranges));
+    sh.job = std::move(job);
+    sh.reported = false;
+  } else {
+    job->Abort();
+  }
+  std::string error;
+  if (!ok && !conflict) {
+    std::lock_guard<std::mutex> l(cut->mu);
+    error = cut->error;
+  }
+  uint32_t index = w.index();
+  w.Post(0, MakeTask([this, index, ok, conflict, error] { OnCutAck(index, ok, conflict, error); }));
+}
+
+void SnapshotManager::OnCutAck(uint32_t shard, bool ok, bool conflict, const std::string& error) {
+  (void)shard;
+  (void)ok;
+  if (conflict) run_->ack_conflict = true;
+  if (!error.empty() && run_->ack_error.empty()) run_->ack_error = error;
+  if (++run_->acks < server_->shard_count()) return;
+  if (run_->ack_conflict) {
+    {
+      std::lock_guard<std::mutex> l(info_mu_);
+      info_.cut_retries++;
+    }
+    if (run_->attempts >= kMaxCutAttempts) {
+      Finish(Status::IoError("no consistent cut found: multi-key writes held locks at every try"));
+      return;
+    }
+    // A multi-shard write was half applied somewhere: try again next turn.
+    Worker::Current()->Post(0, MakeTask([this] { PostCut(); }));
+    return;
+  }
+  if (!run_->ack_error.empty()) {
+    Finish(Status::IoError(run_->ack_error));
+    return;
+  }
+  run_->cut_ns = MonoNs() - run_->cut->posted_ns;
+  run_->cut.reset();
+}
+
+void SnapshotManager::OnShardWritten(uint32_t shard, Status st, int fd, uint64_t bytes,
+                                     uint64_t records) {
+  run_->fds[shard] = fd;
+  run_->files[shard].bytes = bytes;
+  run_->files[shard].records = records;
+  if (!st.ok() && run_->first_error.ok()) run_->first_error = st;
+  if (++run_->written < server_->shard_count()) return;
+  if (!run_->first_error.ok()) {
+    for (int f : run_->fds) {
+      if (f >= 0) close(f);
+    }
+    Finish(run_->first_error);
+    return;
+  }
+  Commit();
+}
+
+void SnapshotManager::Commit() {
+  Manifest m;
+  if (run_->kind == SnapshotKind::kDelta) m = *manifest_;
+  if (run_->kind == SnapshotKind::kFull) m.chain.clear();
+  m.seq = run_->seq;
+  m.created_ms = run_->created_ms;
+  m.shard_count = server_->shard_count();
+  m.shard_hash = kShardHashId;
+  m.range_bits = RangeSet::kRangeBits;
+  ManifestLink link;
+  link.kind = run_->kind;
+  link.seq = run_->seq;
+  link.created_ms = run_->created_ms;
+  link.files = run_->files;
+  m.chain.push_back(std::move(link));
+  std::vector<int> fds = run_->fds;
+  std::string dir = run_->dir, name = run_->dbfilename;
+  if (committer_.joinable()) committer_.join();
+  committer_ = std::thread([this, fds, dir, name, m]() mutable {
+    Status s;
+    for (size_t i = 0; i < fds.size(); i++) {
+      std::string final_path = JoinPath(dir, m.chain.back().files[i].name);
+      Status fs = SyncAndClose(fds[i], final_path + ".tmp");
+      if (s.ok()) s = fs;
+    }
+    for (size_t i = 0; s.ok() && i < fds.size(); i++) {
+      std::string final_path = JoinPath(dir, m.chain.back().files[i].name);
+      s = RenameFile(final_path + ".tmp", final_path);
+    }
+    if (s.ok()) s = SyncDir(dir);
+    if (s.ok()) s = WriteFileAtomically(dir, name, EncodeManifest(m));
+    if (s.ok()) {
+      // Files no manifest names any more: older chains and leftovers of failed saves.
+      std::vector<std::string> names;
+      if (ListDir(dir, &names).ok()) {
+        std::string prefix = name + "-";
+        for (const std::string& f : names) {
+          if (f.compare(0, prefix.size(), prefix) != 0) continue;
+          bool ours = f.size() > 5 && (f.ends_with(".snap") || f.ends_with(".snap.tmp"));
+          if (!ours) continue;
+          bool named = false;
+          for (const auto& l : m.chain) {
+            for (const auto& mf : l.files) named = named || mf.name == f;
+          }
+          if (!named) unlink(JoinPath(dir, f).c_str());
+        }
+      }
+    } else {
+      for (const auto& mf : m.chain.back().files) {
+        unlink(JoinPath(dir, mf.name).c_str());
+        unlink((JoinPath(dir, mf.name) + ".tmp").c_str());
+      }
+    }
+    server_->worker(0).PostExternal(
+        MakeTask([this, s, m]() mutable { OnCommitted(s, std::move(m)); }));
+  });
+}
+
+void SnapshotManager::OnCommitted(Status st, Manifest m) {
+  if (st.ok()) {
+    manifest_ = std::move(m);
+    manifest_dbfilename_ = run_->dbfilename;
+    tracking_valid_ = run_->tracking;
+  }
+  Finish(st);
+}
+
+void SnapshotManager::Finish(const Status& st) {
+  uint32_t n = server_->shard_count();
+  bool ok = st.ok();
+  Worker& w0 = *Worker::Current();
+  // Every shard drops its job; a failed snapshot hands its ranges back.
+  for (uint32_t i = 0; i < n; i++) {
+    w0.Post(i, MakeTask([this, ok] {
+              Worker& w = *Worker::Current();
+              Shard& sh = *shards_[w.index()];
+              if (sh.job == nullptr) return;
+              if (ok) {
+                sh.changes_saved.store(sh.changes_at_cut);
+              } else {
+                std::unique_ptr<RangeSet> r = sh.job->TakeRanges();
+                if (r != nullptr && sh.tracker != nullptr) sh.tracker->GiveBack(*r);
+                sh.job->Abort();
+              }
+              sh.job.reset();
+              sh.reported = false;
+              sh.bytes_written.store(0);
+              sh.keys_visited.store(0);
+            }));
+  }
+  int64_t now = WallClockMs();
+  uint64_t bytes = 0, records = 0;
+  for (const auto& f : run_->files) {
+    bytes += f.bytes;
+    records += f.records;
+  }
+  {
+    std::lock_guard<std::mutex> l(info_mu_);
+    info_.last_status = ok ? "ok" : "err";
+    info_.last_error = ok ? "" : st.message();
+    info_.last_duration_s = (now - run_->start_ms + 500) / 1000;
+    if (ok) {
+      info_.saves++;
+      info_.last_kind = run_->kind == SnapshotKind::kFull ? "full" : "incremental";
+      info_.last_bytes = bytes;
+      info_.last_records = records;
+      info_.last_cut_us = run_->cut_ns / 1000;
+      info_.chain_length = manifest_ ? manifest_->chain.size() : 0;
+    }
+  }
+  if (ok) {
+    last_save_s_.store(now / 1000);
+    LogNotice("Snapshot %" PRIu64 " (%s) saved: %" PRIu64 " keys, %" PRIu64
+              " bytes, %.3f seconds, cut pause %" PRId64 " us",
+              run_->seq, run_->kind == SnapshotKind::kFull ? "full" : "incremental", records, bytes,
+              static_cast<double>(now - run_->start_ms) / 1000, run_->cut_ns / 1000);
+  } else {
+    LogWarning("Snapshot %" PRIu64 " failed: %s", run_->seq, st.message().c_str());
+  }
+  last_failed_ = !ok;
+  for (Request_& r : run_->waiters) {
+    Done d = std::move(r.done);
+    w0.Post(r.origin, MakeTask([d, st] { d(st); }));
+  }
+  run_.reset();
+  in_progress_.store(false, std::memory_order_release);
+  current_start_ms_.store(0);
+  if (!queue_.empty()) w0.Post(0, MakeTask([this] { StartNext(); }));
+}
+
+// ---------------------------------------------------------------------------- schedules
+
+void SnapshotManager::OnTimer(Worker& w) {
+  (void)w;
+  if (loading() || run_ != nullptr || !queue_.empty()) return;
+  int64_t now_ms = WallClockMs();
+  int64_t now_s = now_ms / 1000;
+  Config& c = server_->config();
+  // snapshot-cron
+  std::string cron = c.String("snapshot-cron");
+  if (cron != cron_text_) {
+    cron_text_ = cron;
+    cron_ = CronSchedule();
+    std::string error;
+    if (!cron.empty() && !CronSchedule::Parse(cron, &cron_, &error)) cron_ = CronSchedule();
+    cron_next_s_ = cron.empty() ? -1 : cron_.NextAfter(now_s);
+  }
+  if (cron_next_s_ > 0 && now_s >= cron_next_s_) {
+    cron_next_s_ = cron_.NextAfter(now_s);
+    Enqueue(Request_{Reason::kCron, 0, [](const Status&) {}});
+    return;
+  }
+  // save "<seconds> <changes> ..."
+  std::string save = c.String("save");
+  if (save.empty()) return;
+  if (last_failed_ && now_ms - last_try_ms_ < kRetryAfterFailureMs) return;
+  std::vector<std::string> parts;
+  if (!SplitArgs(save, &parts)) return;
+  uint64_t changes = 0;
+  for (const auto& sh : shards_) {
+    uint64_t now_c = sh->changes_now.load(std::memory_order_relaxed);
+    uint64_t saved = sh->changes_saved.load(std::memory_order_relaxed);
+    changes += now_c > saved ? now_c - saved : 0;
+  }
+  int64_t since = now_s - last_save_s_.load();
+  for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+    int64_t secs = 0, min_changes = 0;
+    if (!ParseInt64(parts[i], &secs) || !ParseInt64(parts[i + 1], &min_changes)) continue;
+    if (changes >= static_cast<uint64_t>(min_changes) && since >= secs && min_changes > 0) {
+      LogNotice("%" PRId64 " changes in %" PRId64 " seconds. Saving...", min_changes, secs);
+      Enqueue(Request_{Reason::kRule, 0, [](const Status&) {}});
+      return;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------- INFO
+
+void SnapshotManager::AppendInfo(std::string* out) const {
+  auto line = [&](const char* k, const std::string& v) {
+    out->append(k);
+    out->push_back(':');
+    out->append(v);
+    out->append("\r\n");
+  };
+  uint64_t changes = 0, bytes = 0, keys = 0, buffers = 0, read = 0, total = 0;
+  for (const auto& sh : shards_) {
+    uint64_t now_c = sh->changes_now.load(std::memory_order_relaxed);
+    uint64_t saved = sh->changes_saved.load(std::memory_order_relaxed);
+    changes += now_c > saved ? now_c - saved : 0;
+    bytes += sh->bytes_written.load(std::memory_order_relaxed);
+    keys += sh->keys_visited.load(std::memory_order_relaxed);
+    buffers += sh->buffer_bytes.load(std::memory_order_relaxed);
+    read += sh->load_read.load(std::memory_order_relaxed);
+    total += sh->load_total.load(std::memory_order_relaxed);
+  }
+  bool is_loading = loading();
+  int64_t now = WallClockMs();
+  std::lock_guard<std::mutex> l(info_mu_);
+  line("loading", is_loading ? "1" : "0");
+  line("async_loading", "0");
+  if (is_loading) {
+    line("loading_start_time", std::to_string(load_start_ms_ / 1000));
+    line("loading_total_bytes", std::to_string(total));
+    line("loading_loaded_bytes", std::to_string(read));
+    double perc = total == 0 ? 0 : 100.0 * static_cast<double>(read) / static_cast<double>(total);
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2f%%", perc);
+    line("loading_loaded_perc", buf);
+    int64_t elapsed = std::max<int64_t>(1, now - load_start_ms_);
+    int64_t eta =
+        read == 0
+            ? 1
+            : static_cast<int64_t>(static_cast<double>(total - std::min(total, read)) *
+                                   static_cast<double>(elapsed) / static_cast<double>(read) / 1000);
+    line("loading_eta_seconds", std::to_string(eta));
+  }
+  line("current_cow_peak", "0");
+  line("current_cow_size", "0");
+  line("current_cow_size_age", "0");
+  line("current_fork_perc", "0.00");
+  line("current_save_keys_processed", std::to_string(keys));
+  line("current_save_keys_total", "0");
+  line("rdb_changes_since_last_save", std::to_string(changes));
+  int64_t start = current_start_ms_.load();
+  line("rdb_bgsave_in_progress", start != 0 ? "1" : "0");
+  line("rdb_last_save_time", std::to_string(last_save_s_.load()));
+  line("rdb_last_bgsave_status", info_.last_status);
+  line("rdb_last_bgsave_time_sec", std::to_string(info_.last_duration_s));
+  line("rdb_current_bgsave_time_sec", start != 0 ? std::to_string((now - start) / 1000) : "-1");
+  line("rdb_saves", std::to_string(info_.saves));
+  line("rdb_last_cow_size", "0");
+  line("rdb_last_load_keys_expired", std::to_string(info_.expired));
+  line("rdb_last_load_keys_loaded", std::to_string(info_.loaded));
+  line("aof_enabled", "0");
+  line("aof_rewrite_in_progress", "0");
+  line("aof_rewrite_scheduled", "0");
+  line("aof_last_rewrite_time_sec", "-1");
+  line("aof_current_rewrite_time_sec", "-1");
+  line("aof_last_bgrewrite_status", "ok");
+  line("aof_rewrites", "0");
+  line("aof_rewrites_consecutive_failures", "0");
+  line("aof_last_write_status", "ok");
+  line("aof_last_cow_size", "0");
+  line("module_fork_in_progress", "0");
+  line("module_fork_last_cow_size", "0");
+  line("snapshot_in_progress_bytes_written", std::to_string(bytes));
+  line("snapshot_buffer_bytes", std::to_string(buffers));
+  line("snapshot_last_kind", info_.last_kind);
+  line("snapshot_last_bytes", std::to_string(info_.last_bytes));
+  line("snapshot_last_keys", std::to_string(info_.last_records));
+  line("snapshot_last_cut_pause_us", std::to_string(info_.last_cut_us));
+  line("snapshot_cut_retries", std::to_string(info_.cut_retries));
+  line("snapshot_chain_length", std::to_string(info_.chain_length));
+  line("snapshot_last_error", info_.last_error);
+  line("snapshot_last_load_ms", std::to_string(info_.load_duration_ms));
+}
+
+}  // namespace strata

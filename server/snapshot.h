@@ -1,0 +1,174 @@
+// SnapshotManager: when and how the process's snapshots are taken, committed and loaded.
+//
+// A snapshot (docs/ARCHITECTURE.md "Snapshots", docs/FORMAT.md)
+//   1. Request: SAVE, BGSAVE, a `save` rule, the `snapshot-cron` schedule or shutdown
+//      asks worker 0, which coordinates every snapshot (one at a time; a request made
+//      while one runs is refused or queued, as the command says).
+//   2. Cut: worker 0 posts a cut task to every worker. Each opens its temporary file,
+//      then all of them meet at a barrier: every shard thread is stopped at that instant,
+//      so no command is half-way anywhere except a multi-shard write holding locks. If any
+//      shard holds an exclusive lock the attempt is abandoned and retried on the next loop
+//      turn (such commands finish within a few hops). Otherwise every shard starts its
+//      ShardSnapshotJob (storage/snapshot_job.h) before leaving the barrier: the image is
+//      the whole process's data at one instant, consistent across shards and with every
+//      client's order of writes. The pause is the time for every thread to reach the
+//      barrier (one loop turn).
+//   3. Write: each shard writes its file a time slice per loop turn (at most about a
+//      quarter of the turn while clients are active), capturing segments that commands are
+//      about to change first. When done it writes the trailer and reports to worker 0.
+//   4. Commit (a helper thread, so no shard waits on the disk): fsync every shard file,
+//      rename it to its final name, write the manifest under a temporary name, fsync,
+//      rename over the previous manifest, fsync the directory, delete files no manifest
+//      names. A failure anywhere (a full disk) deletes the new files and leaves the
+//      previous snapshot as it was; the ranges a failed delta held are handed back so
+//      the next snapshot writes them.
+//   Full or delta: after a committed snapshot, shards track changed ranges
+//   (storage/dirty_ranges.h); the next snapshot is a delta on the same chain while
+//   snapshot-incremental is on, the thread count and dbfilename are unchanged and fewer
+//   than snapshot-max-deltas deltas follow the base; otherwise it is full.
+//
+// Loading: PrepareLoad() (main thread, before the workers start) reads the manifest and
+// checks the files it names; each worker then loads its share a slice per loop turn
+// (storage/snapshot_loader.h), all in parallel, while clients get -LOADING. A damaged
+// file stops the server with the file and offset, unless snapshot-on-corrupt is
+// start-empty (then every shard drops what it loaded and the server starts empty).
+//
+// With `save ""` and no snapshot-cron, nothing runs unless asked for (SAVE, BGSAVE,
+// SHUTDOWN SAVE), and no change tracking is installed.
+//
+// Thread-safety: coordinator state is touched only on worker 0; per-shard state only on
+// its worker; counters read by INFO are atomics or under info_mu_.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/cron_schedule.h"
+#include "storage/dirty_ranges.h"
+#include "storage/manifest.h"
+#include "storage/snapshot_job.h"
+#include "storage/snapshot_loader.h"
+#include "storage/status.h"
+
+namespace strata {
+
+class Server;
+class Worker;
+
+class SnapshotManager {
+ public:
+  enum class Reason { kSave, kBgsave, kRule, kCron, kShutdown };
+  using Done = std::function<void(const Status&)>;
+
+  explicit SnapshotManager(Server* server);
+  ~SnapshotManager();
+  // Main thread, once the thread count is known.
+  void Init(uint32_t shard_count);
+
+  // Main thread, before the workers start. Reads the manifest, if any, and checks that
+  // the files it names are there with their sizes. A problem is returned (the caller
+  // refuses to start) unless snapshot-on-corrupt is start-empty.
+  Status PrepareLoad();
+  bool loading() const { return loading_shards_.load(std::memory_order_acquire) > 0; }
+  // Set when loading failed and the server must exit with this message.
+  std::string fatal_error() const;
+
+  // Worker hooks, on each worker's thread.
+  void OnWorkerStart(Worker& w);
+  // Steps this shard's load or snapshot job; true while there is such work to do (the
+  // loop must not sleep). turn_ns: time the rest of this loop turn took.
+  bool OnWorkerTurn(Worker& w, int64_t turn_ns);
+  bool HasWork(const Worker& w) const;
+  // Worker 0's timer: `save` rules and snapshot-cron.
+  void OnTimer(Worker& w);
+
+  // Any worker: asks for a snapshot. `done` runs on the calling worker with the result.
+  // When one is already running: with queue, the request runs after it; otherwise
+  // `done` gets an error at once ("Background save already in progress").
+  void Request(Reason reason, bool queue, Done done);
+  bool in_progress() const { return in_progress_.load(std::memory_order_acquire); }
+  // Any thread (main, at SIGTERM): runs a snapshot and waits for it.
+  Status SaveAndWait(Reason reason);
+  // True when `save` has rules or snapshot-cron is set (SIGTERM then saves).
+  bool AutoSaveEnabled() const;
+  int64_t last_save_time() const { return last_save_s_.load(std::memory_order_relaxed); }
+  // INFO persistence.
+  void AppendInfo(std::string* out) const;
+
+ private:
+  struct Shard;
+  struct Cut;
+  struct Run;
+  struct Request_ {
+    Reason reason;
+    uint32_t origin;
+    Done done;
+  };
+  // Worker 0.
+  void Enqueue(Request_ r);
+  void StartNext();
+  void PostCut();
+  void OnCutAck(uint32_t shard, bool ok, bool conflict, const std::string& error);
+  void OnShardWritten(uint32_t shard, Status st, int fd, uint64_t bytes, uint64_t records);
+  void Commit();
+  void OnCommitted(Status st, Manifest m);
+  void Finish(const Status& st);
+  // A shard's side of the cut (on every worker).
+  void CutOnShard(Worker& w, std::shared_ptr<Cut> cut);
+  void StepLoad(Worker& w, Shard& sh);
+  std::string FileName(uint64_t seq, uint32_t shard) const;
+  bool WantTracking() const;
+
+  Server* server_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<bool> in_progress_{false};
+  std::atomic<int64_t> last_save_s_{0};
+  std::atomic<uint32_t> loading_shards_{0};
+  std::atomic<bool> load_failed_{false};
+  std::atomic<int64_t> current_start_ms_{0};
+
+  // Worker 0 only.
+  std::unique_ptr<Run> run_;
+  std::vector<Request_> queue_;
+  std::optional<Manifest> manifest_;  // the committed chain
+  std::string manifest_dbfilename_;
+  bool tracking_valid_ = false;  // every shard tracked changes since manifest_'s cut
+  uint64_t next_seq_ = 1;
+  int64_t last_try_ms_ = 0;
+  bool last_failed_ = false;
+  std::string cron_text_;
+  CronSchedule cron_;
+  int64_t cron_next_s_ = -1;
+  std::thread committer_;
+
+  // Startup load (set on the main thread before workers start, then read-only).
+  std::optional<Manifest> load_manifest_;
+  std::string load_dir_;
+  int64_t load_start_ms_ = 0;
+
+  mutable std::mutex info_mu_;
+  struct Info {
+    std::string last_status = "ok";
+    std::string last_error;
+    std::string last_kind = "none";
+    int64_t last_duration_s = -1;
+    uint64_t saves = 0;
+    uint64_t last_bytes = 0;
+    uint64_t last_records = 0;
+    int64_t last_cut_us = 0;
+    uint64_t cut_retries = 0;
+    uint64_t chain_length = 0;
+    uint64_t loaded = 0, expired = 0;
+    int64_t load_duration_ms = 0;
+    std::string fatal;
+  } info_;
+};
+
+}  // namespace strata

@@ -1,0 +1,100 @@
+// ShardSnapshotJob: writes one shard's snapshot file while the shard keeps serving.
+//
+// Design (docs/ARCHITECTURE.md "Snapshots")
+//   Start() runs at the snapshot's cut (every shard at one instant; server/snapshot.h)
+//   and calls Keyspace::BeginCapture(this). From then on a segment is written out either
+//   by the job's own traversal (Step(), a time slice per loop turn) or, if a command is
+//   about to change it first, by Capture() called from the keyspace's pre-write hook.
+//   Each segment is written exactly once, as it was at the cut, so the file is the
+//   shard's point-in-time image and no copy of the data is made: the extra memory is
+//   the open block and the output not yet written (a few hundred KiB).
+//   A full snapshot writes every key. A delta writes every live key of the ranges that
+//   changed since the previous cut (dirty_ranges.h) and visits only segments that hold
+//   such ranges.
+//   Output goes to a temporary file with plain write(2) (the page cache); fsync and the
+//   rename happen off the shard thread (server/snapshot.cc). A write error (a full
+//   disk) is kept, the rest of the output is dropped, and Finish() reports it; capture
+//   itself goes on so that the keyspace hook stays consistent until Finish().
+//
+// Thread-safety: owned by the shard's thread; Capture() is called on it by the keyspace.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/keyspace.h"
+#include "storage/block.h"
+#include "storage/dirty_ranges.h"
+#include "storage/shard_snapshot.h"
+#include "storage/status.h"
+
+namespace strata {
+
+class ShardSnapshotJob : public SnapshotHook {
+ public:
+  // Output is written out once this much has accumulated.
+  static constexpr size_t kWriteChunkBytes = 256 * 1024;
+
+  ShardSnapshotJob(Keyspace& ks, std::string tmp_path, BlockCodec codec,
+                   const SnapshotHeader& header);
+  ~ShardSnapshotJob() override;
+
+  // Creates the temporary file. Called before the cut.
+  Status Open();
+  // At the cut: from now on the keyspace's changes are captured first. `ranges` are the
+  // ranges changed since the previous cut (null when not tracked); a delta writes only
+  // them, a full snapshot keeps them only to hand back if it fails.
+  void Start(std::unique_ptr<RangeSet> ranges);
+  // Captures segments for about budget_ns; returns true when every segment is done.
+  bool Step(int64_t budget_ns);
+  bool traversal_done() const { return done_; }
+  // Ends capture and writes the trailer. The file stays open (fd()) for the fsync.
+  Status Finish();
+  // Ends capture and removes the temporary file (a failed or abandoned snapshot).
+  void Abort();
+
+  void Capture(uint32_t db, const Table::Segment* seg) override;
+
+  int fd() const { return fd_; }
+  // Gives the open file to whoever fsyncs and closes it.
+  int ReleaseFd() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  const std::string& tmp_path() const { return tmp_path_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t records() const { return writer_ ? writer_->records() : 0; }
+  uint64_t keys_visited() const { return keys_visited_; }
+  // Serialization buffers held now (open block + output not yet written).
+  size_t buffer_bytes() const { return (writer_ ? writer_->pending_bytes() : 0) + out_capacity_; }
+  const RangeSet* ranges() const { return ranges_.get(); }
+  // Hands the dirty ranges back (the snapshot failed: the next one must write them).
+  std::unique_ptr<RangeSet> TakeRanges() { return std::move(ranges_); }
+
+ private:
+  void Emit(uint32_t db, const Entry* e);
+  void Drain(bool all);
+  Keyspace& ks_;
+  std::string tmp_path_;
+  BlockCodec codec_;
+  SnapshotHeader header_;
+  std::optional<ShardSnapshotWriter> writer_;
+  std::unique_ptr<RangeSet> ranges_;
+  bool filter_ = false;  // a delta: only keys of ranges_
+  int fd_ = -1;
+  Status error_;
+  bool started_ = false;
+  bool done_ = false;
+  bool finished_ = false;
+  uint32_t db_ = 0;
+  uint64_t pos_ = 0;  // next table hash to visit in db_
+  uint64_t bytes_written_ = 0;
+  uint64_t keys_visited_ = 0;
+  size_t out_capacity_ = 0;
+  std::string scratch_;
+};
+
+}  // namespace strata
