@@ -47,6 +47,10 @@ class Entry {
   static constexpr uint8_t kHasExpire = 0x08;
   static constexpr uint8_t kPacked = 0x10;
   static constexpr uint8_t kExternal = 0x20;
+  // Set while a snapshot runs on an entry its image must not take from the table: the
+  // entry's pre-image was already written, or it was created after the cut
+  // (core/keyspace.h "Snapshots"). Cleared by the snapshot's traversal.
+  static constexpr uint8_t kSnapSkip = 0x40;
   static constexpr int64_t kNoExpire = 0;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;
@@ -73,6 +77,10 @@ class Entry {
   bool HasExpire() const { return Flags() & kHasExpire; }
   bool IsPacked() const { return Flags() & kPacked; }
   bool IsExternal() const { return Flags() & kExternal; }
+  bool SnapSkip() const { return Flags() & kSnapSkip; }
+  void SetSnapSkip(bool on) {
+    Base()[0] = static_cast<char>(on ? (Flags() | kSnapSkip) : (Flags() & ~kSnapSkip));
+  }
   // REQUIRES: IsExternal().
   CollectionObject* Object() const {
     Layout l = Parse();

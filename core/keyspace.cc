@@ -103,8 +103,9 @@ void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
 
 Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   uint64_t hash = TableHash(key);
-  Touch(d, hash, true);
   Table::Ref ref = d.table->Locate(key, hash);
+  if (PreWrite(d, hash, ref ? Table::At(ref) : nullptr)) e->SetSnapSkip(true);
+  Mark(d, hash);
   if (ref) {
     DestroyEntry(d, d.table->Replace(ref, e));
   } else {
@@ -142,16 +143,16 @@ std::string Keyspace::Serialize(const Entry* e) {
 Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
-  // A caller of Find() may change what it gets: capture first, and tell the tracker.
+  Entry* e = d.table->Find(key, hash);
+  // A caller of Find() may change what it gets: pre-image first, and tell the tracker.
   if (write) {
-    if (snap_hook_ != nullptr) [[unlikely]]
-      CaptureSegment(db, d.table->SegmentFor(hash));
+    PreWrite(d, hash, e);
     if (tracker_ != nullptr) [[unlikely]]
       tracker_->KeyChanged(db, hash);
   }
-  Entry* e = d.table->Find(key, hash);
   if (e == nullptr || !e->IsExpired(now_ms)) return e;
-  Touch(d, hash, true);
+  PreWrite(d, hash, e);
+  Mark(d, hash);
   DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
@@ -191,7 +192,8 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   uint64_t hash = TableHash(key);
   Table::Ref ref = d.table->Locate(key, hash);
   if (!ref) return false;
-  Touch(d, hash, true);  // capturing reads the segment; ref stays valid
+  PreWrite(d, hash, Table::At(ref));
+  Mark(d, hash);
   DestroyEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
@@ -199,9 +201,10 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
 Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
-  Touch(d, hash, true);
   Table::Ref ref = d.table->Locate(key, hash);
   Entry* old = Table::At(ref);
+  bool skip = PreWrite(d, hash, old);
+  Mark(d, hash);
   bool want = expire_ms != Entry::kNoExpire;
   if (old->HasExpire() == want) {
     if (want) old->SetExpireInPlace(expire_ms);
@@ -214,11 +217,13 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
         Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable);
     Charge(e, usable);
     if (want) d.expires++;
+    if (skip) e->SetSnapSkip(true);
     DestroyEntryKeepObject(d, d.table->Replace(ref, e));
     return e;
   }
   std::string scratch;
   Entry* e = NewEntry(d, old->Key(), old->Value(&scratch), old->Type(), expire_ms);
+  if (skip) e->SetSnapSkip(true);
   DestroyEntry(d, d.table->Replace(ref, e));
   return e;
 }
@@ -295,6 +300,17 @@ uint32_t Keyspace::BeginCapture(SnapshotHook* hook) {
 
 void Keyspace::EndCapture() { snap_hook_ = nullptr; }
 
+bool Keyspace::PreWriteSlow(Db& d, uint64_t hash, Entry* e) {
+  uint32_t db = DbIndex(d);
+  if (d.table->SegmentFor(hash)->version >= snap_epoch_ || !snap_hook_->Wants(db, hash))
+    return false;
+  if (e != nullptr && !e->SnapSkip()) {
+    snap_hook_->CaptureEntry(db, e);
+    e->SetSnapSkip(true);
+  }
+  return true;
+}
+
 void Keyspace::CaptureAll() {
   for (uint32_t db = 0; db < dbs_.size(); db++) {
     dbs_[db].table->ForEachSegment([&](Table::Segment* s) { CaptureSegment(db, s); });
@@ -314,7 +330,9 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
     }
     d.expire_cursor = d.table->ScanChunk(d.expire_cursor, [&](Entry* e) {
       if (!e->IsExpired(now_ms)) return false;
-      Touch(d, TableHash(e->Key()), true);
+      uint64_t h = TableHash(e->Key());
+      PreWrite(d, h, e);
+      Mark(d, h);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       deleted++;

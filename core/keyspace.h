@@ -11,14 +11,16 @@
 // segment arrays at their usable sizes; entry bytes are also kept per value type.
 //
 // Snapshots (fork-free, point-in-time; docs/ARCHITECTURE.md "Snapshots")
-//   Every table segment carries the epoch it was last captured at. A snapshot of this
-//   shard starts at epoch E = BeginCapture(hook): from then on, before anything changes
-//   in a segment whose version is < E, the hook is handed the segment to write out as it
-//   still is, and the segment is stamped E. The snapshot's own traversal captures the
-//   remaining segments the same way (CaptureSegment), so the image is exactly the data
-//   at the moment BeginCapture ran, with no copy of the data in memory. "Changes" means
-//   any lookup through Find() (callers may modify what it returns), Insert, Delete,
-//   SetExpire and expiry; FLUSHDB and SWAPDB capture the whole shard first.
+//   Every table segment carries the epoch its traversal last reached. A snapshot of
+//   this shard starts at epoch E = BeginCapture(hook). The snapshot's traversal visits
+//   segments one at a time (CaptureSegment) and stamps each E. Before an entry of a
+//   segment not yet stamped changes or goes, the hook writes that one entry as it still
+//   is (its pre-image) and the entry is marked kSnapSkip; an entry created there after
+//   the cut is marked too. The traversal writes the unmarked entries and clears the
+//   marks. So every key is written once, as it was at the cut, no data is copied, and a
+//   write pays for at most one record. "Changes" means any lookup through Find()
+//   (callers may modify what it returns), Insert, Delete, SetExpire and expiry; FLUSHDB
+//   and SWAPDB run the whole traversal first. A delta takes only keys the hook Wants().
 //   Separately, a ChangeTracker (incremental snapshots) is told the table hash of every
 //   key that may have changed, and of whole databases that did.
 //   With no snapshot running and no tracker, all of this is one predictable branch.
@@ -47,12 +49,18 @@ struct KeyspaceStats {
   uint64_t keyspace_misses = 0;
 };
 
-// Receives a segment's entries before they change during a snapshot (see above).
+// A snapshot's side of the capture (see "Snapshots" above).
 class SnapshotHook {
  public:
   virtual ~SnapshotHook() = default;
-  // Write out every entry of seg (of database db) as it is now.
-  virtual void Capture(uint32_t db, const Table::Segment* seg) = 0;
+  // Whether the key with this table hash belongs in the image (deltas take only
+  // changed ranges).
+  virtual bool Wants(uint32_t db, uint64_t hash) const = 0;
+  // Writes e's record as it is now: e is about to change or go.
+  virtual void CaptureEntry(uint32_t db, const Entry* e) = 0;
+  // The traversal reached seg: write its wanted entries not marked kSnapSkip, and clear
+  // every mark.
+  virtual void Capture(uint32_t db, Table::Segment* seg) = 0;
 };
 
 // Told which keys may have changed (incremental snapshots).
@@ -194,16 +202,20 @@ class Keyspace {
   Entry* Insert(Db& d, std::string_view key, Entry* e);
   Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write);
   uint32_t DbIndex(const Db& d) const { return static_cast<uint32_t>(&d - dbs_.data()); }
-  // Before a change to the key with this hash: capture its segment if a snapshot needs
-  // it, and tell the tracker (when `change`; plain lookups pass false).
-  void Touch(Db& d, uint64_t hash, bool change) {
-    if (snap_hook_ != nullptr) [[unlikely]]
-      CaptureSegment(DbIndex(d), d.table->SegmentFor(hash));
-    if (change) {
-      changes_++;
-      if (tracker_ != nullptr) [[unlikely]]
-        tracker_->KeyChanged(DbIndex(d), hash);
-    }
+  // Before e (null for a key being created) changes or goes: writes its pre-image when
+  // a running snapshot still needs it. Returns true when an entry created now for this
+  // key must be marked kSnapSkip.
+  bool PreWrite(Db& d, uint64_t hash, Entry* e) {
+    if (snap_hook_ == nullptr) [[likely]]
+      return false;
+    return PreWriteSlow(d, hash, e);
+  }
+  bool PreWriteSlow(Db& d, uint64_t hash, Entry* e);
+  // A change to the key with this hash: counted, and told to the tracker.
+  void Mark(Db& d, uint64_t hash) {
+    changes_++;
+    if (tracker_ != nullptr) [[unlikely]]
+      tracker_->KeyChanged(DbIndex(d), hash);
   }
   SnapshotHook* snap_hook_ = nullptr;
   uint32_t snap_epoch_ = 0;
@@ -227,7 +239,9 @@ uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& 
   Db& d = dbs_[db];
   return d.table->ScanChunk(cursor, [&](Entry* e) {
     if (e->IsExpired(now_ms)) {
-      Touch(d, TableHash(e->Key()), true);
+      uint64_t h = TableHash(e->Key());
+      PreWrite(d, h, e);
+      Mark(d, h);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       return true;
@@ -248,7 +262,8 @@ size_t Keyspace::DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&&
     uint64_t next = d.table->ScanChunk(cursor, [&](Entry* e) {
       uint64_t h = TableHash(e->Key());
       if (h < first || h > last || !pred(e)) return false;
-      Touch(d, h, true);
+      PreWrite(d, h, e);
+      Mark(d, h);
       DestroyEntry(d, e);
       deleted++;
       return true;

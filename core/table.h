@@ -136,6 +136,25 @@ class Table {
       if (s->slots[i] != 0) fn(PtrOf(s->slots[i]));
     }
   }
+  // Visits the entries of segment s whose hash lies in [first, last], a sub-range of the
+  // segment's own hash range, walking only the slots of that tag run (entries whose
+  // hashes share the tag bits may lie just outside when the range is narrower than a
+  // tag: callers that care check). fn may change an entry's flags only.
+  template <class F>
+  static void ForEachInHashRange(Segment* s, uint64_t first, uint64_t last, F&& fn) {
+    uint32_t t_lo = TagFor(first, s->depth), t_hi = TagFor(last, s->depth);
+    uint32_t last_home = Home(t_hi, s->cap);
+    for (uint32_t pos = Home(t_lo, s->cap); pos < s->nslots; pos++) {
+      uint64_t slot = s->slots[pos];
+      if (slot == 0) {
+        if (pos >= last_home) break;
+        continue;
+      }
+      uint32_t tag = TagOf(slot);
+      if (tag > t_hi) break;
+      if (tag >= t_lo) fn(PtrOf(slot));
+    }
+  }
   // Version given to segments created from scratch (a new or cleared table); growth
   // and splits copy the old segment's version instead.
   void set_new_segment_version(uint32_t v) { new_segment_version_ = v; }

@@ -56,12 +56,6 @@ int main(int argc, char** argv) {
     std::string ignored = config.Set("dir", cwd, false);
     (void)ignored;  // a string setting accepts any path
   }
-  if (!config.String("save").empty()) {
-    LogWarning(
-        "save \"%s\" is set, but snapshots are not implemented yet: nothing will be "
-        "saved",
-        config.String("save").c_str());
-  }
   if (config.String("maxmemory-policy") != "noeviction") {
     LogWarning(
         "maxmemory-policy %s is not implemented yet: over maxmemory, writes get OOM "
@@ -83,5 +77,9 @@ int main(int argc, char** argv) {
   }
   server.RunUntilSignal();
   if (!pidfile.empty()) unlink(pidfile.c_str());
-  return 0;
+  if (server.exit_code() != 0) {
+    std::string fatal = server.snapshots().fatal_error();
+    if (!fatal.empty()) std::fprintf(stderr, "Can't load the snapshot: %s\n", fatal.c_str());
+  }
+  return server.exit_code();
 }

@@ -190,19 +190,13 @@ void SnapshotManager::OnWorkerStart(Worker& w) {
 }
 
 void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
-  if (load_failed_.load(std::memory_order_acquire)) {
-    // Another shard found damage: nothing of a partial load is kept.
-    sh.load.reset();
-    w.keyspace().FlushAll(false);
-    if (loading_shards_.fetch_sub(1) == 1) LogWarning("Started with no data (see above)");
-    return;
-  }
   bool done = false;
   Status s = sh.load->Step(kLoadStepNs, w.now_ms(), &done);
   sh.load_read.store(sh.load->stats().bytes_read, std::memory_order_relaxed);
   if (!s.ok()) {
     bool empty = server_->config().String("snapshot-on-corrupt") == "start-empty";
     LogWarning("Can't load the snapshot: %s", s.message().c_str());
+    sh.load.reset();
     if (!empty) {
       {
         std::lock_guard<std::mutex> l(info_mu_);
@@ -212,13 +206,27 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
           "Refusing to start with a damaged snapshot (set snapshot-on-corrupt start-empty "
           "to start with no data instead)");
       server_->RequestExit(1);
-      sh.load.reset();
       return;
     }
-    load_failed_.store(true, std::memory_order_release);
-    sh.load.reset();
-    w.keyspace().FlushAll(false);
-    if (loading_shards_.fetch_sub(1) == 1) LogWarning("Started with no data (see above)");
+    // Nothing of a partial load is kept: every shard, finished or not, drops its data
+    // before loading() turns false.
+    uint32_t n = server_->shard_count();
+    flush_pending_.fetch_add(n);
+    loading_shards_.fetch_sub(1);
+    for (uint32_t i = 0; i < n; i++) {
+      w.Post(i, MakeTask([this] {
+               Worker& x = *Worker::Current();
+               Shard& xs = *shards_[x.index()];
+               if (xs.load != nullptr) {
+                 xs.load.reset();
+                 loading_shards_.fetch_sub(1);
+               }
+               x.keyspace().FlushAll(false);
+               if (flush_pending_.fetch_sub(1) == 1) {
+                 LogWarning("Started with no data (snapshot-on-corrupt start-empty)");
+               }
+             }));
+    }
     return;
   }
   if (!done) return;
@@ -275,7 +283,7 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns) {
     return sh.load != nullptr;
   }
   if (sh.job == nullptr || sh.reported) return false;
-  bool done = sh.job->Step(std::max(kMinStepNs, turn_ns / 4));
+  bool done = sh.job->Step(std::max(kMinStepNs, turn_ns / 6));
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
   sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
   sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);

@@ -76,7 +76,10 @@ class SnapshotManager {
   // the files it names are there with their sizes. A problem is returned (the caller
   // refuses to start) unless snapshot-on-corrupt is start-empty.
   Status PrepareLoad();
-  bool loading() const { return loading_shards_.load(std::memory_order_acquire) > 0; }
+  bool loading() const {
+    return loading_shards_.load(std::memory_order_acquire) > 0 ||
+           flush_pending_.load(std::memory_order_acquire) > 0;
+  }
   // Set when loading failed and the server must exit with this message.
   std::string fatal_error() const;
 
@@ -131,7 +134,7 @@ class SnapshotManager {
   std::atomic<bool> in_progress_{false};
   std::atomic<int64_t> last_save_s_{0};
   std::atomic<uint32_t> loading_shards_{0};
-  std::atomic<bool> load_failed_{false};
+  std::atomic<uint32_t> flush_pending_{0};  // shards dropping a damaged load
   std::atomic<int64_t> current_start_ms_{0};
 
   // Worker 0 only.

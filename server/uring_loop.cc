@@ -262,7 +262,11 @@ class UringLoop final : public EventLoop {
     if (HasReadyWork()) timeout_ms = 0;
     io_uring_cqe* cqe = nullptr;
     if (timeout_ms == 0) {
-      io_uring_submit(&ring_);
+      // Enter the kernel even with nothing to submit: with deferred task running,
+      // completions are only posted on an io_uring_enter that asks for events, so a loop
+      // kept busy by other work (a snapshot, loading, lazy freeing) would otherwise
+      // never see its sockets.
+      io_uring_submit_and_get_events(&ring_);
     } else if (timeout_ms < 0) {
       io_uring_submit_and_wait(&ring_, 1);
     } else {

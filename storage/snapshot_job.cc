@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core/hash.h"
@@ -77,13 +78,53 @@ void ShardSnapshotJob::Emit(uint32_t db, const Entry* e) {
   if (scratch_.capacity() > (4u << 20)) std::string().swap(scratch_);
 }
 
-void ShardSnapshotJob::Capture(uint32_t db, const Table::Segment* seg) {
-  if (filter_) {
-    Table::ForEachInSegment(seg, [&](Entry* e) {
-      if (ranges_->Contains(db, TableHash(e->Key()))) Emit(db, e);
+void ShardSnapshotJob::CaptureEntry(uint32_t db, const Entry* e) {
+  Emit(db, e);
+  Drain(false);
+}
+
+void ShardSnapshotJob::Capture(uint32_t db, Table::Segment* seg) {
+  if (seg->count == 0) return;
+  auto visit = [&](Entry* e) {
+    if (e->SnapSkip()) {
+      e->SetSnapSkip(false);  // written already, or created after the cut
+    } else {
+      Emit(db, e);
+    }
+  };
+  if (!filter_) {
+    Table::ForEachInSegment(seg, visit);
+    Drain(false);
+    return;
+  }
+  // A delta: only the dirty ranges that fall in this segment, by their slot runs.
+  uint64_t any = 0;
+  Table::ForEachInSegment(seg, [&](Entry* e) { any = TableHash(e->Key()); });
+  uint64_t seg_first = Table::SegmentFirstHash(seg, any);
+  uint64_t seg_last = seg->depth == 0 ? ~0ull : seg_first + (~0ull >> seg->depth);
+  uint32_t id_last = RangeSet::Id(db, seg_last);
+  uint32_t from = RangeSet::Id(db, seg_first), id = 0;
+  // Ranges narrower than a tag need each key's hash checked.
+  bool check = seg->depth + 16 < RangeSet::kRangeBits;
+  size_t budget = seg->count + 16;
+  size_t visited = 0;
+  while (ranges_->NextAtLeast(from, &id) && id <= id_last) {
+    if (++visited > budget) {
+      // Most of the segment is dirty: one pass over it is cheaper than range by range.
+      uint32_t done_below = id;
+      Table::ForEachInSegment(seg, [&](Entry* e) {
+        uint64_t h = TableHash(e->Key());
+        if (RangeSet::Id(db, h) >= done_below && ranges_->Contains(db, h)) visit(e);
+      });
+      break;
+    }
+    uint64_t first = std::max(seg_first, RangeSet::FirstHash(id));
+    uint64_t last = std::min(seg_last, RangeSet::LastHash(id));
+    Table::ForEachInHashRange(seg, first, last, [&](Entry* e) {
+      if (!check || RangeSet::Id(db, TableHash(e->Key())) == id) visit(e);
     });
-  } else {
-    Table::ForEachInSegment(seg, [&](Entry* e) { Emit(db, e); });
+    if (id == UINT32_MAX) break;
+    from = id + 1;
   }
   Drain(false);
 }

@@ -2,15 +2,16 @@
 //
 // Design (docs/ARCHITECTURE.md "Snapshots")
 //   Start() runs at the snapshot's cut (every shard at one instant; server/snapshot.h)
-//   and calls Keyspace::BeginCapture(this). From then on a segment is written out either
-//   by the job's own traversal (Step(), a time slice per loop turn) or, if a command is
-//   about to change it first, by Capture() called from the keyspace's pre-write hook.
-//   Each segment is written exactly once, as it was at the cut, so the file is the
-//   shard's point-in-time image and no copy of the data is made: the extra memory is
-//   the open block and the output not yet written (a few hundred KiB).
+//   and calls Keyspace::BeginCapture(this). The job's traversal (Step(), a time slice
+//   per loop turn) writes segment after segment; a key that a command is about to change
+//   in a segment not yet reached is written first, alone, by CaptureEntry() from the
+//   keyspace's pre-write hook (core/keyspace.h "Snapshots"). Each key is written exactly
+//   once, as it was at the cut, so the file is the shard's point-in-time image and no
+//   copy of the data is made: the extra memory is the open block and the output not yet
+//   written (a few hundred KiB per shard).
 //   A full snapshot writes every key. A delta writes every live key of the ranges that
-//   changed since the previous cut (dirty_ranges.h) and visits only segments that hold
-//   such ranges.
+//   changed since the previous cut (dirty_ranges.h); its traversal jumps from dirty range
+//   to dirty range and walks only their slots.
 //   Output goes to a temporary file with plain write(2) (the page cache); fsync and the
 //   rename happen off the shard thread (server/snapshot.cc). A write error (a full
 //   disk) is kept, the rest of the output is dropped, and Finish() reports it; capture
@@ -55,7 +56,11 @@ class ShardSnapshotJob : public SnapshotHook {
   // Ends capture and removes the temporary file (a failed or abandoned snapshot).
   void Abort();
 
-  void Capture(uint32_t db, const Table::Segment* seg) override;
+  bool Wants(uint32_t db, uint64_t hash) const override {
+    return !filter_ || ranges_->Contains(db, hash);
+  }
+  void CaptureEntry(uint32_t db, const Entry* e) override;
+  void Capture(uint32_t db, Table::Segment* seg) override;
 
   int fd() const { return fd_; }
   // Gives the open file to whoever fsyncs and closes it.

@@ -39,9 +39,12 @@ def free_port():
 class Server:
     """One running server process. Stop it with stop(); tests never leave one behind."""
 
-    def __init__(self, extra_args=None, threads=None, config_text=None, expect_fail=False):
+    def __init__(self, extra_args=None, threads=None, config_text=None, expect_fail=False,
+                 data_dir=None, save=""):
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="strata-test-")
+        # data_dir: where snapshots go (kept across restarts; the caller removes it).
+        self.data_dir = data_dir or self.dir
         self.log_path = os.path.join(self.dir, "server.log")
         args = []
         if config_text is not None:
@@ -49,8 +52,8 @@ class Server:
             with open(conf, "w") as f:
                 f.write(config_text)
             args.append(conf)
-        args += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", self.dir]
+        args += ["--port", str(self.port), "--bind", "127.0.0.1", "--save", save,
+                 "--appendonly", "no", "--dir", self.data_dir]
         if TARGET == "redis":
             cmd = ["redis-server"] + args
         else:

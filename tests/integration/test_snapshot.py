@@ -1,0 +1,512 @@
+"""Snapshots: SAVE/BGSAVE/LASTSAVE, loading at startup, point-in-time consistency under
+writes, incremental chains, and the fault paths (kill -9, corruption, a full disk).
+
+Tests that only use Redis's commands and restart semantics also run against
+redis-server (STRATA_TEST_TARGET=redis); the rest exercise strata's own files and flags.
+"""
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import TARGET, Server
+
+strata_only = pytest.mark.skipif(TARGET == "redis", reason="strata snapshot files and flags")
+
+
+@pytest.fixture
+def data_dir():
+    d = tempfile.mkdtemp(prefix="strata-snap-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start(**kw):
+        s = Server(**kw)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def wait_for(pred, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def bgsave(c, *args):
+    """BGSAVE's status reply as sent (redis-py turns it into True otherwise)."""
+    c.set_response_callback("BGSAVE", lambda r, **kw: r)
+    r = c.execute_command("BGSAVE", *args)
+    return r.decode() if isinstance(r, bytes) else r
+
+
+def wait_save_done(c, timeout=30.0):
+    wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout, "save end")
+
+
+def image(c, dbs=(0, 1, 2)):
+    """Every key of the listed databases: type, value and absolute expiry (ms)."""
+    out = {}
+    for db in dbs:
+        c.execute_command("SELECT", db)
+        for k in c.scan_iter(count=1000):
+            t = c.type(k).decode()
+            if t == "string":
+                v = c.get(k)
+            elif t == "hash":
+                v = sorted(c.hgetall(k).items())
+            elif t == "list":
+                v = c.lrange(k, 0, -1)
+            elif t == "set":
+                v = sorted(c.smembers(k))
+            elif t == "zset":
+                v = c.zrange(k, 0, -1, withscores=True)
+            else:
+                v = None
+            out[(db, k)] = (t, v, c.execute_command("PEXPIRETIME", k))
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def fill_every_type(c):
+    c.set("s", "plain")
+    c.set("bin", b"\x00\xff\r\n")
+    c.set("ttl", "x" * 100, ex=1000)
+    c.set("int", 12345)
+    c.hset("h-small", mapping={"a": "1", "b": "2"})
+    c.hset("h-big", mapping={"f%d" % i: "v%d" % i for i in range(1000)})
+    c.expire("h-big", 5000)
+    c.rpush("l-small", "a", "b", "c")
+    c.rpush("l-big", *["e%d" % (i % 37) for i in range(5000)])
+    c.sadd("s-int", 1, 2, 3, 70000)
+    c.sadd("s-small", "x", "y")
+    c.sadd("s-big", *["m%d" % i for i in range(1000)])
+    c.zadd("z-small", {"a": 1.5, "b": -2})
+    c.zadd("z-big", {"m%d" % i: i * 0.25 for i in range(1000)})
+    c.execute_command("SELECT", 1)
+    c.set("db1-key", "one")
+    c.hset("db1-h", "f", "v")
+    c.execute_command("SELECT", 0)
+
+
+def test_save_lastsave_and_info_fields(servers, data_dir):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    before = c.lastsave()
+    c.set("k", "v")
+    assert c.info("persistence")["rdb_changes_since_last_save"] >= 1
+    assert c.save() is True
+    info = c.info("persistence")
+    for field in ("loading", "rdb_changes_since_last_save", "rdb_bgsave_in_progress",
+                  "rdb_last_save_time", "rdb_last_bgsave_status", "rdb_last_bgsave_time_sec",
+                  "aof_enabled"):
+        assert field in info, field
+    assert info["loading"] == 0
+    assert info["rdb_changes_since_last_save"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert c.lastsave() >= before
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c)
+    assert bgsave(c, "SCHEDULE") in ("Background saving started", "Background saving scheduled")
+    wait_save_done(c)
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        bgsave(c, "NOW")
+    if not s.is_redis:
+        info = c.info("persistence")
+        assert info["snapshot_last_kind"] == "full"
+        assert info["snapshot_last_keys"] == 1
+        assert info["rdb_saves"] >= 3
+
+
+def test_every_type_and_ttl_round_trip(servers, data_dir):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    fill_every_type(c)
+    want = image(c)
+    assert c.save() is True
+    s.stop()
+    s2 = servers(data_dir=data_dir)
+    c2 = s2.client()
+    got = image(c2)
+    assert got == want
+    assert c2.object("encoding", "h-big") == b"hashtable"
+    assert c2.object("encoding", "s-int") == b"intset"
+    assert c2.ttl("ttl") > 900
+
+
+@strata_only
+@pytest.mark.parametrize("load_threads", [1, 3])
+def test_load_with_another_thread_count_rehashes_keys(servers, data_dir, load_threads):
+    s = servers(data_dir=data_dir, threads=2)
+    c = s.client()
+    fill_every_type(c)
+    c.mset({"k%d" % i: "v%d" % i for i in range(5000)})
+    want = image(c)
+    assert c.save() is True
+    s.stop()
+    s2 = servers(data_dir=data_dir, threads=load_threads)
+    c2 = s2.client()
+    assert image(c2) == want
+    # Every key is reachable through its new shard: multi-key commands see them all.
+    assert c2.mget(["k%d" % i for i in range(5000)]) == [b"v%d" % i for i in range(5000)]
+    assert "DB loaded from disk" in s2.read_log()
+
+
+@strata_only
+def test_point_in_time_under_concurrent_writes(servers, data_dir):
+    """Writers keep changing keys while BGSAVE runs; the loaded image must be one instant.
+
+    Each writer owns 64 keys on every shard and writes increasing sequence numbers to
+    them in turn, and a cross-shard MSET writes the same number to a pair of keys on
+    different shards. At one instant, each writer's keys show a prefix of its sequence:
+    some n such that exactly the writes numbered <= n are visible, and MSET pairs match.
+    """
+    s = servers(data_dir=data_dir, threads=3)
+    c = s.client()
+    # Enough data that the save spans many loop turns.
+    pipe = c.pipeline(transaction=False)
+    for i in range(200000):
+        pipe.set("bulk:%d" % i, "x" * 50)
+        if i % 5000 == 4999:
+            pipe.execute()
+    pipe.execute()
+    writers = 4
+    acked = [0] * writers
+    stop = threading.Event()
+    errors = []
+
+    def writer(w):
+        wc = s.client()
+        n = 0
+        try:
+            while not stop.is_set():
+                n += 1
+                wc.set("pit:%d:%d" % (w, n % 64), n)
+                wc.mset({"pair:%d:{a}" % w: n, "pair:%d:{b}" % w: n})
+                acked[w] = n
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: min(acked) > 200, 20, "writers")
+    low = list(acked)
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c, 60)
+    high = list(acked)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert not errors, errors
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    s.stop()
+    s2 = servers(data_dir=data_dir, threads=2)
+    c2 = s2.client()
+    for w in range(writers):
+        vals = {}
+        for j in range(64):
+            v = c2.get("pit:%d:%d" % (w, j))
+            vals[j] = int(v) if v is not None else 0
+        cut = max(vals.values())
+        assert low[w] <= cut <= high[w] + 1, (w, low[w], cut, high[w])
+        for j in range(64):
+            # The newest write numbered <= cut with this residue.
+            expect = cut - ((cut - j) % 64)
+            expect = expect if expect > 0 else 0
+            assert vals[j] == expect, (w, j, vals[j], expect, cut)
+        a = c2.get("pair:%d:{a}" % w)
+        b = c2.get("pair:%d:{b}" % w)
+        assert a == b, (w, a, b)
+        # The pair is written after the SET numbered n: it shows n or n - 1.
+        assert int(a) in (cut, cut - 1), (w, a, cut)
+    assert c2.dbsize() == 200000 + writers * 66
+
+
+@strata_only
+def test_incremental_chain_equals_live_data(servers, data_dir):
+    args = ["--snapshot-max-deltas", "3"]
+    s = servers(data_dir=data_dir, save="3600 1000000000", extra_args=args)
+    c = s.client()
+    rng = random.Random(5)
+    c.mset({"key:%d" % i: "v%d" % i for i in range(20000)})
+    fill_every_type(c)
+    assert c.save() is True
+    info = c.info("persistence")
+    assert info["snapshot_last_kind"] == "full"
+    full_bytes = info["snapshot_last_bytes"]
+    kinds = []
+    for round_ in range(5):
+        for _ in range(300):
+            k = "key:%d" % rng.randrange(25000)
+            op = rng.randrange(5)
+            if op == 0:
+                c.delete(k)
+            elif op == 1:
+                c.set(k, "r%d-%d" % (round_, rng.randrange(10**6)))
+            elif op == 2:
+                c.set(k, "short", px=rng.randrange(1, 30))  # expires before the save
+            elif op == 3:
+                c.hset("h-big", "f%d" % rng.randrange(1200), round_)
+            else:
+                c.rpush("l-new-%d" % round_, k)
+        c.execute_command("SELECT", 2)
+        c.set("db2-%d" % round_, round_)
+        if round_ == 2:
+            c.flushdb()
+        c.execute_command("SELECT", 0)
+        time.sleep(0.05)
+        assert bgsave(c) == "Background saving started"
+        wait_save_done(c)
+        info = c.info("persistence")
+        assert info["rdb_last_bgsave_status"] == "ok"
+        kinds.append(info["snapshot_last_kind"])
+        if info["snapshot_last_kind"] == "incremental":
+            assert info["snapshot_last_bytes"] < full_bytes / 3, info
+    # Three deltas, then a new base, then a delta on it.
+    assert kinds == ["incremental"] * 3 + ["full", "incremental"], kinds
+    want = image(c)
+    s.stop()  # SIGTERM with save rules: one more delta
+    # The previous chain's files are gone: a base and two deltas, per shard, remain.
+    snaps = [f for f in os.listdir(data_dir) if f.endswith(".snap")]
+    assert len(snaps) == 3 * 2, snaps
+    s2 = servers(data_dir=data_dir, save="3600 1000000000")
+    c2 = s2.client()
+    assert image(c2) == want
+    # The loaded chain is extended: the next snapshot is a delta.
+    c2.set("after-load", 1)
+    assert c2.save() is True
+    assert c2.info("persistence")["snapshot_last_kind"] == "incremental"
+    s2.stop()
+    s3 = servers(data_dir=data_dir, threads=3)
+    want[(0, b"after-load")] = ("string", b"1", -1)
+    assert image(s3.client()) == want
+
+
+@strata_only
+def test_kill_9_during_save_leaves_the_previous_snapshot(servers, data_dir):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(100000):
+        pipe.set("k:%d" % i, "a" * 40)
+    pipe.execute()
+    c.set("marker", "A")
+    assert c.save() is True
+    s.stop()
+    rng = random.Random(9)
+    for attempt in range(6):
+        s = servers(data_dir=data_dir)
+        c = s.client()
+        marker = c.get("marker")
+        assert marker in (b"A", b"B"), marker
+        assert c.dbsize() == 100001
+        c.set("marker", "B")
+        bgsave(c)
+        time.sleep(rng.random() * 0.2)
+        s.proc.send_signal(signal.SIGKILL)
+        s.proc.wait(10)
+    s = servers(data_dir=data_dir)
+    assert s.client().dbsize() == 100001
+    leftovers = [f for f in os.listdir(data_dir) if f.endswith(".tmp")]
+    # A later successful save removes what killed saves left behind.
+    assert s.client().save() is True
+    assert not [f for f in os.listdir(data_dir) if f.endswith(".tmp")], leftovers
+
+
+def saved_dir_with_data(servers, data_dir, keys=20000):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    c.mset({"k%d" % i: "value-%d" % i for i in range(keys)})
+    assert c.save() is True
+    s.stop()
+
+
+@strata_only
+def test_corrupt_snapshot_refuses_to_start_naming_file_and_offset(servers, data_dir):
+    saved_dir_with_data(servers, data_dir)
+    snap = sorted(f for f in os.listdir(data_dir) if f.endswith(".snap"))[0]
+    path = os.path.join(data_dir, snap)
+    with open(path, "r+b") as f:
+        size = os.path.getsize(path)
+        f.seek(size // 2)
+        b = f.read(1)
+        f.seek(size // 2)
+        f.write(bytes([b[0] ^ 0x20]))
+    s = servers(data_dir=data_dir, expect_fail=True)
+    assert s.wait_exit(20) not in (None, 0)
+    log = s.read_log()
+    assert snap in log and "offset" in log, log
+    # Told to, it starts empty instead, and says so.
+    s2 = servers(data_dir=data_dir, extra_args=["--snapshot-on-corrupt", "start-empty"])
+    assert s2.client().dbsize() == 0
+    assert "no data" in s2.read_log()
+
+
+@strata_only
+def test_truncated_file_and_damaged_manifest_are_refused(servers, data_dir):
+    saved_dir_with_data(servers, data_dir)
+    snap = sorted(f for f in os.listdir(data_dir) if f.endswith(".snap"))[-1]
+    path = os.path.join(data_dir, snap)
+    os.truncate(path, os.path.getsize(path) - 10)
+    s = servers(data_dir=data_dir, expect_fail=True)
+    assert s.wait_exit(20) not in (None, 0)
+    assert snap in s.read_log() and "truncated" in s.read_log()
+    manifest = os.path.join(data_dir, "dump.strata")
+    with open(manifest, "r+b") as f:
+        f.seek(5)
+        f.write(b"\xff")
+    s = servers(data_dir=data_dir, expect_fail=True)
+    assert s.wait_exit(20) not in (None, 0)
+    assert "dump.strata" in s.read_log()
+
+
+@strata_only
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_full_disk_fails_the_save_cleanly_and_serving_goes_on(servers):
+    mnt = tempfile.mkdtemp(prefix="strata-full-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt]).returncode != 0:
+        os.rmdir(mnt)
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        s = servers(data_dir=mnt)
+        c = s.client()
+        c.set("small", "x")
+        assert c.save() is True  # fits
+        pipe = c.pipeline(transaction=False)
+        for i in range(40000):
+            pipe.set("k%d" % i, os.urandom(40).hex())
+        pipe.execute()
+        with pytest.raises(redis.ResponseError, match="No space left"):
+            c.save()
+        info = c.info("persistence")
+        assert info["rdb_last_bgsave_status"] == "err"
+        assert "No space left" in info["snapshot_last_error"]
+        assert c.get("small") == b"x" and c.dbsize() == 40001
+        bgsave(c)
+        wait_save_done(c)
+        assert c.info("persistence")["rdb_last_bgsave_status"] == "err"
+        # Nothing half-written is left, and the previous snapshot still loads.
+        assert not [f for f in os.listdir(mnt) if f.endswith(".tmp")], os.listdir(mnt)
+        s.stop()
+        s2 = servers(data_dir=mnt)
+        assert s2.client().get("small") == b"x"
+        assert s2.client().dbsize() == 1
+        s2.stop()
+    finally:
+        subprocess.run(["umount", mnt])
+        os.rmdir(mnt)
+
+
+@strata_only
+def test_commands_get_loading_until_the_load_ends(servers, data_dir):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(300000):
+        pipe.set("k%d" % i, "v" * 200)
+        if i % 10000 == 9999:
+            pipe.execute()
+    pipe.execute()
+    assert c.save() is True
+    s.stop()
+    s2 = servers(data_dir=data_dir, expect_fail=True)
+    c2 = None
+    deadline = time.monotonic() + 10
+    while c2 is None and time.monotonic() < deadline:
+        try:
+            c2 = s2.client()
+            c2.execute_command("CLIENT", "ID")  # allowed while loading
+        except redis.ConnectionError:
+            c2 = None
+            time.sleep(0.002)
+    seen_loading = False
+    while True:
+        try:
+            v = c2.get("k1")
+            break
+        except redis.exceptions.BusyLoadingError as e:
+            assert "loading the dataset in memory" in str(e)
+            seen_loading = True
+            time.sleep(0.01)
+    assert v == b"v" * 200
+    assert seen_loading
+    assert c2.info("persistence")["loading"] == 0
+    assert c2.dbsize() == 300000
+
+
+def test_shutdown_save_nosave_and_sigterm(servers, data_dir):
+    # With save rules, SIGTERM saves.
+    s = servers(data_dir=data_dir, save="3600 1")
+    s.client().set("a", 1)
+    s.stop()  # SIGTERM
+    s = servers(data_dir=data_dir, save="3600 1")
+    c = s.client()
+    assert c.get("a") == b"1"
+    c.set("b", 2)
+    c.shutdown(nosave=True)  # redis-py returns once the connection closes
+    s.wait_exit(10)
+    s = servers(data_dir=data_dir)  # save "": nothing automatic
+    c = s.client()
+    assert c.get("b") is None and c.get("a") == b"1"
+    c.set("c", 3)
+    c.shutdown(save=True)
+    assert s.wait_exit(10) == 0
+    s = servers(data_dir=data_dir)
+    assert s.client().get("c") == b"3"
+
+
+def test_save_rule_triggers_a_background_save(servers, data_dir):
+    s = servers(data_dir=data_dir, save="1 3")
+    c = s.client()
+    start = c.info("persistence")["rdb_saves"] if not s.is_redis else 0
+    c.set("x", 1)
+    c.set("y", 2)
+    c.set("z", 3)
+    wait_for(lambda: c.info("persistence")["rdb_changes_since_last_save"] == 0, 10,
+             "a save by the rule")
+    if not s.is_redis:
+        assert c.info("persistence")["rdb_saves"] > start
+
+
+@strata_only
+def test_snapshot_config_options(servers, data_dir):
+    s = servers(data_dir=data_dir)
+    c = s.client()
+    assert c.config_get("snapshot-compression") == {"snapshot-compression": "lz4"}
+    for codec in ("zstd", "none", "lz4"):
+        c.config_set("snapshot-compression", codec)
+        c.set("k", codec)
+        assert c.save() is True
+    with pytest.raises(redis.ResponseError):
+        c.config_set("snapshot-compression", "gzip")
+    with pytest.raises(redis.ResponseError, match="snapshot-cron"):
+        c.config_set("snapshot-cron", "61 * * * *")
+    c.config_set("snapshot-cron", "*/5 * * * *")
+    assert c.config_get("snapshot-cron") == {"snapshot-cron": "*/5 * * * *"}
+    with pytest.raises(redis.ResponseError):
+        c.config_set("save", "100")
+    with pytest.raises(redis.ResponseError):
+        c.config_set("dbfilename", "a/b")
+    c.config_set("dbfilename", "other.strata")
+    c.set("k", "renamed")
+    assert c.save() is True
+    assert os.path.exists(os.path.join(data_dir, "other.strata"))
