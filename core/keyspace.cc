@@ -255,7 +255,6 @@ void Keyspace::FlushDb(uint32_t db, bool lazy) {
     item.table = std::move(d.table);
     lazy_.push_back(std::move(item));
     d.table = std::make_unique<Table>(heap_, &table_bytes_);
-    d.table->set_new_segment_version(snap_epoch_);
     d.expires = 0;
     d.expire_cursor = 0;
     return;
@@ -291,30 +290,14 @@ void Keyspace::SwapDb(uint32_t a, uint32_t b) {
   std::swap(dbs_[a], dbs_[b]);
 }
 
-uint32_t Keyspace::BeginCapture(SnapshotHook* hook) {
-  snap_hook_ = hook;
-  snap_epoch_++;
-  for (Db& d : dbs_) d.table->set_new_segment_version(snap_epoch_);
-  return snap_epoch_;
-}
-
-void Keyspace::EndCapture() { snap_hook_ = nullptr; }
-
 bool Keyspace::PreWriteSlow(Db& d, uint64_t hash, Entry* e) {
   uint32_t db = DbIndex(d);
-  if (d.table->SegmentFor(hash)->version >= snap_epoch_ || !snap_hook_->Wants(db, hash))
-    return false;
+  if (!snap_hook_->NeedsPreImage(db, hash)) return false;
   if (e != nullptr && !e->SnapSkip()) {
     snap_hook_->CaptureEntry(db, e);
     e->SetSnapSkip(true);
   }
   return true;
-}
-
-void Keyspace::CaptureAll() {
-  for (uint32_t db = 0; db < dbs_.size(); db++) {
-    dbs_[db].table->ForEachSegment([&](Table::Segment* s) { CaptureSegment(db, s); });
-  }
 }
 
 size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {

@@ -11,16 +11,15 @@
 // segment arrays at their usable sizes; entry bytes are also kept per value type.
 //
 // Snapshots (fork-free, point-in-time; docs/ARCHITECTURE.md "Snapshots")
-//   Every table segment carries the epoch its traversal last reached. A snapshot of
-//   this shard starts at epoch E = BeginCapture(hook). The snapshot's traversal visits
-//   segments one at a time (CaptureSegment) and stamps each E. Before an entry of a
-//   segment not yet stamped changes or goes, the hook writes that one entry as it still
-//   is (its pre-image) and the entry is marked kSnapSkip; an entry created there after
-//   the cut is marked too. The traversal writes the unmarked entries and clears the
-//   marks. So every key is written once, as it was at the cut, no data is copied, and a
-//   write pays for at most one record. "Changes" means any lookup through Find()
-//   (callers may modify what it returns), Insert, Delete, SetExpire and expiry; FLUSHDB
-//   and SWAPDB run the whole traversal first. A delta takes only keys the hook Wants().
+//   A snapshot of this shard starts with BeginCapture(hook). Its traversal walks hash
+//   space a slice at a time and writes what it passes. Before an entry the traversal has
+//   not reached yet changes or goes, the hook writes that one entry as it still is (its
+//   pre-image) and the entry is marked kSnapSkip; an entry created there after the cut is
+//   marked too. The traversal writes the unmarked entries and clears the marks. So every
+//   key is written once, as it was at the cut, no data is copied, and a write pays for
+//   at most one record. "Changes" means any lookup through Find() (callers may modify
+//   what it returns), Insert, Delete, SetExpire and expiry; FLUSHDB and SWAPDB finish
+//   the traversal first (CaptureAll). A delta takes only keys the hook wants.
 //   Separately, a ChangeTracker (incremental snapshots) is told the table hash of every
 //   key that may have changed, and of whole databases that did.
 //   With no snapshot running and no tracker, all of this is one predictable branch.
@@ -53,14 +52,14 @@ struct KeyspaceStats {
 class SnapshotHook {
  public:
   virtual ~SnapshotHook() = default;
-  // Whether the key with this table hash belongs in the image (deltas take only
-  // changed ranges).
-  virtual bool Wants(uint32_t db, uint64_t hash) const = 0;
+  // Whether the key with this table hash, about to change, still needs its pre-image:
+  // the traversal has not passed it and the image wants it (deltas take only changed
+  // ranges).
+  virtual bool NeedsPreImage(uint32_t db, uint64_t hash) const = 0;
   // Writes e's record as it is now: e is about to change or go.
   virtual void CaptureEntry(uint32_t db, const Entry* e) = 0;
-  // The traversal reached seg: write its wanted entries not marked kSnapSkip, and clear
-  // every mark.
-  virtual void Capture(uint32_t db, Table::Segment* seg) = 0;
+  // Runs the traversal to its end (before FLUSHDB or SWAPDB).
+  virtual void CaptureRest() = 0;
 };
 
 // Told which keys may have changed (incremental snapshots).
@@ -133,6 +132,8 @@ class Keyspace {
   // USAGE). 0 when absent.
   size_t MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms);
   Table& table(uint32_t db) { return *dbs_[db].table; }
+  // Before loading about n keys into db (Table::Reserve).
+  void Reserve(uint32_t db, size_t n) { dbs_[db].table->Reserve(n); }
 
   // Deletes expired keys, visiting at most `bucket_budget` buckets in total.
   // Returns the number of keys deleted.
@@ -140,25 +141,18 @@ class Keyspace {
 
   Entry* RandomKey(uint32_t db, int64_t now_ms, uint64_t seed);
 
-  // Snapshot capture (see "Snapshots" above). BeginCapture returns the new epoch; hook
-  // must stay valid until EndCapture. CaptureSegment captures seg if not yet captured
-  // in this epoch and returns whether it did.
-  uint32_t BeginCapture(SnapshotHook* hook);
-  void EndCapture();
+  // Snapshot capture (see "Snapshots" above); hook must stay valid until EndCapture.
+  void BeginCapture(SnapshotHook* hook) { snap_hook_ = hook; }
+  void EndCapture() { snap_hook_ = nullptr; }
   bool capturing() const { return snap_hook_ != nullptr; }
-  uint32_t capture_epoch() const { return snap_epoch_; }
-  bool CaptureSegment(uint32_t db, Table::Segment* seg) {
-    if (snap_hook_ == nullptr || seg->version >= snap_epoch_) return false;
-    snap_hook_->Capture(db, seg);
-    seg->version = snap_epoch_;
-    return true;
-  }
   // Deletes the keys of db whose table hash is in [first, last] and for which pred(e)
   // holds (loading a delta). Returns how many were deleted.
   template <class P>
   size_t DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&& pred);
-  // Captures every segment not yet captured (before FLUSHDB/SWAPDB).
-  void CaptureAll();
+  // Finishes a running snapshot's traversal (before FLUSHDB/SWAPDB).
+  void CaptureAll() {
+    if (snap_hook_ != nullptr) snap_hook_->CaptureRest();
+  }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
   // Count of changes (writes, deletions, expirations) since the shard started:
   // rdb_changes_since_last_save is its growth since the last snapshot's cut.
@@ -218,7 +212,6 @@ class Keyspace {
       tracker_->KeyChanged(DbIndex(d), hash);
   }
   SnapshotHook* snap_hook_ = nullptr;
-  uint32_t snap_epoch_ = 0;
   ChangeTracker* tracker_ = nullptr;
   uint64_t changes_ = 0;
 

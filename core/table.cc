@@ -47,7 +47,6 @@ Table::Segment* Table::NewSegment(uint32_t depth, size_t min_cap) {
   s->nslots = static_cast<uint32_t>((bytes - kHeaderBytes) / 8);
   s->cap = s->nslots - kTailSlots;
   s->bytes = static_cast<uint32_t>(bytes);
-  s->version = new_segment_version_;
   segment_bytes_ += bytes;
   *total_bytes_ += bytes;
   segments_++;
@@ -75,6 +74,26 @@ Table::~Table() {
   Clear();
   FreeSegment(dir_[0]);
   SetDirBytes(0);
+}
+
+void Table::Reserve(size_t n) {
+  if (size_ != 0 || n == 0) return;
+  size_t max_cap = (kMaxSegmentBytes - kHeaderBytes) / 8 - kTailSlots;
+  size_t per_segment = max_cap * 7 / 10;
+  uint32_t depth = 0;
+  while ((n >> depth) > per_segment && depth < 20) depth++;
+  if (depth == 0 && n * 10 / 7 <= dir_[0]->cap) return;
+  size_t cap = std::min(max_cap, ((n >> depth) + 1) * 10 / 7);
+  std::vector<Segment*> old = {dir_[0]};
+  for (size_t i = 1; i < dir_.size(); i++) {
+    if (dir_[i] != old.back()) old.push_back(dir_[i]);
+  }
+  for (Segment* s : old) FreeSegment(s);
+  std::vector<Segment*> fresh(size_t{1} << depth);
+  for (Segment*& s : fresh) s = NewSegment(depth, cap);
+  dir_.swap(fresh);
+  global_depth_ = depth;
+  SetDirBytes(dir_.capacity() * sizeof(Segment*));
 }
 
 size_t Table::Clear() {
@@ -226,7 +245,6 @@ void Table::Grow(uint32_t dir_index) {
   Segment* s;
   for (;;) {
     s = NewSegment(old->depth, cap);
-    s->version = old->version;
     if (PlaceSorted(s, live.data(), live.size())) break;
     FreeSegment(s);  // a rare pile-up at the end: try bigger
     cap += cap / 4;
@@ -270,7 +288,6 @@ void Table::Split(uint32_t dir_index) {
     size_t cap = v.size() + v.size() * 3 / 7;  // load ~0.7
     for (;;) {
       segs[h] = NewSegment(depth, cap);
-      segs[h]->version = old->version;
       if (PlaceSorted(segs[h], v.data(), v.size())) break;
       FreeSegment(segs[h]);
       cap += cap / 4;

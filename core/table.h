@@ -101,6 +101,12 @@ class Table {
   // A pseudo-random entry chosen from `seed`, or nullptr when empty.
   Entry* RandomEntry(uint64_t seed) const;
 
+  // For an empty table about to receive about n keys in any order (loading a snapshot,
+  // whose keys come sorted by hash): sets up the segments they will need at once, each
+  // about 70% full at n. Keys inserted in hash order into a small table would pile up
+  // in the part of a segment their hashes share; with the final segments they land
+  // near their homes. No-op unless the table is empty.
+  void Reserve(size_t n);
   // Destroys every entry and resets to an empty table; returns the entry bytes freed.
   size_t Clear();
   // Destroys the entries of chunks from *cursor on until at least `budget` entries are
@@ -117,9 +123,7 @@ class Table {
     uint32_t cap;     // homes are in [0, cap)
     uint32_t nslots;  // cap + kTailSlots
     uint32_t bytes;   // usable size of this allocation
-    // Snapshot epoch this segment's contents were last captured at (keyspace.h,
-    // "Snapshots"); growth and splits carry it over to the new arrays.
-    uint32_t version;
+    uint32_t pad;
     uint64_t slots[];
   };
 
@@ -155,10 +159,7 @@ class Table {
       if (tag >= t_lo) fn(PtrOf(slot));
     }
   }
-  // Version given to segments created from scratch (a new or cleared table); growth
-  // and splits copy the old segment's version instead.
-  void set_new_segment_version(uint32_t v) { new_segment_version_ = v; }
-  // Every distinct segment, in directory order; fn may change versions only.
+  // Every distinct segment, in directory order; fn must not modify the table.
   template <class F>
   void ForEachSegment(F&& fn) {
     Segment* prev = nullptr;
@@ -202,8 +203,7 @@ class Table {
   size_t dir_bytes_ = 0;
   size_t segment_bytes_ = 0;
   size_t* total_bytes_;
-  size_t own_total_ = 0;
-  uint32_t new_segment_version_ = 0;  // total_bytes_ points here when the owner keeps no sum
+  size_t own_total_ = 0;  // total_bytes_ points here when the owner keeps no sum
   void SetDirBytes(size_t n) {
     *total_bytes_ += n - dir_bytes_;
     dir_bytes_ = n;

@@ -36,7 +36,9 @@ void Arrive(Worker& w, std::atomic<uint32_t>& a, uint32_t n) {
   }
 }
 
-constexpr int64_t kMinStepNs = 200 * 1000;         // a snapshot's slice per loop turn, at least
+constexpr int64_t kMinStepNs = 20 * 1000;          // the smallest slice worth taking
+constexpr int64_t kIdleStepNs = 1000 * 1000;       // the slice of an idle turn
+constexpr int64_t kActiveWindowNs = 1000 * 1000;   // no command for this long: idle
 constexpr int64_t kLoadStepNs = 20 * 1000 * 1000;  // loading: clients only get -LOADING
 constexpr int kMaxCutAttempts = 100000;
 constexpr int64_t kRetryAfterFailureMs = 5000;  // as Redis's CONFIG_BGSAVE_RETRY_DELAY
@@ -46,6 +48,8 @@ constexpr int64_t kRetryAfterFailureMs = 5000;  // as Redis's CONFIG_BGSAVE_RETR
 struct SnapshotManager::Shard {
   std::unique_ptr<ShardSnapshotJob> job;
   bool reported = false;
+  int64_t credit_ns = 0;  // snapshot time earned by serving clients
+  int64_t last_busy_ns = 0;
   std::unique_ptr<ShardLoadJob> load;
   std::unique_ptr<DirtyRanges> tracker;
   uint64_t changes_at_cut = 0;
@@ -275,7 +279,7 @@ bool SnapshotManager::HasWork(const Worker& w) const {
   return sh.load != nullptr || (sh.job != nullptr && !sh.reported);
 }
 
-bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns) {
+bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   Shard& sh = *shards_[w.index()];
   sh.changes_now.store(w.keyspace().changes(), std::memory_order_relaxed);
   if (sh.load != nullptr) {
@@ -283,7 +287,21 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns) {
     return sh.load != nullptr;
   }
   if (sh.job == nullptr || sh.reported) return false;
-  bool done = sh.job->Step(std::max(kMinStepNs, turn_ns / 6));
+  // Idle: a long slice. Busy: a budget earned from the time spent serving clients, so
+  // a loop turn that runs only a few commands cannot hand most of its time over.
+  int64_t budget = kIdleStepNs;
+  int64_t now = MonoNs();
+  if (busy) sh.last_busy_ns = now;
+  // Clients count as active until a while after their last command: between two
+  // batches of requests a turn often runs none.
+  if (now - sh.last_busy_ns < kActiveWindowNs) {
+    sh.credit_ns = std::min(sh.credit_ns + turn_ns / kShareDivisor, kIdleStepNs);
+    if (sh.credit_ns < kMinStepNs) return true;
+    budget = sh.credit_ns;
+  }
+  int64_t t0 = MonoNs();
+  bool done = sh.job->Step(budget);
+  sh.credit_ns = std::max<int64_t>(0, sh.credit_ns - (MonoNs() - t0));
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
   sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
   sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);
@@ -294,8 +312,10 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns) {
   sh.buffer_bytes.store(0, std::memory_order_relaxed);
   int fd = sh.job->ReleaseFd();
   uint64_t bytes = sh.job->bytes_written(), records = sh.job->records();
+  auto per_db = sh.job->db_records();
   uint32_t index = w.index();
-  w.Post(0, MakeTask([this, index, st, fd, bytes, records] {
+  w.Post(0, MakeTask([this, index, st, fd, bytes, records, per_db] {
+           run_->files[index].db_records = per_db;
            OnShardWritten(index, st, fd, bytes, records);
          }));
   return false;

@@ -86,8 +86,10 @@ class SnapshotManager {
   // Worker hooks, on each worker's thread.
   void OnWorkerStart(Worker& w);
   // Steps this shard's load or snapshot job; true while there is such work to do (the
-  // loop must not sleep). turn_ns: time the rest of this loop turn took.
-  bool OnWorkerTurn(Worker& w, int64_t turn_ns);
+  // loop must not sleep). turn_ns: time the rest of this loop turn took; busy: it ran
+  // commands. While clients are served, a snapshot gets at most kShare of the time.
+  bool OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy);
+  static constexpr int64_t kShareDivisor = 10;  // snapshot time <= 1/10 of client time
   bool HasWork(const Worker& w) const;
   // Worker 0's timer: `save` rules and snapshot-cron.
   void OnTimer(Worker& w);

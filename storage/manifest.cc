@@ -26,6 +26,11 @@ std::string EncodeManifest(const Manifest& m) {
       PutBytes(&b, f.name);
       PutVarint(&b, f.bytes);
       PutVarint(&b, f.records);
+      PutVarint(&b, f.db_records.size());
+      for (const auto& [db, n] : f.db_records) {
+        PutVarint(&b, db);
+        PutVarint(&b, n);
+      }
     }
   }
   std::string out;
@@ -82,6 +87,14 @@ Status DecodeManifest(std::string_view data, std::string_view name, Manifest* ou
           !GetVarint(b, &p, &mf.records) || fname.empty() ||
           fname.find('/') != std::string_view::npos) {
         return bad("malformed manifest file entry");
+      }
+      uint64_t dbs = 0;
+      if (!GetVarint(b, &p, &dbs) || dbs > (1u << 16)) return bad("malformed manifest file entry");
+      for (uint64_t k = 0; k < dbs; k++) {
+        uint64_t db = 0, n = 0;
+        if (!GetVarint(b, &p, &db) || !GetVarint(b, &p, &n) || db > UINT32_MAX)
+          return bad("malformed manifest file entry");
+        mf.db_records.emplace_back(static_cast<uint32_t>(db), n);
       }
       mf.name = std::string(fname);
       l.files.push_back(std::move(mf));

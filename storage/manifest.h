@@ -29,6 +29,8 @@ struct ManifestFile {
   std::string name;  // in the snapshot directory
   uint64_t bytes = 0;
   uint64_t records = 0;
+  // Records per database (db, count), so a loader can size its tables first.
+  std::vector<std::pair<uint32_t, uint64_t>> db_records;
 };
 
 struct ManifestLink {

@@ -74,8 +74,18 @@ void ShardSnapshotJob::Emit(uint32_t db, const Entry* e) {
     }
     return;
   }
+  if (db >= db_records_.size()) db_records_.resize(db + 1);
+  db_records_[db]++;
   writer_->Add(db, e->Type(), e->Key(), value, e->HasExpire() ? e->ExpireMs() : Entry::kNoExpire);
   if (scratch_.capacity() > (4u << 20)) std::string().swap(scratch_);
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> ShardSnapshotJob::db_records() const {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (uint32_t db = 0; db < db_records_.size(); db++) {
+    if (db_records_[db] != 0) out.emplace_back(db, db_records_[db]);
+  }
+  return out;
 }
 
 void ShardSnapshotJob::CaptureEntry(uint32_t db, const Entry* e) {
@@ -83,57 +93,28 @@ void ShardSnapshotJob::CaptureEntry(uint32_t db, const Entry* e) {
   Drain(false);
 }
 
-void ShardSnapshotJob::Capture(uint32_t db, Table::Segment* seg) {
-  if (seg->count == 0) return;
-  auto visit = [&](Entry* e) {
-    if (e->SnapSkip()) {
-      e->SetSnapSkip(false);  // written already, or created after the cut
-    } else {
-      Emit(db, e);
-    }
-  };
-  if (!filter_) {
-    Table::ForEachInSegment(seg, visit);
-    Drain(false);
-    return;
+bool ShardSnapshotJob::NeedsPreImage(uint32_t db, uint64_t hash) const {
+  if (done_ || db < db_ || (db == db_ && hash < pos_)) return false;  // passed already
+  return !filter_ || ranges_->Contains(db, hash);
+}
+
+void ShardSnapshotJob::CaptureRest() {
+  while (!Step(INT64_MAX / 4)) {
   }
-  // A delta: only the dirty ranges that fall in this segment, by their slot runs.
-  uint64_t any = 0;
-  Table::ForEachInSegment(seg, [&](Entry* e) { any = TableHash(e->Key()); });
-  uint64_t seg_first = Table::SegmentFirstHash(seg, any);
-  uint64_t seg_last = seg->depth == 0 ? ~0ull : seg_first + (~0ull >> seg->depth);
-  uint32_t id_last = RangeSet::Id(db, seg_last);
-  uint32_t from = RangeSet::Id(db, seg_first), id = 0;
-  // Ranges narrower than a tag need each key's hash checked.
-  bool check = seg->depth + 16 < RangeSet::kRangeBits;
-  size_t budget = seg->count + 16;
-  size_t visited = 0;
-  while (ranges_->NextAtLeast(from, &id) && id <= id_last) {
-    if (++visited > budget) {
-      // Most of the segment is dirty: one pass over it is cheaper than range by range.
-      uint32_t done_below = id;
-      Table::ForEachInSegment(seg, [&](Entry* e) {
-        uint64_t h = TableHash(e->Key());
-        if (RangeSet::Id(db, h) >= done_below && ranges_->Contains(db, h)) visit(e);
-      });
-      break;
-    }
-    uint64_t first = std::max(seg_first, RangeSet::FirstHash(id));
-    uint64_t last = std::min(seg_last, RangeSet::LastHash(id));
-    Table::ForEachInHashRange(seg, first, last, [&](Entry* e) {
-      if (!check || RangeSet::Id(db, TableHash(e->Key())) == id) visit(e);
-    });
-    if (id == UINT32_MAX) break;
-    from = id + 1;
-  }
-  Drain(false);
 }
 
 bool ShardSnapshotJob::Step(int64_t budget_ns) {
   if (done_) return true;
   int64_t deadline = MonoNs() + budget_ns;
+  auto visit = [&](Entry* e) {
+    if (e->SnapSkip()) {
+      e->SetSnapSkip(false);  // written already, or created after the cut
+    } else {
+      Emit(db_, e);
+    }
+  };
   while (db_ < ks_.db_count()) {
-    Table& t = ks_.table(db_);
+    uint64_t range_last = ~0ull;
     if (filter_) {
       // Deltas jump from one dirty range to the next.
       uint32_t id = 0;
@@ -142,17 +123,32 @@ bool ShardSnapshotJob::Step(int64_t budget_ns) {
         pos_ = 0;
         continue;
       }
-      if (RangeSet::FirstHash(id) > pos_) pos_ = RangeSet::FirstHash(id);
+      pos_ = std::max(pos_, RangeSet::FirstHash(id));
+      range_last = RangeSet::LastHash(id);
     }
-    Table::Segment* seg = t.SegmentFor(pos_);
-    ks_.CaptureSegment(db_, seg);
-    uint64_t first = Table::SegmentFirstHash(seg, pos_);
-    uint64_t next = seg->depth == 0 ? 0 : first + (~0ull >> seg->depth) + 1;
-    if (next == 0) {  // the last segment of hash space
+    // One chunk: 1/16 of the segment holding pos_, or less (a few hundred entries).
+    Table::Segment* seg = ks_.table(db_).SegmentFor(pos_);
+    uint64_t seg_first = Table::SegmentFirstHash(seg, pos_);
+    uint64_t seg_last = seg->depth == 0 ? ~0ull : seg_first + (~0ull >> seg->depth);
+    uint64_t chunk_last = pos_ | (~0ull >> (seg->depth + kChunkBits));
+    uint64_t last = std::min({seg_last, range_last, chunk_last});
+    // Tags resolve hash bits [depth, depth + 16): a range narrower than that (tiny
+    // tables) needs each key's hash checked.
+    if (filter_ && seg->depth + 16 < RangeSet::kRangeBits) {
+      uint64_t first = pos_;
+      Table::ForEachInHashRange(seg, pos_, last, [&](Entry* e) {
+        uint64_t h = TableHash(e->Key());
+        if (h >= first && h <= last) visit(e);
+      });
+    } else {
+      Table::ForEachInHashRange(seg, pos_, last, visit);
+    }
+    Drain(false);
+    if (last == ~0ull) {
       db_++;
       pos_ = 0;
     } else {
-      pos_ = next;
+      pos_ = last + 1;
     }
     if (MonoNs() >= deadline) return false;
   }

@@ -28,6 +28,22 @@ ShardLoadJob::ShardLoadJob(Keyspace& ks, std::string dir, const Manifest& m, uin
       stats_.bytes_total += l.files[s].bytes;
     }
   }
+  // Size the tables for the base's keys first: they arrive sorted by hash.
+  if (m.chain.empty()) return;
+  std::vector<uint64_t> per_db;
+  const ManifestLink& base = m.chain[0];
+  for (uint32_t s = 0; s < base.files.size(); s++) {
+    if (old_count_ == shard_count_ && s != shard_) continue;
+    for (const auto& [db, n] : base.files[s].db_records) {
+      if (db >= ks_.db_count()) continue;
+      if (db >= per_db.size()) per_db.resize(db + 1);
+      per_db[db] += n;
+    }
+  }
+  for (uint32_t db = 0; db < per_db.size(); db++) {
+    uint64_t n = old_count_ == shard_count_ ? per_db[db] : per_db[db] / shard_count_;
+    ks_.Reserve(db, n);
+  }
 }
 
 Status ShardLoadJob::OpenNext() {

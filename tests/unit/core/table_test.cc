@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mimalloc.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <set>
@@ -205,6 +206,31 @@ TEST_F(TableTest, SegmentBytesTellAllocatorBlocksFromMappings) {
       ASSERT_EQ(s->bytes >= kMmapBytes, !mi_is_in_heap_region(s)) << n << " " << s->bytes;
     });
   }
+}
+
+// Loading inserts keys sorted by hash; Reserve sizes the segments first so they land
+// near their homes, with the usual overhead per key.
+TEST_F(TableTest, ReserveThenInsertInHashOrder) {
+  constexpr int kN = 200000;
+  std::vector<std::pair<uint64_t, std::string>> keys;
+  for (int i = 0; i < kN; i++) {
+    std::string k = "key:" + std::to_string(i);
+    keys.emplace_back(TableHash(k), k);
+  }
+  std::sort(keys.begin(), keys.end());
+  Table t(heap_);
+  t.Reserve(kN);
+  EXPECT_GT(t.segments(), 32u);
+  for (auto& [h, k] : keys) t.Insert(Make(k), h);
+  EXPECT_EQ(t.size(), static_cast<size_t>(kN));
+  for (int i = 0; i < kN; i += 97) {
+    std::string k = "key:" + std::to_string(i);
+    ASSERT_NE(t.Find(k, TableHash(k)), nullptr) << k;
+  }
+  EXPECT_LT(static_cast<double>(t.OverheadBytes()) / kN, 16.0);
+  Table small(heap_);
+  small.Reserve(10);  // fits the first segment: nothing changes
+  EXPECT_EQ(small.segments(), 1u);
 }
 
 }  // namespace
