@@ -13,16 +13,11 @@
 #include "server/server.h"
 #include "server/worker.h"
 #include "storage/file_io.h"
+#include "storage/mono_clock.h"
 
 namespace strata {
 
 namespace {
-
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // A barrier for the shard threads: each arrives and waits until all have. While waiting
 // a worker keeps pushing its outbox, where the cut tasks for the others may still sit
@@ -391,24 +386,9 @@ void SnapshotManager::StartNext() {
   in_progress_.store(true, std::memory_order_release);
   current_start_ms_.store(run_->start_ms);
   last_try_ms_ = run_->start_ms;
-  const char* why = "";
-  switch (run_->waiters.front().reason) {
-    case Reason::kSave:
-      why = "SAVE";
-      break;
-    case Reason::kBgsave:
-      why = "BGSAVE";
-      break;
-    case Reason::kRule:
-      why = "save rule";
-      break;
-    case Reason::kCron:
-      why = "snapshot-cron";
-      break;
-    case Reason::kShutdown:
-      why = "shutdown";
-      break;
-  }
+  static constexpr const char* kWhy[] = {"SAVE", "BGSAVE", "save rule", "snapshot-cron",
+                                         "shutdown"};
+  const char* why = kWhy[static_cast<int>(run_->waiters.front().reason)];
   LogNotice("Snapshot %" PRIu64 " (%s, %s) started", run_->seq, delta ? "incremental" : "full",
             why);
   PostCut();

@@ -45,10 +45,32 @@ struct Op {
   IoConn* conn = nullptr;
 };
 
+// Bytes received for a connection that was not reading. Consumed from the front by
+// advancing an offset (compacted once half is consumed), so a client that sends far
+// ahead of the server never makes each read move the whole rest of the backlog.
+struct Backlog {
+  std::string bytes;
+  size_t off = 0;
+  bool empty() const { return off == bytes.size(); }
+  size_t size() const { return bytes.size() - off; }
+  const char* data() const { return bytes.data() + off; }
+  void append(const char* p, size_t n) { bytes.append(p, n); }
+  void consume(size_t n) {
+    off += n;
+    if (off == bytes.size()) {
+      bytes.clear();
+      off = 0;
+    } else if (off >= (64u << 10) && off * 2 >= bytes.size()) {
+      bytes.erase(0, off);
+      off = 0;
+    }
+  }
+};
+
 struct ConnOps {
   Op recv{OpKind::kRecv};
   Op send{OpKind::kSend};
-  std::string backlog;     // received, not yet handed to the connection
+  Backlog backlog;         // received, not yet handed to the connection
   bool multishot = false;  // a multishot recv is armed
   bool eof = false;
   int error = 0;
@@ -169,7 +191,9 @@ class UringLoop final : public EventLoop {
   }
   size_t ConnBufferBytes(const IoConn* c) const override {
     auto* ops = static_cast<const ConnOps*>(c->loop_state);
-    return ops == nullptr ? 0 : HeapBytes(static_cast<const void*>(ops)) + HeapBytes(ops->backlog);
+    return ops == nullptr
+               ? 0
+               : HeapBytes(static_cast<const void*>(ops)) + HeapBytes(ops->backlog.bytes);
   }
   std::string Describe() const override {
     std::string d = "io_uring (";
@@ -353,7 +377,7 @@ class UringLoop final : public EventLoop {
       if (!ops->backlog.empty()) {
         size_t n = std::min(ops->backlog.size(), c->recv_cap);
         std::memcpy(c->recv_buf, ops->backlog.data(), n);
-        ops->backlog.erase(0, n);
+        ops->backlog.consume(n);
         c->recv_armed = false;
         c->OnRecv(static_cast<ssize_t>(n));
       } else if (ops->eof || ops->error != 0) {

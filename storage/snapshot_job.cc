@@ -9,16 +9,9 @@
 
 #include "core/hash.h"
 #include "storage/file_io.h"
+#include "storage/mono_clock.h"
 
 namespace strata {
-
-namespace {
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-}  // namespace
 
 ShardSnapshotJob::ShardSnapshotJob(Keyspace& ks, std::string tmp_path, BlockCodec codec,
                                    const SnapshotHeader& header)

@@ -3,16 +3,9 @@
 #include <time.h>
 
 #include "core/hash.h"
+#include "storage/mono_clock.h"
 
 namespace strata {
-
-namespace {
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-}  // namespace
 
 ShardLoadJob::ShardLoadJob(Keyspace& ks, std::string dir, const Manifest& m, uint32_t shard,
                            uint32_t shard_count)
