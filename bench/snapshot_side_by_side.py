@@ -19,15 +19,15 @@ error or Ctrl-C) the script:
      parses the "DB loaded from disk: X seconds" log line; checks DBSIZE and a sample of
      ~1000 key/value pairs;
   5. runs redis-benchmark SETs on random keys of the same key space (pipeline 16, 50
-     clients, -r KEYS) and 1 s into it starts BGSAVE; until rdb_bgsave_in_progress:0 the
-     memory of the server and of any child (Redis's fork child) is sampled every ~20 ms:
-     extra = (parent RSS - its RSS just before BGSAVE) + the children's Private_Clean +
-     Private_Dirty (their copy-on-write copies), from /proc/PID/smaps_rollup. The peak is
-     reported in bytes and as a ratio to D. BGSAVE is repeated back to back until the
-     saves add up to --min-save-window seconds; the write rate during the saves is the
-     INFO stats total_commands_processed delta inside the save windows over their length;
-  6. the same load without a snapshot for max(--window, the saves' total) seconds, rate
-     from the same counter; the table gives the ratio during/without.
+     clients, -r KEYS) and, within that one run, --rounds times: a window with no
+     snapshot (max(--window, the previous save's length) seconds), then a BGSAVE. During
+     each save the memory of the server and of any child (Redis's fork child) is sampled
+     every ~20 ms: extra = (parent RSS - its RSS just before the first BGSAVE) + the
+     children's Private_Clean + Private_Dirty (their copy-on-write copies), from
+     /proc/PID/smaps_rollup. The peak is reported in bytes and as a ratio to D. Write
+     rates come from INFO stats total_commands_processed: inside the save windows, and
+     inside the interleaved windows without one (so both see the same conditions on a
+     machine whose speed drifts); the table gives the ratio during/without.
 
 Key names: "memtier-" followed by the 12-digit zero-padded index, because that is what
 redis-benchmark's __rand_int__ expands to, so the write load (a custom
@@ -35,7 +35,7 @@ redis-benchmark's __rand_int__ expands to, so the write load (a custom
 keys instead of adding new ones.
 
 Usage: bench/snapshot_side_by_side.py [--keys N] [--size B] [--threads T]
-           [--cpus SERVER_CPUS CLIENT_CPUS] [--window S] [--min-save-window S]
+           [--cpus SERVER_CPUS CLIENT_CPUS] [--window S] [--rounds N]
            [--out FILE] [--skip-redis]
 e.g.   bench/snapshot_side_by_side.py --keys 1000000 --cpus 0 1 --out bench/results/README.md
 Environment: STRATA_BIN (build/server/strata-server), REDIS_BIN (redis-server). The strata
@@ -505,30 +505,38 @@ def run_server(srv, opts, res):
     if res["dbsize_reloaded"] != res["dbsize"] or mismatched:
         print("  WARNING: %s data after restart differs from before" % srv.kind)
 
-    # 5. BGSAVE under write load
+    # 5. BGSAVE under write load, interleaved with windows of the same load and no
+    # snapshot: one continuous redis-benchmark run, then --rounds times a window with no
+    # snapshot (as long as the previous save, at least --window s) followed by a BGSAVE,
+    # so that both rates are measured under the same conditions (this machine drifts).
     if srv.kind == "strata":
         srv.r.config_set("snapshot-incremental", "no")
     load = srv.start_load("during")
     saves = []
     cmds = 0
+    cmds_without = 0
+    secs_without = 0.0
     try:
         time.sleep(1.0)
         rss0, _ = mem_sample(srv.pid)
-        # One BGSAVE, repeated back to back while the saves so far add up to less than
-        # --min-save-window (a single save of a small dataset is too short to give a
-        # rate); only the commands counted inside the save windows count.
-        while True:
+        last_save = opts.window
+        for _ in range(opts.rounds):
+            c0 = srv.commands()
+            t0 = time.time()
+            time.sleep(max(opts.window, last_save))
+            cmds_without += srv.commands() - c0
+            secs_without += time.time() - t0
             c0 = srv.commands()
             save = srv.bgsave(timeout=max(600.0, keys / 2000.0), sample_pid=srv.pid)
             cmds += srv.commands() - c0
             saves.append(save)
-            total = sum(x["wall"] for x in saves)
-            if total >= opts.min_save_window or len(saves) >= 50:
-                break
+            last_save = save["wall"]
     finally:
         res["bench_err_during"] = srv.stop_load(load, "during")
+        res["bench_err_without"] = []
     if srv.kind == "strata":
         srv.r.config_set("snapshot-incremental", "yes")
+    total = sum(x["wall"] for x in saves)
     res["n_saves"] = len(saves)
     res["save_window_s"] = total
     res["bg_time"] = total / len(saves)
@@ -554,21 +562,10 @@ def run_server(srv, opts, res):
               mb(res["peak_child_private"]), res["rate_during"],
               (", cut pauses %s us" % pauses) if pauses else ""), flush=True)
 
-    # 6. write throughput without a snapshot, over a window at least as long as 5.
-    window = max(opts.window, res["save_window_s"])
-    load = srv.start_load("without")
-    try:
-        time.sleep(1.0)
-        c0 = srv.commands()
-        t0 = time.time()
-        time.sleep(window)
-        c1 = srv.commands()
-        t1 = time.time()
-    finally:
-        res["bench_err_without"] = srv.stop_load(load, "without")
-    res["rate_without"] = (c1 - c0) / (t1 - t0)
-    res["window_without_s"] = t1 - t0
-    print("  no snapshot: %.0f writes/s over %.1f s" % (res["rate_without"], t1 - t0),
+    # 6. the interleaved windows without a snapshot
+    res["rate_without"] = cmds_without / secs_without
+    res["window_without_s"] = secs_without
+    print("  no snapshot: %.0f writes/s over %.1f s" % (res["rate_without"], secs_without),
           flush=True)
 
     # log lines worth a look
@@ -667,18 +664,17 @@ def main():
     ap = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         usage="%(prog)s [--keys N] [--size B] [--threads T] [--cpus SERVER CLIENT] "
-              "[--window S] [--min-save-window S] [--out FILE] [--skip-redis]")
+              "[--window S] [--rounds N] [--out FILE] [--skip-redis]")
     ap.add_argument("--keys", type=int, default=5000000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2, help="strata --threads")
     ap.add_argument("--cpus", nargs=2, metavar=("SERVER", "CLIENT"),
                     help='taskset CPU lists for the servers and for the clients, e.g. 0 1')
-    ap.add_argument("--window", type=float, default=5.0,
-                    help="seconds of the no-snapshot throughput window (at least the "
-                         "snapshot's duration)")
-    ap.add_argument("--min-save-window", type=float, default=2.0,
-                    help="repeat the BGSAVE under load until the saves add up to this "
-                         "many seconds (at most 50 saves)")
+    ap.add_argument("--window", type=float, default=2.0,
+                    help="seconds of each no-snapshot throughput window (at least the "
+                         "previous snapshot's duration)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="no-snapshot window + BGSAVE pairs under the write load")
     ap.add_argument("--out", help="append a markdown section with the results to FILE")
     ap.add_argument("--skip-redis", action="store_true")
     opts = ap.parse_args()

@@ -55,7 +55,8 @@ class Table {
   static constexpr uint32_t kTailSlots = 32;
   static constexpr size_t kMaxSegmentBytes = 32 * 1024;
   static constexpr int kDepthMax = 32;
-  static constexpr int kChunkBits = 8;  // a SCAN step covers 1/256 of a segment
+  static constexpr int kChunkBits = 8;           // a SCAN step covers 1/256 of a segment
+  static constexpr uint32_t kPrefetchAhead = 8;  // slots, in whole-range walks
 
   struct Segment;
   // A located slot: the segment and the position in it. Null when seg is null.
@@ -149,6 +150,9 @@ class Table {
     uint32_t t_lo = TagFor(first, s->depth), t_hi = TagFor(last, s->depth);
     uint32_t last_home = Home(t_hi, s->cap);
     for (uint32_t pos = Home(t_lo, s->cap); pos < s->nslots; pos++) {
+      // Entries are scattered in memory: fetch a few slots ahead while this one is used.
+      if (pos + kPrefetchAhead < s->nslots && s->slots[pos + kPrefetchAhead] != 0)
+        __builtin_prefetch(PtrOf(s->slots[pos + kPrefetchAhead]));
       uint64_t slot = s->slots[pos];
       if (slot == 0) {
         if (pos >= last_home) break;

@@ -296,7 +296,8 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   }
   int64_t t0 = MonoNs();
   bool done = sh.job->Step(budget);
-  sh.credit_ns = std::max<int64_t>(0, sh.credit_ns - (MonoNs() - t0));
+  // A step finishes its chunk past the budget: the overrun is owed by later turns.
+  sh.credit_ns = std::max<int64_t>(-kIdleStepNs, sh.credit_ns - (MonoNs() - t0));
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
   sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
   sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);

@@ -66,7 +66,7 @@ const char* BlockCodecName(BlockCodec c) {
   return "unknown";
 }
 
-void EncodeBlock(BlockCodec codec, std::string_view raw, std::string* out) {
+BlockCodec EncodeBlock(BlockCodec codec, std::string_view raw, std::string* out) {
   std::string stored;
   if (codec == BlockCodec::kLz4 && !raw.empty()) {
     stored.resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(raw.size()))));
@@ -78,19 +78,21 @@ void EncodeBlock(BlockCodec codec, std::string_view raw, std::string* out) {
     size_t n = ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), kZstdLevel);
     stored.resize(ZSTD_isError(n) ? 0 : n);
   }
-  if (codec == BlockCodec::kNone || stored.empty() || stored.size() >= raw.size()) {
-    codec = BlockCodec::kNone;
-    stored.assign(raw);
-  }
+  // Saving less than 1/16 is not worth a decompression at load time.
+  bool plain =
+      codec == BlockCodec::kNone || stored.empty() || stored.size() > raw.size() - raw.size() / 16;
+  if (plain) codec = BlockCodec::kNone;
+  std::string_view payload = plain ? raw : std::string_view(stored);
   size_t start = out->size();
   out->push_back(static_cast<char>(codec));
   PutVarint(out, raw.size());
-  PutVarint(out, stored.size());
-  out->append(stored);
+  PutVarint(out, payload.size());
+  out->append(payload);
   uint32_t crc = crc32c::Extend(0, out->data() + start, out->size() - start);
   char le[4] = {static_cast<char>(crc), static_cast<char>(crc >> 8), static_cast<char>(crc >> 16),
                 static_cast<char>(crc >> 24)};
   out->append(le, 4);
+  return codec;
 }
 
 Status DecodeBlock(std::string_view data, size_t* pos, std::string* raw, std::string_view what) {

@@ -6,7 +6,7 @@
 //   varint  stored length  bytes that follow
 //   bytes   stored         the payload, compressed with `codec`
 //   u32     crc32c         over every preceding byte of the block
-// A block whose compressed form would not be smaller is stored with codec 0. Decoding
+// A block whose compressed form would not be at least 1/16 smaller is stored with codec 0. Decoding
 // checks the lengths against what remains of the input, the checksum before anything
 // is decompressed, and the decompressed size against the raw length, and names the
 // offset of the block in every error, so a truncated or corrupt file is refused with a
@@ -33,8 +33,9 @@ constexpr size_t kBlockRawMax = 1024 * 1024 * 1024;
 bool ParseBlockCodec(std::string_view name, BlockCodec* out);
 const char* BlockCodecName(BlockCodec c);
 
-// Appends one block holding `raw` (REQUIRES: raw.size() <= kBlockRawMax).
-void EncodeBlock(BlockCodec codec, std::string_view raw, std::string* out);
+// Appends one block holding `raw` (REQUIRES: raw.size() <= kBlockRawMax). Returns the
+// codec used: kNone when compressing would save less than 1/16 of the bytes.
+BlockCodec EncodeBlock(BlockCodec codec, std::string_view raw, std::string* out);
 
 // Decodes the block at data[*pos]. On success sets *raw and advances *pos past it;
 // `what` (a file name) and the offset name the place in error messages.

@@ -100,7 +100,23 @@ void ShardSnapshotWriter::FlushBlock() {
   if (pending_.empty()) return;
   // A record larger than a block gets a block of its own (up to kBlockRawMax; the
   // snapshot job refuses a bigger value before it gets here).
-  EncodeBlock(codec_, pending_, &out_);
+  // Incompressible data (random values) is detected and not compressed for a while:
+  // after kMissesToSkip blocks in a row that did not compress, the next kSkipBlocks are
+  // stored plain, then compression is tried again.
+  BlockCodec c = codec_;
+  if (skip_ > 0) {
+    skip_--;
+    c = BlockCodec::kNone;
+  }
+  BlockCodec used = EncodeBlock(c, pending_, &out_);
+  if (c != BlockCodec::kNone) {
+    if (used != BlockCodec::kNone) {
+      misses_ = 0;
+    } else if (++misses_ >= kMissesToSkip) {
+      misses_ = 0;
+      skip_ = kSkipBlocks;
+    }
+  }
   pending_.clear();
 }
 

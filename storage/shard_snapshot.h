@@ -70,6 +70,10 @@ class ShardSnapshotWriter {
   std::string pending_;
   uint64_t records_ = 0;
   uint64_t raw_bytes_ = 0;
+  static constexpr int kMissesToSkip = 4;
+  static constexpr int kSkipBlocks = 28;
+  int misses_ = 0;
+  int skip_ = 0;
 };
 
 using SnapshotSink = std::function<Status(uint32_t db, ValueType type, std::string_view key,

@@ -119,7 +119,7 @@ bool ShardSnapshotJob::Step(int64_t budget_ns) {
       pos_ = std::max(pos_, RangeSet::FirstHash(id));
       range_last = RangeSet::LastHash(id);
     }
-    // One chunk: 1/16 of the segment holding pos_, or less (a few hundred entries).
+    // One chunk: 1/64 of the segment holding pos_, or less (about fifty entries).
     Table::Segment* seg = ks_.table(db_).SegmentFor(pos_);
     uint64_t seg_first = Table::SegmentFirstHash(seg, pos_);
     uint64_t seg_last = seg->depth == 0 ? ~0ull : seg_first + (~0ull >> seg->depth);

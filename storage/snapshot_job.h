@@ -52,7 +52,7 @@ class ShardSnapshotJob : public SnapshotHook {
   void Start(std::unique_ptr<RangeSet> ranges);
   // Walks hash space for about budget_ns, a chunk (1/2^kChunkBits of a segment) at a
   // time; returns true when it has passed every key.
-  static constexpr int kChunkBits = 4;
+  static constexpr int kChunkBits = 6;
   bool Step(int64_t budget_ns);
   bool traversal_done() const { return done_; }
   // Ends capture and writes the trailer. The file stays open (fd()) for the fsync.
