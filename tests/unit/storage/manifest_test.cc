@@ -19,7 +19,7 @@ Manifest Sample() {
     for (int s = 0; s < 2; s++) {
       link.files.push_back(
           {"dump.strata-0000" + std::to_string(40 + l) + "-" + std::to_string(s) + ".snap",
-           1000u + l, 10u + s});
+           1000u + l, 10u + s, {{0u, 10u + s}}});
     }
     m.chain.push_back(link);
   }
@@ -39,6 +39,8 @@ TEST(ManifestTest, RoundTrips) {
   EXPECT_EQ(back.chain[1].files[1].name, m.chain[1].files[1].name);
   EXPECT_EQ(back.chain[1].files[1].bytes, 1001u);
   EXPECT_EQ(back.chain[1].files[1].records, 11u);
+  ASSERT_EQ(back.chain[1].files[1].db_records.size(), 1u);
+  EXPECT_EQ(back.chain[1].files[1].db_records[0].second, 11u);
 }
 
 TEST(ManifestTest, DamageIsRefused) {
