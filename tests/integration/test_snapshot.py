@@ -16,7 +16,7 @@ import time
 import pytest
 import redis
 
-from conftest import TARGET, Server
+from conftest import TARGET, THREADS, Server
 
 strata_only = pytest.mark.skipif(TARGET == "redis", reason="strata snapshot files and flags")
 
@@ -287,7 +287,7 @@ def test_incremental_chain_equals_live_data(servers, data_dir):
     s.stop()  # SIGTERM with save rules: one more delta
     # The previous chain's files are gone: a base and two deltas, per shard, remain.
     snaps = [f for f in os.listdir(data_dir) if f.endswith(".snap")]
-    assert len(snaps) == 3 * 2, snaps
+    assert len(snaps) == 3 * THREADS, snaps
     s2 = servers(data_dir=data_dir, save="3600 1000000000")
     c2 = s2.client()
     assert image(c2) == want

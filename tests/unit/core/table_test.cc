@@ -1,7 +1,6 @@
 #include "core/table.h"
 
 #include <gtest/gtest.h>
-#include <mimalloc.h>
 
 #include <algorithm>
 #include <memory>
@@ -192,20 +191,6 @@ TEST_F(TableTest, OverheadPerKeyIsBounded) {
   ASSERT_TRUE(r);
   EXPECT_GT(Table::ShareBytes(r), 8u);
   EXPECT_LT(Table::ShareBytes(r), 16u);
-}
-
-// A segment from the allocator whose block is rounded up to the mmap size must be given
-// back to the allocator, not munmap'd (which once tore holes in the allocator's memory):
-// FreeSegment tells the kinds apart by Segment::bytes.
-TEST_F(TableTest, SegmentBytesTellAllocatorBlocksFromMappings) {
-  constexpr uint32_t kMmapBytes = 16 * 1024;
-  for (int n = 1; n <= 40000; n += 173) {
-    Table t(heap_);
-    for (int i = 0; i < n; i++) Insert(t, "k" + std::to_string(i));
-    t.ForEachSegment([&](Table::Segment* s) {
-      ASSERT_EQ(s->bytes >= kMmapBytes, !mi_is_in_heap_region(s)) << n << " " << s->bytes;
-    });
-  }
 }
 
 // Loading inserts keys sorted by hash; Reserve sizes the segments first so they land
