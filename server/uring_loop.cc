@@ -466,7 +466,11 @@ class UringLoop final : public EventLoop {
   }
 
   void Finish(IoConn* c) {
-    delete static_cast<ConnOps*>(c->loop_state);
+    auto* ops = static_cast<ConnOps*>(c->loop_state);
+    // A connection waiting in ready_ for the next Poll would be handed bytes after it is
+    // gone (it may be deleted once OnClosed runs at the end of this Poll).
+    if (ops->in_ready) std::erase(ready_, c);
+    delete ops;
     c->loop_state = nullptr;
     ::close(c->fd);
     c->fd = -1;
