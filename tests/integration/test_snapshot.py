@@ -510,3 +510,16 @@ def test_snapshot_config_options(servers, data_dir):
     c.set("k", "renamed")
     assert c.save() is True
     assert os.path.exists(os.path.join(data_dir, "other.strata"))
+
+
+@strata_only
+def test_snapshot_cron_fires_at_the_next_minute(servers, data_dir):
+    # "* * * * *" fires at the start of every minute (local time): at most ~60 s away.
+    s = servers(data_dir=data_dir, extra_args=["--snapshot-cron", "* * * * *"])
+    c = s.client()
+    c.set("cron", "yes")
+    assert c.info("persistence")["rdb_saves"] == 0
+    wait_for(lambda: c.info("persistence")["rdb_saves"] >= 1, 75, "the cron snapshot")
+    assert "snapshot-cron" in s.read_log()
+    s.stop()
+    assert servers(data_dir=data_dir).client().get("cron") == b"yes"
