@@ -6,33 +6,13 @@
 #include <cstring>
 
 #include "storage/crc32c.h"
+#include "storage/varint.h"
 
 namespace strata {
 
 namespace {
 
 constexpr int kZstdLevel = 3;
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view s, size_t* pos, uint64_t* v) {
-  uint64_t r = 0;
-  for (int shift = 0; *pos < s.size() && shift < 64; shift += 7) {
-    uint8_t b = static_cast<uint8_t>(s[(*pos)++]);
-    r |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) {
-      *v = r;
-      return true;
-    }
-  }
-  return false;
-}
 
 Status Corrupt(std::string_view what, size_t offset, std::string_view why) {
   return Status::Corruption(std::string(what) + ": " + std::string(why) +

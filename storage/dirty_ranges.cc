@@ -2,7 +2,7 @@
 
 #include <roaring/roaring.h>
 
-#include "storage/shard_snapshot.h"
+#include "storage/varint.h"
 
 namespace strata {
 

@@ -1,6 +1,7 @@
 #include "storage/manifest.h"
 
 #include "storage/block.h"
+#include "storage/varint.h"
 
 namespace strata {
 

@@ -24,6 +24,7 @@
 #include "core/entry.h"
 #include "storage/block.h"
 #include "storage/status.h"
+#include "storage/varint.h"
 
 namespace strata {
 
@@ -114,13 +115,5 @@ class ShardSnapshotReader {
 // block, a malformed record, a missing trailer or a record count that does not match.
 Status ReadShardSnapshot(std::string_view file, std::string_view name, SnapshotHeader* header,
                          const SnapshotSink& sink);
-
-// Snapshot format helpers shared with the manifest (docs/FORMAT.md, "Integers").
-void PutVarint(std::string* out, uint64_t v);
-bool GetVarint(std::string_view s, size_t* pos, uint64_t* v);
-void PutFixed64(std::string* out, uint64_t v);
-bool GetFixed64(std::string_view s, size_t* pos, uint64_t* v);
-void PutBytes(std::string* out, std::string_view b);
-bool GetBytes(std::string_view s, size_t* pos, std::string_view* out);
 
 }  // namespace strata

@@ -19,7 +19,9 @@ Manifest Sample() {
     for (int s = 0; s < 2; s++) {
       link.files.push_back(
           {"dump.strata-0000" + std::to_string(40 + l) + "-" + std::to_string(s) + ".snap",
-           1000u + l, 10u + s, {{0u, 10u + s}}});
+           1000u + l,
+           10u + s,
+           {{0u, 10u + s}}});
     }
     m.chain.push_back(link);
   }
