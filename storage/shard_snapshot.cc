@@ -133,8 +133,8 @@ Status ShardSnapshotReader::Next(const SnapshotSink& sink, size_t max_records, b
   *done = done_;
   size_t delivered = 0;
   while (!done_) {
+    if (delivered >= max_records) return Status::Ok();  // resumes mid-block next call
     if (block_pos_ >= block_.size()) {
-      if (delivered >= max_records) return Status::Ok();
       block_offset_ = pos_;
       if (pos_ >= file_.size()) return Bad("missing trailer (file truncated)", block_offset_);
       Status s = DecodeBlock(file_, &pos_, &block_, name_);

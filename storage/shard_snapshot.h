@@ -89,9 +89,9 @@ class ShardSnapshotReader {
   // A delta's dirty-range set, as written (DirtyRanges::Decode reads it); empty for a
   // full snapshot.
   std::string_view ranges() const { return ranges_; }
-  // Delivers records to sink until at least `max_records` have been delivered in this
-  // call or the trailer is reached (then *done). Any damage is an error naming the file
-  // and the block's offset.
+  // Delivers records to sink until `max_records` have been delivered in this call or
+  // the trailer is reached (then *done); a later call resumes where this one stopped. Any damage is
+  // an error naming the file and the block's offset.
   Status Next(const SnapshotSink& sink, size_t max_records, bool* done);
   size_t offset() const { return pos_; }
   uint64_t records() const { return records_; }

@@ -102,7 +102,9 @@ Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
     }
     bool file_done = false;
     size_t before = reader_.offset();
-    Status s = reader_.Next(sink, 1024, &file_done);
+    // Few records per call: a record may be a big collection, and the time budget is
+    // checked between calls.
+    Status s = reader_.Next(sink, kRecordsPerCall, &file_done);
     stats_.bytes_read += reader_.offset() - before;
     if (!s.ok()) return s;
     if (file_done) {

@@ -41,6 +41,7 @@ class ShardLoadJob {
   // Applies records for about budget_ns; *done when the whole chain is loaded.
   Status Step(int64_t budget_ns, int64_t now_ms, bool* done);
   const LoadStats& stats() const { return stats_; }
+  static constexpr size_t kRecordsPerCall = 32;
 
  private:
   struct Item {
