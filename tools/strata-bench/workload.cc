@@ -73,10 +73,7 @@ bool ParseKeyPattern(std::string_view spec, KeyPattern* set, KeyPattern* get, st
 KeyGenerator::KeyGenerator(KeyPattern pattern, KeyRange range, uint32_t client_index,
                            uint32_t client_count, uint64_t seed, double gaussian_stddev,
                            double gaussian_median)
-    : pattern_(pattern),
-      lo_(range.min),
-      hi_(std::max(range.min, range.max)),
-      rng_(seed ^ (0xd1b54a32d192ed03ULL * (uint64_t{client_index} + 1))) {
+    : pattern_(pattern), lo_(range.min), hi_(std::max(range.min, range.max)), rng_(seed) {
   if (pattern_ == KeyPattern::kParallel && client_count > 1) {
     const unsigned __int128 n = static_cast<unsigned __int128>(hi_ - lo_) + 1;
     const uint32_t i = client_index % client_count;
@@ -118,6 +115,11 @@ uint64_t KeyGenerator::Next() {
       return k;
     }
   }
+}
+
+uint64_t ClientSeed(uint64_t base, uint32_t client_index) {
+  Rng mix(base ^ (0xd1b54a32d192ed03ULL * (uint64_t{client_index} + 1)));
+  return mix.Next();
 }
 
 bool ParseRatio(std::string_view spec, uint32_t* sets, uint32_t* gets, std::string* error) {

@@ -46,8 +46,9 @@ bool ParseKeyPattern(std::string_view spec, KeyPattern* set, KeyPattern* get, st
 
 class KeyGenerator {
  public:
-  // client_index in [0, client_count) picks the slice for kParallel and perturbs the seed,
-  // so clients given the same seed still draw different streams. For kGaussian a stddev
+  // client_index in [0, client_count) picks the slice for kParallel. The seed is used as
+  // given: clients given the same seed draw the same stream (memtier's default; see
+  // ClientSeed for --distinct-client-seed). For kGaussian a stddev
   // of 0 picks (max - min) / 6 and a median of 0 picks the middle of the range.
   // A range with max < min is treated as the single key min.
   KeyGenerator(KeyPattern pattern, KeyRange range, uint32_t client_index, uint32_t client_count,
@@ -68,6 +69,10 @@ class KeyGenerator {
   double stddev_;
   double median_;
 };
+
+// The seed of client `client_index` under --distinct-client-seed: distinct per client,
+// deterministic for a given base seed.
+uint64_t ClientSeed(uint64_t base, uint32_t client_index);
 
 // Parses memtier's --ratio "<sets>:<gets>" (e.g. "1:10"). Both are unsigned 32-bit
 // decimals; 0:0, signs, spaces and junk are rejected.

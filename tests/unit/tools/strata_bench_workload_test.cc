@@ -54,11 +54,11 @@ TEST(KeyGeneratorTest, RandomStaysInRangeAndCoversIt) {
   EXPECT_EQ(seen.size(), 10u);
 }
 
-TEST(KeyGeneratorTest, RandomIsDeterministicBySeedAndDiffersByClient) {
+TEST(KeyGeneratorTest, RandomIsDeterministicBySeedAndClientSeedsDiffer) {
   KeyGenerator a(KeyPattern::kRandom, {}, 0, 4, 1234);
   KeyGenerator b(KeyPattern::kRandom, {}, 0, 4, 1234);
   KeyGenerator c(KeyPattern::kRandom, {}, 0, 4, 1235);
-  KeyGenerator d(KeyPattern::kRandom, {}, 1, 4, 1234);
+  KeyGenerator d(KeyPattern::kRandom, {}, 1, 4, ClientSeed(1234, 1));
   std::vector<uint64_t> va, vb, vc, vd;
   for (int i = 0; i < 100; ++i) {
     va.push_back(a.Next());
@@ -69,6 +69,11 @@ TEST(KeyGeneratorTest, RandomIsDeterministicBySeedAndDiffersByClient) {
   EXPECT_EQ(va, vb);
   EXPECT_NE(va, vc);
   EXPECT_NE(va, vd);
+  // Without --distinct-client-seed every client draws the same stream, as in memtier.
+  KeyGenerator e(KeyPattern::kRandom, {}, 3, 4, 1234);
+  for (uint64_t v : va) EXPECT_EQ(e.Next(), v);
+  EXPECT_NE(ClientSeed(1234, 0), ClientSeed(1234, 1));
+  EXPECT_EQ(ClientSeed(1234, 7), ClientSeed(1234, 7));
 }
 
 TEST(KeyGeneratorTest, SequentialWraps) {
