@@ -107,6 +107,17 @@ def test_allkeys_populates_every_key_then_gets_all_hit(server, tmp_path):
     assert table_row(proc.stdout, "Gets")[2] == "0.00"  # Misses/sec column
 
 
+def test_allkeys_with_more_clients_than_keys_writes_each_key_once(server, tmp_path):
+    proc, j = run_bench(server.port, "-t", 2, "-c", 10, "--ratio", "1:0", "--key-pattern",
+                        "P:P", "-n", "allkeys", "--key-minimum", 0, "--key-maximum", 6,
+                        "--hide-histogram", json_path=str(tmp_path / "a.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert j["ALL STATS"]["Sets"]["Count"] == 7
+    r = server.client()
+    assert r.dbsize() == 7
+    r.close()
+
+
 def test_multi_key_set_and_get(server, tmp_path):
     proc, j = run_bench(server.port, "-t", 1, "-c", 2, "--ratio", "1:0", "--key-pattern", "P:P",
                         "-n", "allkeys", "--key-maximum", 999, "--multi-key-set", 10,

@@ -22,13 +22,21 @@ constexpr size_t kMinReadSpace = 16 * 1024;
 uint64_t NowNs() { return static_cast<uint64_t>(MonoNs()); }
 
 // Requests one client sends under -n allkeys: one per key of the range its requests walk
-// (its own slice with P), divided by the keys per request.
-uint64_t AllKeysTarget(const Options& o, const KeyGenerator& set_keys,
+// (its own slice with P), divided by the keys per request. With P and fewer keys than
+// clients, the first clients take one key each and the rest send nothing, so every key
+// is still written once.
+uint64_t AllKeysTarget(const Options& o, uint32_t client_index, const KeyGenerator& set_keys,
                        const KeyGenerator& get_keys) {
   const bool sets = o.ratio_sets > 0;
   const KeyGenerator& g = sets ? set_keys : get_keys;
+  const KeyPattern pattern = sets ? o.set_pattern : o.get_pattern;
   const uint64_t per = std::max<uint32_t>(1, sets ? o.multi_key_set : o.multi_key_get);
-  const uint64_t keys = g.hi() - g.lo() + 1;  // 0 only for the full 2^64 range
+  const uint64_t range = o.keys.max - o.keys.min + 1;  // 0 only for the full 2^64 range
+  if (pattern == KeyPattern::kParallel && range != 0 && range < o.total_clients() &&
+      client_index >= range) {
+    return 0;
+  }
+  const uint64_t keys = g.hi() - g.lo() + 1;
   return keys == 0 ? std::numeric_limits<uint64_t>::max() : (keys + per - 1) / per;
 }
 
@@ -72,7 +80,7 @@ Connection::Connection(const ConnectionContext& ctx, uint32_t client_index, uint
   if (o_.test_time > 0) {
     target_ = std::numeric_limits<uint64_t>::max();
   } else if (o_.all_keys) {
-    target_ = AllKeysTarget(o_, set_keys_, get_keys_);
+    target_ = AllKeysTarget(o_, client_index, set_keys_, get_keys_);
   } else {
     target_ = o_.requests;
   }
