@@ -117,6 +117,18 @@ def check_cpus(name, spec):
     return cpus
 
 
+def check_label_and_cpus(parser, a):
+    """argparse checks shared by the scripts: --label's characters and both CPU lists.
+    Reports a bad value through parser.error (exit status 2)."""
+    if a.label and not a.label.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        parser.error("--label: letters, digits, '-', '_' and '.' only")
+    for flag, spec in (("--server-cpus", a.server_cpus), ("--client-cpus", a.client_cpus)):
+        try:
+            check_cpus(flag, spec)
+        except BenchError as e:
+            parser.error(str(e))
+
+
 def resolve_bin(path, what):
     """Absolute path of an executable given as a path (relative to the repo root or the
     current directory) or a bare name looked up in PATH."""

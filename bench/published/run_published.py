@@ -119,13 +119,7 @@ def parse_args(argv=None):
         p.error("data sizes and pipelines must be >= 1")
     if a.label is None:
         a.label = "threads%d" % a.server_threads
-    if not a.label.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        p.error("--label: letters, digits, '-', '_' and '.' only")
-    for flag, spec in (("--server-cpus", a.server_cpus), ("--client-cpus", a.client_cpus)):
-        try:
-            bl.check_cpus(flag, spec)
-        except bl.BenchError as e:
-            p.error(str(e))
+    bl.check_label_and_cpus(p, a)
     return a
 
 

@@ -116,13 +116,7 @@ def parse_args(argv=None):
             p.error("--%s must be >= 1" % name.replace("_", "-"))
     if a.clients % a.client_threads:
         p.error("--clients must be a multiple of --client-threads")
-    if a.label and not a.label.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        p.error("--label: letters, digits, '-', '_' and '.' only")
-    for flag, spec in (("--server-cpus", a.server_cpus), ("--client-cpus", a.client_cpus)):
-        try:
-            bl.check_cpus(flag, spec)
-        except bl.BenchError as e:
-            p.error(str(e))
+    bl.check_label_and_cpus(p, a)
     return a
 
 

@@ -5,8 +5,12 @@
 #include <ostream>
 #include <string>
 
+#include "tools/strata-mem/escape.h"
+
 namespace strata::bench {
 namespace {
+
+using strata::mem::JsonString;
 
 std::string Fmt(const char* format, double v) {
   char buf[64];
@@ -50,38 +54,6 @@ Row MakeRow(const char* name, const TypeStats& t, bool has_hits) {
   r.has_hits = has_hits;
   r.latency = &t.latency;
   return r;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string JsonNumber(double v) { return Fmt("%.6f", v); }
