@@ -9,6 +9,10 @@ Keyspace::Keyspace(uint32_t db_count) : dbs_(db_count) {
 }
 
 Keyspace::~Keyspace() {
+  // Tearing down is not a change: the snapshot hook and the change tracker belong to the
+  // server's snapshot manager, which may already be gone.
+  snap_hook_ = nullptr;
+  tracker_ = nullptr;
   FlushAll();
   while (LazyFreeStep(SIZE_MAX)) {
   }

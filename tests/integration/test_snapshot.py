@@ -461,13 +461,15 @@ def test_shutdown_save_nosave_and_sigterm(servers, data_dir):
     # With save rules, SIGTERM saves.
     s = servers(data_dir=data_dir, save="3600 1")
     s.client().set("a", 1)
-    s.stop()  # SIGTERM
+    s.proc.terminate()  # SIGTERM: saves, then exits cleanly (with change tracking on)
+    assert s.wait_exit(20) == 0, s.read_log()
+    s.stop()
     s = servers(data_dir=data_dir, save="3600 1")
     c = s.client()
     assert c.get("a") == b"1"
     c.set("b", 2)
     c.shutdown(nosave=True)  # redis-py returns once the connection closes
-    s.wait_exit(10)
+    assert s.wait_exit(10) == 0, s.read_log()
     s = servers(data_dir=data_dir)  # save "": nothing automatic
     c = s.client()
     assert c.get("b") is None and c.get("a") == b"1"

@@ -78,5 +78,28 @@ TEST(KeyspaceTest, FlushAndSwap) {
   EXPECT_EQ(ks.DbSize(2), 0u);
 }
 
+// The change tracker belongs to the snapshot manager, which a server may destroy before
+// its workers' keyspaces: destroying a keyspace must not report its keys as changed
+// (it did, through a dangling pointer, and SHUTDOWN with save rules crashed on exit).
+TEST(KeyspaceTest, DestructionIsNotReportedAsAChange) {
+  struct CountingTracker : ChangeTracker {
+    int* calls;
+    explicit CountingTracker(int* c) : calls(c) {}
+    void KeyChanged(uint32_t, uint64_t) override { ++*calls; }
+    void DbChanged(uint32_t) override { ++*calls; }
+  };
+  int calls = 0;
+  CountingTracker tracker(&calls);
+  {
+    Keyspace ks(2);
+    ks.set_change_tracker(&tracker);
+    ks.SetString(0, "a", "1", Entry::kNoExpire);
+    ks.SetString(1, "b", "2", Entry::kNoExpire);
+    EXPECT_EQ(calls, 2);
+    calls = 0;
+  }
+  EXPECT_EQ(calls, 0);
+}
+
 }  // namespace
 }  // namespace strata
