@@ -276,6 +276,42 @@ std::string Config::Render(const Option& o) const {
   return "";
 }
 
+std::string Config::DefaultsTemplate() const {
+  constexpr size_t kWidth = 88;
+  std::string out;
+  for (const auto& o : options_) {
+    std::string help = o->help;
+    if (o->kind == Kind::kEnum) {
+      help += " (one of:";
+      for (const std::string& v : o->enum_values) help += " " + v;
+      help += ")";
+    }
+    help += o->mutable_at_runtime ? "; CONFIG SET can change it" : "; read at start-up only";
+    for (const std::string& a : o->aliases) help += "; also accepted as " + a;
+    // Word-wrapped comment lines.
+    out += "\n#";
+    size_t col = 1;
+    size_t pos = 0;
+    while (pos < help.size()) {
+      size_t end = help.find(' ', pos);
+      if (end == std::string::npos) end = help.size();
+      const std::string_view word(help.data() + pos, end - pos);
+      if (col > 1 && col + 1 + word.size() > kWidth) {
+        out += "\n#";
+        col = 1;
+      }
+      out += ' ';
+      out += word;
+      col += 1 + word.size();
+      pos = end + 1;
+    }
+    const std::string& v = o->default_value;
+    const bool quote = v.empty() || v.find_first_of(" \t\"'") != std::string::npos;
+    out += "\n# " + o->name + " " + (quote ? "\"" + v + "\"" : v) + "\n";
+  }
+  return out;
+}
+
 std::string Config::Set(std::string_view name, std::string_view value, bool at_runtime) {
   Option* o = FindMutable(name);
   if (o == nullptr) return "unknown option";
@@ -366,6 +402,9 @@ bool Config::LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_
   app.get_formatter()->column_width(34);
   std::string file;
   app.add_option("config-file", file, "Redis-style config file (key value lines)");
+  bool print_config = false;
+  app.add_flag("--print-config", print_config,
+               "Print every option at its default as a commented config file, and exit");
   std::map<std::string, std::string> flag_values;
   for (auto& o : options_) {
     std::string desc = o->help + " (default: \"" + o->default_value + "\"" +
@@ -388,6 +427,11 @@ bool Config::LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_
   } catch (const CLI::ParseError& e) {
     *error = e.what();
     return false;
+  }
+  if (print_config) {
+    std::printf("%s", DefaultsTemplate().c_str());
+    *exit_now = true;
+    return true;
   }
   if (!file.empty()) {
     std::ifstream in(file);

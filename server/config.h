@@ -61,6 +61,10 @@ class Config {
   std::vector<std::pair<std::string, std::string>> GetMatching(std::string_view pattern) const;
   const Option* Find(std::string_view name) const;
   const std::vector<std::unique_ptr<Option>>& options() const { return options_; }
+  // A config file listing every option, commented out, at its default, each under a
+  // comment with its help text (`strata-server --print-config`; the packaged
+  // /etc/strata/strata.conf is built from it).
+  std::string DefaultsTemplate() const;
   std::string config_file() const { return config_file_; }
 
   // Typed accessors for the settings the server reads.

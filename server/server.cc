@@ -18,6 +18,7 @@
 #include "core/string_util.h"
 #include "server/log.h"
 #include "server/resp_parser.h"
+#include "server/sd_notify.h"
 #include "server/version.h"
 #include "server/worker.h"
 
@@ -167,6 +168,10 @@ bool Server::Start(std::string* error) {
   LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION, threads,
             io_backend_.c_str(), port_);
   LogNotice("Ready to accept connections tcp");
+  std::string notify_error;
+  if (!SdNotify("READY=1\nSTATUS=Ready to accept connections", &notify_error)) {
+    LogWarning("Can't notify systemd: %s", notify_error.c_str());
+  }
   return true;
 }
 
@@ -187,6 +192,10 @@ void Server::RunUntilSignal() {
     Status s = snapshots_->SaveAndWait(SnapshotManager::Reason::kShutdown);
     if (s.ok()) break;
     LogWarning("Error trying to save the DB, can't exit: %s", s.message().c_str());
+  }
+  std::string notify_error;
+  if (!SdNotify("STOPPING=1", &notify_error)) {
+    LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();

@@ -37,6 +37,39 @@ TEST(ConfigTest, FileLinesAndErrors) {
   EXPECT_FALSE(c.LoadFileText("appendonly yes\n", &err));
 }
 
+// The packaged /etc/strata/strata.conf is built from DefaultsTemplate(): it must name
+// every option, and uncommenting any of its settings must load and give the default.
+TEST(ConfigTest, DefaultsTemplateListsEveryOptionAndLoadsUncommented) {
+  Config c;
+  const std::string tmpl = c.DefaultsTemplate();
+  std::string uncommented;
+  size_t settings = 0;
+  size_t start = 0;
+  while (start < tmpl.size()) {
+    size_t end = tmpl.find('\n', start);
+    if (end == std::string::npos) end = tmpl.size();
+    const std::string line = tmpl.substr(start, end - start);
+    start = end + 1;
+    EXPECT_LE(line.size(), 120u) << line;
+    if (line.empty()) continue;
+    ASSERT_EQ(line[0], '#') << line;
+    const std::string body = line.size() > 2 ? line.substr(2) : "";
+    const std::string name = body.substr(0, body.find(' '));
+    if (c.Find(name) != nullptr && c.Find(name)->name == name && body.size() > name.size()) {
+      uncommented += body + "\n";
+      ++settings;
+    }
+  }
+  EXPECT_EQ(settings, c.options().size());
+  for (const auto& o : c.options()) {
+    EXPECT_NE(tmpl.find("\n# " + o->name + " "), std::string::npos) << o->name;
+  }
+  Config loaded;
+  std::string err;
+  ASSERT_TRUE(loaded.LoadFileText(uncommented, &err)) << err;
+  for (const auto& o : c.options()) EXPECT_EQ(loaded.Get(o->name), c.Get(o->name)) << o->name;
+}
+
 TEST(ConfigTest, GlobGet) {
   Config c;
   auto m = c.GetMatching("max*");
