@@ -1,14 +1,16 @@
-"""strata-only behaviour: I/O backend selection, worker threads, startup time, and
-CLIENT SETINFO (a Redis 7.2 command that the 7.0 reference server does not have).
+"""strata-only behaviour: I/O backend selection, worker threads, startup time, systemd
+notification, and CLIENT SETINFO (a Redis 7.2 command that the 7.0 reference server does not have).
 
 All of these are skipped when the target is redis-server.
 """
+import os
+import socket
 import threading
 import time
 
 import pytest
 
-from conftest import TARGET, RawConnection
+from conftest import TARGET, RawConnection, Server
 from helpers import cmd, error_of
 
 pytestmark = pytest.mark.skipif(TARGET == "redis", reason="strata-specific behaviour")
@@ -154,3 +156,24 @@ def test_client_setinfo_errors(r):
         "lib-ver cannot contain spaces, newlines or special characters.")
     assert error_of(r.execute_command, "CLIENT", "SETINFO", "lib-name") == (
         "wrong number of arguments for 'client|setinfo' command")
+
+
+def test_systemd_notify_ready_and_stopping(tmp_path, monkeypatch):
+    """Type=notify: READY=1 once the server accepts connections, STOPPING=1 on SIGTERM."""
+    path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(10)
+    monkeypatch.setenv("NOTIFY_SOCKET", path)  # inherited by the server process
+    s = Server()
+    try:
+        ready = sock.recv(256).decode()
+        assert "READY=1" in ready.split("\n")
+        assert s.client().ping()
+        s.proc.terminate()
+        assert sock.recv(256).decode() == "STOPPING=1"
+        assert s.wait_exit(20) == 0
+    finally:
+        s.stop()
+        sock.close()
+        os.unlink(path)
