@@ -191,6 +191,15 @@ def test_remove_leaves_only_the_config(packages):
         assert not os.path.exists(path), path
     assert os.path.exists("/etc/strata/strata.conf")
     assert os.path.exists("/etc/logrotate.d/strata-server")
+    # Of the package only its conffiles stay; the data written at run time, the logs and
+    # the user stay too until purge, as with Debian's redis-server (removing a package
+    # must not delete a database).
+    owned = run("dpkg-query", "-L", "strata", check=False).stdout.split()
+    conffiles = {"/etc/strata/strata.conf", "/etc/logrotate.d/strata-server"}
+    for path in owned:
+        assert path in conffiles or os.path.isdir(path), path
+    assert "dump.strata" in os.listdir("/var/lib/strata")
+    assert user_exists("strata")
 
 
 def test_purge_leaves_nothing(packages):
