@@ -62,9 +62,17 @@ int main(int argc, char** argv) {
         "errors as with noeviction",
         config.String("maxmemory-policy").c_str());
   }
+  // As in Redis, a PID file that cannot be written is a warning, not a reason to stay
+  // down; it is then not removed at exit either.
   std::string pidfile = config.String("pidfile");
   if (!pidfile.empty()) {
-    std::ofstream(pidfile) << getpid() << "\n";
+    std::ofstream out(pidfile);
+    out << getpid() << "\n";
+    out.close();
+    if (!out) {
+      LogWarning("Failed to write PID file %s: %s", pidfile.c_str(), std::strerror(errno));
+      pidfile.clear();
+    }
   }
   Server server(&config);
   char exe[4096];

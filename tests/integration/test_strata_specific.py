@@ -177,3 +177,19 @@ def test_systemd_notify_ready_and_stopping(tmp_path, monkeypatch):
         s.stop()
         sock.close()
         os.unlink(path)
+
+
+def test_pidfile_written_and_removed(server_factory, tmp_path):
+    pidfile = tmp_path / "strata.pid"
+    s = server_factory(extra_args=["--pidfile", str(pidfile)])
+    assert int(pidfile.read_text()) == s.proc.pid
+    s.proc.terminate()
+    assert s.wait_exit(20) == 0
+    assert not pidfile.exists()
+
+
+def test_unwritable_pidfile_is_a_warning(server_factory, tmp_path):
+    pidfile = tmp_path / "no-such-dir" / "strata.pid"
+    s = server_factory(extra_args=["--pidfile", str(pidfile)])
+    assert s.client().ping()
+    assert "Failed to write PID file" in s.read_log()
