@@ -403,3 +403,28 @@ def test_sigint_stops_and_reports(server):
     assert proc.returncode == 0, err
     assert "interrupted" in err
     assert float(table_row(out, "Totals")[0]) > 0
+
+
+def test_second_sigint_ends_a_draining_run_at_once():
+    fake = FakeServer(silent)  # replies never come, so the first SIGINT drains for long
+    cmd = [STRATA_BENCH_BIN, "-p", str(fake.port), "-t", 1, "-c", 2, "--test-time", 60,
+           "--reply-timeout", 60, "--hide-histogram"]
+    proc = subprocess.Popen([str(a) for a in cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert proc.poll() is None  # still waiting for the replies in flight
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(10)
+        assert time.monotonic() - start < 5
+        assert proc.returncode == -signal.SIGINT
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        proc.stdout.close()
+        proc.stderr.close()
+        fake.close()

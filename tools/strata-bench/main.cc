@@ -35,7 +35,14 @@ using strata::bench::Options;
 
 std::atomic<bool> g_stop{false};
 
-void OnSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
+// The first SIGINT/SIGTERM stops sending and lets the run drain and report; a second
+// one ends the process at once.
+void OnSignal(int sig) {
+  if (g_stop.exchange(true, std::memory_order_relaxed)) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

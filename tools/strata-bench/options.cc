@@ -27,6 +27,8 @@ constexpr uint32_t kMaxTestTime = 30 * 24 * 3600;
 constexpr uint32_t kMaxReplyTimeout = 24 * 3600;
 // One connection's out buffer holds a pipeline of requests; keep that under 1 GiB.
 constexpr uint64_t kMaxBatchBytes = 1ull << 30;
+// Requests in flight over all connections (each keeps a 9-byte slot per request).
+constexpr uint64_t kMaxInFlight = 100'000'000;
 
 constexpr const char* kFooter = R"txt(
 Flags keep memtier_benchmark's names, defaults and meanings; scripts written for
@@ -231,6 +233,11 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
   }
   if (o->multi_key_set > 0 && o->expiry_max > 0) {
     return Usage(err, "--expiry-range cannot be combined with --multi-key-set (MSET sets no TTL)");
+  }
+  if (o->total_clients() * o->pipeline > kMaxInFlight) {
+    return Usage(err, "--threads x --clients x --pipeline is " +
+                          std::to_string(o->total_clients() * o->pipeline) +
+                          " requests in flight, more than " + std::to_string(kMaxInFlight));
   }
   if (o->server.empty()) return Usage(err, "--server must not be empty");
   // A SET carries its value (MSET one per key): bound one connection's pipeline of them.

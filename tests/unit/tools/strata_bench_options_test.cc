@@ -174,6 +174,7 @@ TEST(StrataBenchOptions, BadValuesAreUsageErrorsNamingTheValue) {
       {{"--multi-key-set", "3", "--expiry-range", "1-2"}, "MSET"},
       {{"-t", "1000", "-c", "1001"}, "connections"},
       {{"--pipeline", "100000", "-d", "100000"}, "1 GiB"},
+      {{"-t", "100", "-c", "100", "--pipeline", "100000", "--ratio", "0:1"}, "in flight"},
       {{"--no-such-flag"}, "no-such-flag"},
       {{"-s", ""}, "--server"},
   };
