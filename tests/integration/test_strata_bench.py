@@ -149,6 +149,25 @@ def test_expiry_range_sets_ttls(server):
     r.close()
 
 
+def test_data_size_range_random_and_sequential(server):
+    proc, _ = run_bench(server.port, "-t", 1, "-c", 1, "--ratio", "1:0", "-n", 300,
+                        "--key-pattern", "S:S", "--key-maximum", 299,
+                        "--data-size-range", "5-9", "--data-size-pattern", "S",
+                        "--hide-histogram")
+    assert proc.returncode == 0, proc.stderr
+    r = server.client()
+    # Sequential: key n (the n-th SET of the one connection) gets size 5 + n % 5.
+    for n in (0, 1, 4, 5, 299):
+        assert r.strlen("memtier-%d" % n) == 5 + n % 5, n
+    r.flushall()
+    proc, _ = run_bench(server.port, "-t", 1, "-c", 2, "--ratio", "1:0", "-n", 500,
+                        "--key-maximum", 999, "--data-size-range", "1-4", "--hide-histogram")
+    assert proc.returncode == 0, proc.stderr
+    sizes = {r.strlen(k) for k in r.keys("memtier-*")}
+    assert sizes == {1, 2, 3, 4}
+    r.close()
+
+
 def test_select_db_and_histogram(server):
     proc, _ = run_bench(server.port, "-t", 1, "-c", 1, "--ratio", "1:0", "-n", 10,
                         "--key-pattern", "S:S", "--select-db", 3)

@@ -75,6 +75,8 @@ Connection::Connection(const ConnectionContext& ctx, uint32_t client_index, uint
                 o_.key_stddev, o_.key_median),
       ratio_(o_.ratio_sets, o_.ratio_gets),
       ttl_rng_(ClientSeed(o_.seed, client_index) + 1),
+      size_rng_(ClientSeed(o_.seed, client_index) + 2),
+      next_size_(o_.data_size_min),
       keys_(std::make_unique<uint64_t[]>(
           std::max<uint32_t>({1, o_.multi_key_get, o_.multi_key_set}))) {
   if (o_.test_time > 0) {
@@ -286,7 +288,7 @@ void Connection::Fill(uint64_t now_ns) {
       for (uint32_t i = 0; i < set_keys; ++i) keys_[i] = set_keys_.Next();
       const uint32_t ttl =
           o_.expiry_max > 0 ? RandomTtl(o_.expiry_min, o_.expiry_max, &ttl_rng_) : 0;
-      bytes = ctx_.writer->Write(set_kind, keys_.get(), set_keys, ttl, &out_);
+      bytes = ctx_.writer->Write(set_kind, keys_.get(), set_keys, ttl, &out_, NextValueSize());
       ctx_.stats->sets.bytes_tx += bytes;
     } else {
       for (uint32_t i = 0; i < get_keys; ++i) keys_[i] = get_keys_.Next();
@@ -305,6 +307,17 @@ void Connection::Fill(uint64_t now_ns) {
   if (inflight_ == 0 && out_.readable() == 0 && (stop_sending_ || sent_ >= target_)) {
     Finish(now_ns);
   }
+}
+
+uint32_t Connection::NextValueSize() {
+  const uint32_t lo = o_.data_size_min, hi = o_.data_size_max;
+  if (lo >= hi) return hi;
+  if (!o_.data_size_sequential) {
+    return lo + static_cast<uint32_t>(size_rng_.Uniform(uint64_t{hi} - lo + 1));
+  }
+  const uint32_t size = next_size_;
+  next_size_ = size >= hi ? lo : size + 1;
+  return size;
 }
 
 bool Connection::Flush(uint64_t now_ns) {

@@ -103,6 +103,9 @@ class Connection {
   KeyGenerator get_keys_;
   RatioScheduler ratio_;
   Rng ttl_rng_;
+  Rng size_rng_;            // --data-size-range R
+  uint32_t next_size_ = 0;  // --data-size-range S: the next size
+  uint32_t NextValueSize();
   std::unique_ptr<uint64_t[]> keys_;  // scratch for one request's keys
 };
 

@@ -70,8 +70,13 @@ bool Resolve(const Options& o, sockaddr_storage* addr, socklen_t* len, std::stri
 void PrintConfig(const Options& o, std::ostream& err) {
   err << "server " << o.server << ":" << o.port << ", " << o.threads << " threads x " << o.clients
       << " clients, pipeline " << o.pipeline << ", ratio " << strata::bench::RatioText(o)
-      << ", data size " << o.data_size << ", keys " << o.key_prefix << "[" << o.keys.min << ".."
-      << o.keys.max << "] pattern " << strata::bench::KeyPatternText(o);
+      << ", data size "
+      << (o.data_size_min == o.data_size_max
+              ? std::to_string(o.data_size)
+              : std::to_string(o.data_size_min) + "-" + std::to_string(o.data_size_max) +
+                    (o.data_size_sequential ? " (S)" : " (R)"))
+      << ", keys " << o.key_prefix << "[" << o.keys.min << ".." << o.keys.max << "] pattern "
+      << strata::bench::KeyPatternText(o);
   if (o.test_time > 0) {
     err << ", " << o.test_time << " s";
   } else if (o.all_keys) {

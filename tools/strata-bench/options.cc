@@ -141,9 +141,17 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
   app.add_option("--pipeline", o->pipeline, "Requests in flight per connection")
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxPipeline));
-  app.add_option("-d,--data-size", o->data_size, "Value size in bytes")
-      ->capture_default_str()
-      ->check(CLI::Range(0u, kMaxDataSize));
+  CLI::Option* size_opt = app.add_option("-d,--data-size", o->data_size, "Value size in bytes")
+                              ->capture_default_str()
+                              ->check(CLI::Range(0u, kMaxDataSize));
+  std::string size_range;
+  std::string size_pattern = "R";
+  app.add_option("--data-size-range", size_range,
+                 "Value sizes drawn from MIN-MAX bytes instead of one --data-size")
+      ->excludes(size_opt);
+  app.add_option("--data-size-pattern", size_pattern,
+                 "With --data-size-range: R random, S sequential sizes")
+      ->capture_default_str();
   app.add_flag("-R,--random-data", o->random_data,
                "Random printable values (default: a fixed repeating pattern)");
   app.add_option("--key-prefix", o->key_prefix, "Key name prefix")->capture_default_str();
@@ -211,6 +219,24 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
     return Usage(err, error);
   }
   if (!ParsePercentiles(percentiles, &o->percentiles, &error)) return Usage(err, error);
+  o->data_size_min = o->data_size_max = o->data_size;
+  if (!size_range.empty()) {
+    uint32_t lo = 0, hi = 0;
+    if (!ParseExpiryRange(size_range, &lo, &hi, &error)) {
+      return Usage(err, "invalid --data-size-range '" + size_range +
+                            "': expected MIN-MAX bytes with MIN <= MAX (e.g. 100-1000)");
+    }
+    if (hi > kMaxDataSize) {
+      return Usage(err, "invalid --data-size-range '" + size_range + "': MAX is over " +
+                            std::to_string(kMaxDataSize) + " bytes");
+    }
+    o->data_size_min = lo;
+    o->data_size_max = o->data_size = hi;
+  }
+  if (size_pattern != "R" && size_pattern != "S") {
+    return Usage(err, "invalid --data-size-pattern '" + size_pattern + "': expected R or S");
+  }
+  o->data_size_sequential = size_pattern == "S";
   if (requests == "allkeys") {
     o->all_keys = true;
   } else {

@@ -25,8 +25,14 @@ struct Options {
   uint32_t clients = 50;             // -c/--clients, per thread
   uint32_t ratio_sets = 1;           // --ratio=SET:GET
   uint32_t ratio_gets = 10;
-  uint32_t pipeline = 1;                         // --pipeline: requests in flight per connection
-  uint32_t data_size = 32;                       // -d/--data-size, bytes per SET value
+  uint32_t pipeline = 1;    // --pipeline: requests in flight per connection
+  uint32_t data_size = 32;  // -d/--data-size, bytes per SET value
+  // --data-size-range=MIN-MAX: each SET's value size is drawn from [MIN, MAX] (then
+  // data_size is MAX); without it both are data_size. --data-size-pattern: R uniform
+  // random (default), S sequential (MIN, MIN+1, ..., MAX, MIN, ... per connection).
+  uint32_t data_size_min = 32;
+  uint32_t data_size_max = 32;
+  bool data_size_sequential = false;
   bool random_data = false;                      // -R/--random-data
   std::string key_prefix = "memtier-";           // --key-prefix
   KeyRange keys;                                 // --key-minimum / --key-maximum

@@ -200,7 +200,9 @@ void WriteJsonReport(const Options& o, const RunStats& s, const RunTimes& t, std
   out << "\"server\": " << JsonString(o.server) << ", \"port\": " << o.port
       << ", \"threads\": " << o.threads << ", \"clients\": " << o.clients
       << ", \"ratio\": " << JsonString(RatioText(o)) << ", \"pipeline\": " << o.pipeline
-      << ", \"data_size\": " << o.data_size
+      << ", \"data_size\": " << o.data_size << ", \"data_size_range\": \"" << o.data_size_min << "-"
+      << o.data_size_max << "\", \"data_size_pattern\": \"" << (o.data_size_sequential ? "S" : "R")
+      << "\""
       << ", \"random_data\": " << (o.random_data ? "true" : "false")
       << ", \"key_prefix\": " << JsonString(o.key_prefix) << ", \"key_minimum\": " << o.keys.min
       << ", \"key_maximum\": " << o.keys.max << ", \"key_pattern\": \""

@@ -25,15 +25,12 @@ char* PutBytes(char* p, std::string_view s) {
 }  // namespace
 
 RequestWriter::RequestWriter(std::string_view key_prefix, std::string_view value)
-    : prefix_(key_prefix), value_(value) {
-  char tmp[kMaxDigits + 4];
-  value_header_.assign(tmp, PutHeader(tmp, '$', value_.size()));
-}
+    : prefix_(key_prefix), value_(value) {}
 
 size_t RequestWriter::MaxSize(RequestKind kind, uint32_t n) const {
   const size_t header = 1 + kMaxDigits + 2;
   const size_t key = header + prefix_.size() + kMaxDigits + 2;
-  const size_t value = value_header_.size() + value_.size() + 2;
+  const size_t value = header + value_.size() + 2;
   const size_t name = 12;  // "$4\r\nMSET\r\n" and shorter
   switch (kind) {
     case RequestKind::kGet:
@@ -49,11 +46,13 @@ size_t RequestWriter::MaxSize(RequestKind kind, uint32_t n) const {
 }
 
 size_t RequestWriter::Write(RequestKind kind, const uint64_t* keys, uint32_t n, uint32_t ttl_s,
-                            ByteBuffer* out) const {
+                            ByteBuffer* out, size_t value_len) const {
   out->Ensure(MaxSize(kind, n));
   char* const start = out->write_ptr();
   char* p = start;
   const bool with_value = kind == RequestKind::kSet || kind == RequestKind::kMSet;
+  const std::string_view value(value_.data(),
+                               value_len < value_.size() ? value_len : value_.size());
   uint64_t args = 1 + uint64_t{n} * (with_value ? 2 : 1);
   if (kind == RequestKind::kSet && ttl_s > 0) args += 2;
   p = PutHeader(p, '*', args);
@@ -81,8 +80,8 @@ size_t RequestWriter::Write(RequestKind kind, const uint64_t* keys, uint32_t n, 
     *p++ = '\r';
     *p++ = '\n';
     if (with_value) {
-      p = PutBytes(p, value_header_);
-      p = PutBytes(p, value_);
+      p = PutHeader(p, '$', value.size());
+      p = PutBytes(p, value);
       *p++ = '\r';
       *p++ = '\n';
     }

@@ -8,6 +8,7 @@
 // Thread-safety: const after construction; one per thread (it is cheap to copy).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,9 +24,10 @@ class RequestWriter {
   RequestWriter(std::string_view key_prefix, std::string_view value);
 
   // Writes one request over keys[0, n) (n == 1 for kGet and kSet); ttl_s > 0 adds EX to a
-  // kSet. Returns its size in bytes.
-  size_t Write(RequestKind kind, const uint64_t* keys, uint32_t n, uint32_t ttl_s,
-               ByteBuffer* out) const;
+  // kSet; SET/MSET values are the first value_len bytes of the value (clamped to its
+  // size; SIZE_MAX: all of it). Returns the request's size in bytes.
+  size_t Write(RequestKind kind, const uint64_t* keys, uint32_t n, uint32_t ttl_s, ByteBuffer* out,
+               size_t value_len = SIZE_MAX) const;
 
   // Upper bound of Write()'s size for n keys.
   size_t MaxSize(RequestKind kind, uint32_t n) const;
@@ -33,7 +35,6 @@ class RequestWriter {
  private:
   std::string prefix_;
   std::string value_;
-  std::string value_header_;  // "$<len>\r\n"
 };
 
 }  // namespace strata::bench

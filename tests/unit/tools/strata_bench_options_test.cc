@@ -137,6 +137,22 @@ TEST(StrataBenchOptions, TestTimeAllKeysAndMultiKey) {
   EXPECT_EQ(p.options.multi_key_set, 4u);
 }
 
+TEST(StrataBenchOptions, DataSizeRangeAndPattern) {
+  Parsed p = Parse({"-d", "100"});
+  ASSERT_TRUE(p.outcome.run) << p.err;
+  EXPECT_EQ(p.options.data_size_min, 100u);
+  EXPECT_EQ(p.options.data_size_max, 100u);
+  p = Parse({"--data-size-range=10-2000", "--data-size-pattern=S"});
+  ASSERT_TRUE(p.outcome.run) << p.err;
+  EXPECT_EQ(p.options.data_size_min, 10u);
+  EXPECT_EQ(p.options.data_size_max, 2000u);
+  EXPECT_EQ(p.options.data_size, 2000u);  // the value buffer holds the largest
+  EXPECT_TRUE(p.options.data_size_sequential);
+  p = Parse({"--data-size-range", "0-0"});
+  ASSERT_TRUE(p.outcome.run) << p.err;
+  EXPECT_EQ(p.options.data_size_max, 0u);
+}
+
 TEST(StrataBenchOptions, HelpAndVersionExitZero) {
   Parsed p = Parse({"--help"});
   EXPECT_FALSE(p.outcome.run);
@@ -176,6 +192,11 @@ TEST(StrataBenchOptions, BadValuesAreUsageErrorsNamingTheValue) {
       {{"--pipeline", "100000", "-d", "100000"}, "1 GiB"},
       {{"-t", "100", "-c", "100", "--pipeline", "100000", "--ratio", "0:1"}, "in flight"},
       {{"--no-such-flag"}, "no-such-flag"},
+      {{"--data-size-range", "20-10"}, "20-10"},
+      {{"--data-size-range", "x"}, "'x'"},
+      {{"--data-size-range", "1-600000000"}, "MAX is over"},
+      {{"--data-size-range", "1-2", "-d", "5"}, "excludes"},
+      {{"--data-size-pattern", "Z"}, "'Z'"},
       {{"-s", ""}, "--server"},
   };
   for (const auto& [args, needle] : cases) {

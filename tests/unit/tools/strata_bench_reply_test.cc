@@ -154,6 +154,22 @@ TEST(StrataBenchRequestWriter, ExactRespBytes) {
             "*3\r\n$3\r\nSET\r\n$20\r\n18446744073709551615\r\n$0\r\n\r\n");
 }
 
+TEST(StrataBenchRequestWriter, ValuePrefixOfAGivenLength) {
+  const RequestWriter w("k", "abcdef");
+  ByteBuffer b(8);
+  const uint64_t key = 1;
+  w.Write(RequestKind::kSet, &key, 1, 0, &b, 3);
+  EXPECT_EQ(std::string(b.read_ptr(), b.readable()),
+            "*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$3\r\nabc\r\n");
+  b.Consume(b.readable());
+  w.Write(RequestKind::kSet, &key, 1, 0, &b, 0);
+  EXPECT_EQ(std::string(b.read_ptr(), b.readable()), "*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$0\r\n\r\n");
+  b.Consume(b.readable());
+  w.Write(RequestKind::kSet, &key, 1, 0, &b, 100);  // clamped to the value's size
+  EXPECT_EQ(std::string(b.read_ptr(), b.readable()),
+            "*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$6\r\nabcdef\r\n");
+}
+
 TEST(StrataBenchByteBuffer, CompactsThenGrowsKeepingUnreadBytes) {
   ByteBuffer b(16);
   std::memcpy(b.write_ptr(), "0123456789", 10);
