@@ -25,33 +25,17 @@ import datetime
 import os
 import platform
 import shlex
-import socket
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ping(port, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError("server on port %d did not answer PING in %.0f s" % (port, timeout))
+ROOT = bl.ROOT
 
 
 def run_measured(cmd, timeout):
@@ -77,25 +61,22 @@ def run_measured(cmd, timeout):
     return out, usage.ru_utime + usage.ru_stime, wall
 
 
-def populate(port, keys, value_size, bench_bin):
+def populate(server, keys, value_size, bench_bin):
     """Writes key:<n> (strata-bench) and key:<%012d> (redis-benchmark) for n < keys."""
-    subprocess.run([bench_bin, "-p", str(port), "-t", "1", "-c", "8", "--ratio", "1:0",
+    subprocess.run([bench_bin, "-p", str(server.port), "-t", "1", "-c", "8", "--ratio", "1:0",
                     "--key-pattern", "P:P", "-n", "allkeys", "--key-minimum", "0",
                     "--key-maximum", str(keys - 1), "--key-prefix", "key:", "-d",
                     str(value_size), "--pipeline", "64", "--hide-histogram"],
                    check=True, capture_output=True, timeout=600)
     value = b"x" * value_size
-    chunks = []
-    for i in range(keys):
-        k = b"key:%012d" % i
-        chunks.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(value),
-                                                                           value))
-    subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=b"".join(chunks), check=True,
-                   capture_output=True, timeout=600)
-    out = subprocess.run(["redis-cli", "-p", str(port), "dbsize"], check=True,
-                         capture_output=True, text=True, timeout=30).stdout.strip()
-    if int(out) != 2 * keys:
-        raise RuntimeError("populate: DBSIZE %s, expected %d" % (out, 2 * keys))
+    c = server.client()
+    try:
+        c.pipeline_set((b"key:%012d" % i, value) for i in range(keys))
+    finally:
+        c.close()
+    size = server.cmd("DBSIZE")
+    if size != 2 * keys:
+        raise RuntimeError("populate: DBSIZE %s, expected %d" % (size, 2 * keys))
 
 
 def main():
@@ -115,15 +96,15 @@ def main():
     args = ap.parse_args()
     invocation = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
 
-    port = free_port()
-    server = subprocess.Popen(["taskset", "-c", args.server_cpus, args.strata_bin, "--port",
-                               str(port), "--bind", "127.0.0.1", "--threads", "1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    bl.install_cleanup()
+    tmp_root = os.path.join(bl.RESULTS_DIR, "tmp")
+    os.makedirs(tmp_root, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="client-throughput-", dir=tmp_root)
+    server = bl.Server("strata", args.strata_bin, args.server_cpus, scratch).start()
+    port = server.port
     results = {}  # (tool, test) -> list of (ops_s, cpu_s, requests)
     try:
-        wait_ping(port)
-        populate(port, args.keys, args.value_size, args.bench_bin)
+        populate(server, args.keys, args.value_size, args.bench_bin)
         per_client = max(1, args.requests // args.clients)
         total = per_client * args.clients
         for rnd in range(args.rounds):
@@ -158,11 +139,8 @@ def main():
                     print("round %d %-15s %s: %10.0f ops/s, client CPU %.2f s for %d requests"
                           % (rnd + 1, tool, test.upper(), ops, cpu, total), flush=True)
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
 
     lines = []
     lines.append("| test | tool | ops/s (median) | client CPU µs per request | ops per client CPU-second |")
