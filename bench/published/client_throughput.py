@@ -15,10 +15,17 @@ Two figures per tool:
                    the limit. On a 2-core machine the single-threaded server saturates
                    first, so this is the fair measure of the client itself.
 
+With --client-cpu-quota F (root, cgroup v1 cpu controller) each client run is held to
+F of one CPU by a CFS quota (cpu.cfs_quota_us), the same budget for both tools. With
+F = 0.5 the one-core server keeps headroom, so the wall-clock ops/s of each tool is what
+it sends from half a core: the ratio then measures the clients directly, not the
+server's ceiling.
+
 Usage:
   bench/published/client_throughput.py                       # defaults below
+  bench/published/client_throughput.py --client-cpu-quota 0.5 --label quota50
   bench/published/client_throughput.py --requests 500000 --rounds 1   # quick
-Results: a table on stdout and bench/results/<date>-strata-bench-client.md.
+Results: a table on stdout and bench/results/<date>-strata-bench-client[-<label>].md.
 """
 import argparse
 import datetime
@@ -36,6 +43,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 ROOT = bl.ROOT
+
+
+class CpuQuota:
+    """A cgroup v1 cpu group holding its processes to `fraction` of one CPU."""
+
+    ROOT = "/sys/fs/cgroup/cpu"
+    PERIOD_US = 20000
+
+    def __init__(self, fraction):
+        if not 0.05 <= fraction <= 1.0:
+            raise SystemExit("--client-cpu-quota: expected a fraction in [0.05, 1]")
+        if os.geteuid() != 0 or not os.path.exists(os.path.join(self.ROOT, "cpu.cfs_quota_us")):
+            raise SystemExit("--client-cpu-quota needs root and the cgroup v1 cpu controller "
+                             "at %s" % self.ROOT)
+        self.path = os.path.join(self.ROOT, "strata-bench-client-%d" % os.getpid())
+        os.mkdir(self.path)
+        with open(os.path.join(self.path, "cpu.cfs_period_us"), "w") as f:
+            f.write(str(self.PERIOD_US))
+        with open(os.path.join(self.path, "cpu.cfs_quota_us"), "w") as f:
+            f.write(str(int(self.PERIOD_US * fraction)))
+
+    def wrap(self, cmd):
+        """cmd, started inside the group (the shell joins it, then execs cmd)."""
+        procs = os.path.join(self.path, "cgroup.procs")
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs] + cmd
+
+    def remove(self):
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
 
 
 def run_measured(cmd, timeout):
@@ -92,6 +130,9 @@ def main():
     ap.add_argument("--requests", type=int, default=4000000, help="per run, both tools")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tests", default="get set")
+    ap.add_argument("--client-cpu-quota", type=float, default=0,
+                    help="hold each client run to this fraction of one CPU (cgroup v1)")
+    ap.add_argument("--label", default="", help="suffix of the result file name")
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "bench/results"))
     args = ap.parse_args()
     invocation = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
@@ -103,7 +144,10 @@ def main():
     server = bl.Server("strata", args.strata_bin, args.server_cpus, scratch).start()
     port = server.port
     results = {}  # (tool, test) -> list of (ops_s, cpu_s, requests)
+    quota = None
     try:
+        if args.client_cpu_quota > 0:
+            quota = CpuQuota(args.client_cpu_quota)
         populate(server, args.keys, args.value_size, args.bench_bin)
         per_client = max(1, args.requests // args.clients)
         total = per_client * args.clients
@@ -126,6 +170,8 @@ def main():
                                "0", "--key-maximum", str(args.keys - 1), "-d",
                                str(args.value_size), "--distinct-client-seed",
                                "--hide-histogram"]
+                    if quota is not None:
+                        cmd = quota.wrap(cmd)
                     out, cpu, wall = run_measured(cmd, timeout=600)
                     if tool == "redis-benchmark":
                         line = [l for l in out.splitlines() if l.startswith('"%s"' % test.upper())]
@@ -141,6 +187,8 @@ def main():
     finally:
         server.stop()
         shutil.rmtree(scratch, ignore_errors=True)
+        if quota is not None:
+            quota.remove()
 
     lines = []
     lines.append("| test | tool | ops/s (median) | client CPU µs per request | ops per client CPU-second |")
@@ -164,7 +212,8 @@ def main():
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     os.makedirs(args.out_dir, exist_ok=True)
-    path = os.path.join(args.out_dir, "%s-strata-bench-client.md" % stamp)
+    path = os.path.join(args.out_dir, "%s-strata-bench-client%s.md"
+                        % (stamp, "-" + args.label if args.label else ""))
     rb_version = subprocess.run(["redis-benchmark", "--version"], capture_output=True,
                                 text=True).stdout.strip()
     with open(path, "w") as f:
@@ -174,9 +223,11 @@ def main():
                                                           platform.release(), rb_version))
         f.write("Server: strata-server --threads 1 pinned to CPU %s; client pinned to CPU %s; "
                 "%d connections, pipeline %d, %d-byte values, %d keys (all GETs hit), %d "
-                "requests per run, median of %d alternating rounds.\n\n"
+                "requests per run, median of %d alternating rounds%s.\n\n"
                 % (args.server_cpus, args.client_cpus, args.clients, args.pipeline,
-                   args.value_size, args.keys, per_client * args.clients, args.rounds))
+                   args.value_size, args.keys, per_client * args.clients, args.rounds,
+                   "; each client run held to %.0f%% of one CPU by a CFS quota"
+                   % (100 * args.client_cpu_quota) if quota is not None else ""))
         f.write(table + "\n\n")
         for s in summary:
             f.write("- " + s + "\n")
