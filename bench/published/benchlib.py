@@ -129,6 +129,23 @@ def check_label_and_cpus(parser, a):
             parser.error(str(e))
 
 
+def run_paths(a, kind, name):
+    """Sets a.stamp; returns (out_dir, scratch, base): the results folder (--out-dir,
+    relative to the repo root), this run's scratch folder under bench/results/tmp and the
+    results' path without extension, <out_dir>/<stamp>-<name>."""
+    a.stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = a.out_dir if os.path.isabs(a.out_dir) else os.path.join(ROOT, a.out_dir)
+    scratch = os.path.join(RESULTS_DIR, "tmp", "%s-%s-%d" % (kind, a.stamp, os.getpid()))
+    return out_dir, scratch, os.path.join(out_dir, "%s-%s" % (a.stamp, name))
+
+
+def staged_binary(path, shown, flag, scratch):
+    """Copies a project binary into scratch (snapshot_bin); returns (copy, "<version>
+    (<shown>; <build id>)") for the report. Raises BenchError without a version."""
+    copy, build_id = snapshot_bin(path, scratch)
+    return copy, "%s (%s; %s)" % (require_version(copy, flag), shown, build_id)
+
+
 def resolve_bin(path, what):
     """Absolute path of an executable given as a path (relative to the repo root or the
     current directory) or a bare name looked up in PATH."""

@@ -43,7 +43,6 @@ Exit status: 0 success, 1 a failed step or check (misses, DBSIZE, strata-bench e
 """
 import argparse
 import csv
-import datetime
 import os
 import shutil
 import subprocess
@@ -376,10 +375,7 @@ def write_md(path, a, rows, info, versions, status, plot_note, csv_name, png_nam
 def main(argv=None):
     a = parse_args(argv)
     bl.install_cleanup()
-    a.stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = a.out_dir if os.path.isabs(a.out_dir) else os.path.join(bl.ROOT, a.out_dir)
-    scratch = os.path.join(bl.RESULTS_DIR, "tmp", "published-%s-%d" % (a.stamp, os.getpid()))
-    base = os.path.join(out_dir, "%s-published-%s" % (a.stamp, a.label))
+    out_dir, scratch, base = bl.run_paths(a, "published", "published-" + a.label)
     rows, status, ok, rc = [], "incomplete", False, 1
     versions = {"strata": "?", "redis": "?", "bench": "?"}
     try:
@@ -391,13 +387,13 @@ def main(argv=None):
         bench_bin = bl.resolve_bin(a.bench_bin, "--bench-bin")
         os.makedirs(scratch)
         os.makedirs(out_dir, exist_ok=True)
-        strata_copy, strata_id = bl.snapshot_bin(strata_bin, scratch)
-        a.bench_copy, bench_id = bl.snapshot_bin(bench_bin, scratch)
-        versions = {"strata": "%s (%s; %s)" % (bl.require_version(strata_copy, "--strata-bin"),
-                                                a.strata_bin, strata_id),
+        strata_copy, strata_version = bl.staged_binary(strata_bin, a.strata_bin, "--strata-bin",
+                                                       scratch)
+        a.bench_copy, bench_version = bl.staged_binary(bench_bin, a.bench_bin, "--bench-bin",
+                                                       scratch)
+        versions = {"strata": strata_version,
                     "redis": bl.version_of(redis_bin) + " (%s)" % redis_bin,
-                    "bench": "%s (%s; %s)" % (bl.require_version(a.bench_copy, "--bench-bin"),
-                                             a.bench_bin, bench_id)}
+                    "bench": bench_version}
         info = bl.machine_info()
 
         strata = bl.Server("strata", strata_copy, a.server_cpus, scratch,

@@ -46,7 +46,6 @@ Exit status: 0 every row passes, 1 a row fails or a step failed, 2 bad arguments
 """
 import argparse
 import csv
-import datetime
 import os
 import shutil
 import sys
@@ -422,11 +421,8 @@ def write_md(path, a, runs, summary, verdicts, info, versions, status, csv_name)
 def main(argv=None):
     a = parse_args(argv)
     bl.install_cleanup()
-    a.stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = a.out_dir if os.path.isabs(a.out_dir) else os.path.join(bl.ROOT, a.out_dir)
-    scratch = os.path.join(bl.RESULTS_DIR, "tmp", "validate-%s-%d" % (a.stamp, os.getpid()))
-    base = os.path.join(out_dir, "%s-validate-redis-benchmark%s"
-                        % (a.stamp, "-" + a.label if a.label else ""))
+    out_dir, scratch, base = bl.run_paths(
+        a, "validate", "validate-redis-benchmark" + ("-" + a.label if a.label else ""))
     runs, status, ok, rc = [], "incomplete", False, 1
     keep_scratch = True   # removed when every step ran and no run had a problem
     versions = {"redis": "?", "rb": "?", "bench": "?"}
@@ -437,11 +433,11 @@ def main(argv=None):
         bench_bin = bl.resolve_bin(a.bench_bin, "--bench-bin")
         os.makedirs(scratch)
         os.makedirs(out_dir, exist_ok=True)
-        a.bench_copy, bench_id = bl.snapshot_bin(bench_bin, scratch)
+        a.bench_copy, bench_version = bl.staged_binary(bench_bin, a.bench_bin, "--bench-bin",
+                                                       scratch)
         versions = {"redis": "%s (%s)" % (bl.version_of(redis_bin), redis_bin),
                     "rb": "%s (%s)" % (bl.version_of(a.rb_bin), a.rb_bin),
-                    "bench": "%s (%s; %s)" % (bl.require_version(a.bench_copy, "--bench-bin"),
-                                             a.bench_bin, bench_id)}
+                    "bench": bench_version}
         srv = bl.Server("redis", redis_bin, a.server_cpus, scratch).start()
         populate(a, srv, scratch)
         k = 0

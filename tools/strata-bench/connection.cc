@@ -123,16 +123,16 @@ void Connection::Start(uint64_t now_ns) {
 
 void Connection::OnEvents(uint32_t events) {
   if (finished()) return;
-  const uint64_t now = NowNs();
   if (state_ == State::kConnecting) {
-    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) OnConnected(now);
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) OnConnected(NowNs());
     return;
   }
+  // A read takes its own timestamp after recv; only a pending short write needs one here.
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) != 0) {
     OnReadable();
     if (finished()) return;
   }
-  if ((events & EPOLLOUT) != 0 && want_write_) Flush(now);
+  if ((events & EPOLLOUT) != 0 && want_write_) Flush(NowNs());
 }
 
 void Connection::OnConnected(uint64_t now_ns) {
