@@ -7,9 +7,9 @@
 
 #include "core/glob.h"
 #include "core/object.h"
+#include "core/split_args.h"
 #include "core/string_util.h"
 #include "server/cron_schedule.h"
-#include "server/resp_parser.h"
 #include "server/version.h"
 
 namespace strata {

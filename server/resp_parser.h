@@ -52,9 +52,4 @@ class RespParser {
   std::vector<std::string> inline_storage_;
 };
 
-// Splits a line the way redis-cli and Redis's inline protocol do (sdssplitargs):
-// whitespace separated, "double quotes" with \n \r \t \b \a \\ \" \xHH escapes,
-// 'single quotes' with \' only. Returns false on unbalanced quotes.
-bool SplitArgs(std::string_view line, std::vector<std::string>* out);
-
 }  // namespace strata

@@ -15,9 +15,9 @@
 #include <fstream>
 #include <random>
 
+#include "core/split_args.h"
 #include "core/string_util.h"
 #include "server/log.h"
-#include "server/resp_parser.h"
 #include "server/sd_notify.h"
 #include "server/version.h"
 #include "server/worker.h"

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <future>
 
+#include "core/split_args.h"
 #include "core/string_util.h"
 #include "server/log.h"
-#include "server/resp_parser.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "storage/file_io.h"
