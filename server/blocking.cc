@@ -3,11 +3,7 @@
 #include <algorithm>
 
 #include "core/hash.h"
-#include "core/keyspace.h"
-#include "server/list_ops.h"
-#include "server/server.h"
 #include "server/worker.h"
-#include "server/zset_ops.h"
 
 namespace strata {
 
@@ -75,8 +71,6 @@ void WakeOnOrigin(Worker& w, std::shared_ptr<BlockedClient> c) {
 void BlockingQueues::Serve(Worker& w, uint32_t db, std::string_view key) {
   auto it = queues_.find(QueueKey(db, key));
   if (it == queues_.end()) return;
-  Keyspace& ks = w.keyspace();
-  uint32_t shards = w.server().shard_count();
   auto& q = it->second;
   size_t i = 0;  // waiters before i wait for the type the key does not hold
   while (i < q.size()) {
@@ -85,15 +79,12 @@ void BlockingQueues::Serve(Worker& w, uint32_t db, std::string_view key) {
       q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
-    bool zset = c->zset;
-    bool wrong = false;
-    int64_t len =
-        zset ? OpZCard(ks, db, key, w.now_ms(), &wrong) : OpLength(ks, db, key, w.now_ms(), &wrong);
-    if (wrong) {
+    BlockedClient::Readiness ready = c->Check(w, key);
+    if (ready == BlockedClient::Readiness::kOtherType) {
       i++;
       continue;
     }
-    if (len == 0) break;
+    if (ready == BlockedClient::Readiness::kEmpty) break;
     int expected = BlockedClient::kWaiting;
     if (!c->state.compare_exchange_strong(expected, BlockedClient::kServed,
                                           std::memory_order_acq_rel)) {
@@ -101,36 +92,8 @@ void BlockingQueues::Serve(Worker& w, uint32_t db, std::string_view key) {
       continue;
     }
     q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
-    if (zset) {
-      ZPopped got = OpZPop(ks, db, key, c->zset_max, c->count, w.now_ms(), &wrong);
-      for (auto& [m, s] : got) {
-        c->values.push_back(std::move(m));
-        c->scores.push_back(s);
-      }
-      c->served_key.assign(key);
-      WakeOnOrigin(w, std::move(c));
-      continue;
-    }
-    size_t n = c->kind == BlockedClient::Kind::kMPop ? c->count : 1;
-    c->values = OpPop(ks, db, key, c->left, n, w.now_ms(), &wrong);
     c->served_key.assign(key);
-    if (c->kind == BlockedClient::Kind::kMove && ShardOfKey(c->destination, shards) == w.index()) {
-      // Both lists on this shard: the move is completed here, atomically.
-      OpLength(ks, db, c->destination, w.now_ms(), &wrong);
-      std::string_view v = c->values[0];
-      if (wrong) {
-        // Destination changed type since the client blocked: put the element back.
-        bool unused = false;
-        OpPush(ks, db, key, c->left, std::span<const std::string_view>(&v, 1), false, w.now_ms(),
-               &unused);
-        c->wrong_type = true;
-      } else {
-        OpPush(ks, db, c->destination, c->to_left, std::span<const std::string_view>(&v, 1), false,
-               w.now_ms(), &wrong);
-        w.SignalKeyReady(db, c->destination);  // queued: served after this key
-      }
-      c->pushed = true;
-    }
+    c->Take(w, key);
     WakeOnOrigin(w, std::move(c));
   }
   if (q.empty()) queues_.erase(it);

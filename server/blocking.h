@@ -1,6 +1,8 @@
-// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and for sorted sets BZPOPMIN,
-// BZPOPMAX, BZMPOP): how a client waits for a key that lives on another thread, and how
-// it is served.
+// Blocking commands: how a client waits for a key that lives on another thread, and how
+// it is served. The engine knows the waiting, not the commands: a blocking command
+// (today the list pops BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP and the sorted-set pops
+// BZPOPMIN, BZPOPMAX, BZMPOP) derives its waiter from BlockedClient and says, on the
+// key's shard, whether the key holds what it waits for (Check) and what to take (Take).
 //
 // How it works
 //   A blocking command runs as a fiber on the client's worker (its "origin"). It locks
@@ -10,14 +12,14 @@
 //   and suspends. Registration under the locks means no push can slip in between the
 //   failed try and the registration.
 //
-//   A push to a list key calls Worker::SignalKeyReady on the key's shard, which serves
-//   the key's queue right away, inside the pushing command: the first waiter in FIFO
-//   order is claimed with a compare-and-swap of its state (kWaiting -> kServed), the
-//   elements are popped on that shard (and, for BLMOVE with both keys on that shard,
-//   pushed to the destination), the result is stored in the BlockedClient, and a task
-//   resumes the fiber on its origin. This repeats while the list has elements and
-//   waiters remain. Clients are therefore served in the order they blocked, on every
-//   key, however many threads are involved.
+//   A write that gives a key elements calls Worker::SignalKeyReady on the key's shard,
+//   which serves the key's queue right away, inside the writing command: the first waiter
+//   in FIFO order whose Check() finds elements is claimed with a compare-and-swap of its
+//   state (kWaiting -> kServed), its Take() pops them on that shard (and, for BLMOVE with
+//   both keys on that shard, pushes to the destination) into the waiter, and a task
+//   resumes the fiber on its origin. This repeats while the key has elements and waiters
+//   remain. Clients are therefore served in the order they blocked, on every key, however
+//   many threads are involved.
 //
 //   A waiter can be claimed only once: the timeout (checked by the origin worker each
 //   loop turn) and a disconnect (Connection::Kill) move the state kWaiting ->
@@ -28,8 +30,8 @@
 //   Redis discards a reply written to a client that then disconnects).
 //
 //   A key's queue may hold list waiters and sorted-set waiters at once: each is served
-//   only while the key holds its type (a waiter for the other type keeps its place), as
-//   Redis serves a key's clients by the type they wait for.
+//   only while the key holds its type (Check says kOtherType, and the waiter keeps its
+//   place), as Redis serves a key's clients by the type they wait for.
 //
 //   After waking, the fiber removes its BlockedClient from every queue it was in (one
 //   hop per shard). Queues also drop claimed or cancelled waiters they meet.
@@ -58,36 +60,27 @@
 
 namespace strata {
 
-class Keyspace;
 class Worker;
 
 struct BlockedClient {
   enum State : int { kWaiting = 0, kServed = 1, kCancelled = 2 };
-  enum class Kind { kPop, kMove, kMPop };
+  // What a key holds for this waiter (Check, on the key's shard).
+  enum class Readiness { kOtherType, kEmpty, kReady };
+
+  virtual ~BlockedClient() = default;
+  // On the key's shard: whether `key` (in db) holds elements of the type this waiter
+  // takes. kOtherType keeps the waiter in place and serves the next one.
+  virtual Readiness Check(Worker& w, std::string_view key) = 0;
+  // On the key's shard, once this waiter is claimed (state kServed): takes its elements
+  // from `key` into the waiter. REQUIRES: Check() just returned kReady.
+  virtual void Take(Worker& w, std::string_view key) = 0;
 
   std::atomic<int> state{kWaiting};
   uint32_t origin = 0;
   uint32_t db = 0;
   std::vector<std::string> keys;
-  Kind kind = Kind::kPop;
-  bool left = true;         // pop end
-  bool to_left = true;      // BLMOVE push end
-  std::string destination;  // BLMOVE
-  size_t count = 1;         // BLMPOP / BZMPOP COUNT
-  // A sorted-set pop: BZPOPMIN/BZPOPMAX (kind kPop) or BZMPOP (kMPop), from the highest
-  // scores when zset_max.
-  bool zset = false;
-  bool zset_max = false;
-  int64_t deadline_ms = 0;  // 0 = wait forever
-
-  // Filled in by the serving shard.
-  std::string served_key;
-  std::vector<std::string> values;
-  // Sorted sets: the popped members' scores.
-  std::vector<double> scores;
-  bool pushed = false;      // BLMOVE: already pushed to the destination (same shard)
-  bool wrong_type = false;  // BLMOVE: the destination holds another type
-
+  int64_t deadline_ms = 0;         // 0 = wait forever
+  std::string served_key;          // set by the serving shard before Take
   std::coroutine_handle<> handle;  // the fiber, resumed on `origin`
 };
 

@@ -7,20 +7,70 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
+#include "server/arg_parsers.h"
 #include "server/blocking.h"
+#include "server/client.h"
 #include "server/command.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
 #include "server/list_ops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
 namespace {
 
+enum class Kind { kPop, kMove, kMPop };
+
+// A client waiting in a blocking list pop (blocking.h), served on the key's shard.
+struct ListWaiter final : BlockedClient {
+  Kind kind = Kind::kPop;
+  bool left = true;         // pop end
+  bool to_left = true;      // BLMOVE push end
+  std::string destination;  // BLMOVE
+  size_t count = 1;         // BLMPOP COUNT
+
+  // Filled in by the serving shard.
+  std::vector<std::string> values;
+  bool pushed = false;      // BLMOVE: already pushed to the destination (same shard)
+  bool wrong_type = false;  // BLMOVE: the destination holds another type
+
+  Readiness Check(Worker& w, std::string_view key) override {
+    bool wrong = false;
+    int64_t len = OpLength(w.keyspace(), db, key, w.now_ms(), &wrong);
+    if (wrong) return Readiness::kOtherType;
+    return len == 0 ? Readiness::kEmpty : Readiness::kReady;
+  }
+
+  void Take(Worker& w, std::string_view key) override {
+    Keyspace& ks = w.keyspace();
+    bool wrong = false;
+    size_t n = kind == Kind::kMPop ? count : 1;
+    values = OpPop(ks, db, key, left, n, w.now_ms(), &wrong);
+    if (kind != Kind::kMove || ShardOfKey(destination, w.engine().shard_count()) != w.index())
+      return;
+    // Both lists on this shard: the move is completed here, atomically.
+    OpLength(ks, db, destination, w.now_ms(), &wrong);
+    std::string_view v = values[0];
+    if (wrong) {
+      // Destination changed type since the client blocked: put the element back.
+      bool unused = false;
+      OpPush(ks, db, key, left, std::span<const std::string_view>(&v, 1), false, w.now_ms(),
+             &unused);
+      wrong_type = true;
+    } else {
+      OpPush(ks, db, destination, to_left, std::span<const std::string_view>(&v, 1), false,
+             w.now_ms(), &wrong);
+      w.SignalKeyReady(db, destination);  // queued: served after this key
+    }
+    pushed = true;
+  }
+};
+
 struct BlockingArgs {
-  BlockedClient::Kind kind = BlockedClient::Kind::kPop;
+  Kind kind = Kind::kPop;
   std::vector<std::string_view> keys;
   bool left = true;
   bool to_left = true;
@@ -49,7 +99,7 @@ bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
     return ParseBlockingTimeout(args.back(), rb, &a->timeout_ms);
   }
   if (cmd == "brpoplpush" || cmd == "blmove") {
-    a->kind = BlockedClient::Kind::kMove;
+    a->kind = Kind::kMove;
     a->keys.push_back(args[1]);
     a->destination = args[2];
     a->left = false;
@@ -61,7 +111,7 @@ bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
     return ParseBlockingTimeout(args.back(), rb, &a->timeout_ms);
   }
   // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
-  a->kind = BlockedClient::Kind::kMPop;
+  a->kind = Kind::kMPop;
   if (!ParseBlockingTimeout(args[1], rb, &a->timeout_ms)) return false;
   int64_t numkeys = 0;
   if (!ParseInt64(args[2], &numkeys) || numkeys <= 0) {
@@ -101,15 +151,15 @@ bool ParseArgs(CmdArgs args, ReplyBuilder& rb, BlockingArgs* a) {
 void ReplyServed(ReplyBuilder& rb, const BlockingArgs& a, std::string_view key,
                  const std::vector<std::string>& values) {
   switch (a.kind) {
-    case BlockedClient::Kind::kPop:
+    case Kind::kPop:
       rb.Array(2);
       rb.Bulk(key);
       rb.Bulk(values[0]);
       break;
-    case BlockedClient::Kind::kMove:
+    case Kind::kMove:
       rb.Bulk(values[0]);
       break;
-    case BlockedClient::Kind::kMPop:
+    case Kind::kMPop:
       rb.Array(2);
       rb.Bulk(key);
       rb.Array(values.size());
@@ -119,14 +169,14 @@ void ReplyServed(ReplyBuilder& rb, const BlockingArgs& a, std::string_view key,
 }
 
 void ReplyTimeout(ReplyBuilder& rb, const BlockingArgs& a) {
-  if (a.kind == BlockedClient::Kind::kMove) {
+  if (a.kind == Kind::kMove) {
     rb.Null();
   } else {
     rb.NullArray();
   }
 }
 
-Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -137,9 +187,9 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   }
   Worker& home = c->worker();
   uint32_t db = c->db;
-  uint32_t n = home.server().shard_count();
+  uint32_t n = home.engine().shard_count();
   std::vector<std::string_view> lock_keys = a.keys;
-  if (a.kind == BlockedClient::Kind::kMove) lock_keys.push_back(a.destination);
+  if (a.kind == Kind::kMove) lock_keys.push_back(a.destination);
   ShardGroups g = GroupByShard(lock_keys, db, n, true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
@@ -147,7 +197,7 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   bool wrong = false;
   std::vector<std::string> got;
   std::string_view from;
-  if (a.kind == BlockedClient::Kind::kMove) {
+  if (a.kind == Kind::kMove) {
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.destination, n)), [&](Worker& w) {
       OpLength(w.keyspace(), db, a.destination, w.now_ms(), &wrong);
     });
@@ -158,7 +208,7 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     });
     from = a.keys[i];
   }
-  if (!wrong && !got.empty() && a.kind == BlockedClient::Kind::kMove) {
+  if (!wrong && !got.empty() && a.kind == Kind::kMove) {
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.destination, n)), [&](Worker& w) {
       bool unused = false;
       std::string_view v = got[0];
@@ -167,10 +217,10 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       w.SignalKeyReady(db, a.destination);
     });
   }
-  std::shared_ptr<BlockedClient> blocked;
+  std::shared_ptr<ListWaiter> blocked;
   if (!wrong && got.empty()) {
     // Nothing to take: wait in every key's queue, registered while the locks are held.
-    blocked = std::make_shared<BlockedClient>();
+    blocked = std::make_shared<ListWaiter>();
     blocked->origin = home.index();
     blocked->db = db;
     for (std::string_view k : a.keys) blocked->keys.emplace_back(k);
@@ -180,7 +230,8 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     blocked->destination.assign(a.destination);
     blocked->count = a.count;
     blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
-    co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, blocked, n); });
+    std::shared_ptr<BlockedClient> waiter = blocked;
+    co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, waiter, n); });
   }
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
@@ -204,7 +255,7 @@ Fiber BlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     ReplyTimeout(rb, a);
   } else if (blocked->wrong_type) {
     rb.Error(errors::kWrongType);
-  } else if (a.kind == BlockedClient::Kind::kMove && !blocked->pushed) {
+  } else if (a.kind == Kind::kMove && !blocked->pushed) {
     // The destination is on another shard: push under its lock.
     uint32_t dst = ShardOfKey(a.destination, n);
     LockTable::Request dst_lock{{LockTable::LockKey(db, a.destination)}, true, true, {}};

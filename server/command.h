@@ -1,4 +1,7 @@
-// CommandSpec: what the server knows about one command, and the three ways one runs.
+// CommandSpec: the engine's interface to a command - a name, flags, key positions and
+// function pointers for the three ways one runs. The engine routes a call by these
+// alone and knows no command by name: the command families (server/families.h)
+// implement the functions and add their specs to the registry at start-up.
 //
 //   shard_fn  runs on the shard that owns the command's keys, with that shard's data.
 //             Used when every key of the call hashes to one shard (or it has none).
@@ -24,7 +27,7 @@
 
 namespace strata {
 
-class Connection;
+class Client;
 class Worker;
 
 using CmdArgs = std::span<const std::string_view>;
@@ -68,8 +71,8 @@ struct OwnedArgs {
 };
 
 using ShardFn = void (*)(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb);
-using ConnFn = void (*)(Connection& c, CmdArgs args, ReplyBuilder& rb);
-using FiberFn = Fiber (*)(Connection* c, std::shared_ptr<OwnedArgs> args);
+using ConnFn = void (*)(Client& c, CmdArgs args, ReplyBuilder& rb);
+using FiberFn = Fiber (*)(Client* c, std::shared_ptr<OwnedArgs> args);
 
 struct CommandSpec {
   std::string name;  // lowercase
@@ -115,36 +118,7 @@ class CommandRegistry {
   void Rehash();
 };
 
-// Registration entry points, one per command family.
-void RegisterConnectionFamily(CommandRegistry& r);
-void RegisterStringFamily(CommandRegistry& r);
-void RegisterKeysFamily(CommandRegistry& r);
-void RegisterExpireFamily(CommandRegistry& r);
-void RegisterServerFamily(CommandRegistry& r);
-void RegisterMemoryFamily(CommandRegistry& r);
-void RegisterHashFamily(CommandRegistry& r);
-void RegisterSetFamily(CommandRegistry& r);
-void RegisterListFamily(CommandRegistry& r);
-void RegisterBlockingFamily(CommandRegistry& r);
-void RegisterSortFamily(CommandRegistry& r);
-void RegisterZSetFamily(CommandRegistry& r);
-void RegisterPersistenceFamily(CommandRegistry& r);
-void RegisterAllCommands();
-
-// Shared error texts (Redis's exact wording).
-namespace errors {
-inline constexpr std::string_view kSyntax = "ERR syntax error";
-inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
-inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
-inline constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
-inline constexpr std::string_view kNoSuchKey = "ERR no such key";
-inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
-inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
-inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
-}  // namespace errors
-
+// The reply to a call with the wrong number of arguments (Redis's exact wording).
 std::string WrongArityError(std::string_view name);
-std::string InvalidExpireError(std::string_view cmd);
 
 }  // namespace strata

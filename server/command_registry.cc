@@ -64,26 +64,4 @@ std::string WrongArityError(std::string_view name) {
   return "ERR wrong number of arguments for '" + Lowercase(name) + "' command";
 }
 
-std::string InvalidExpireError(std::string_view cmd) {
-  return "ERR invalid expire time in '" + Lowercase(cmd) + "' command";
-}
-
-void RegisterAllCommands() {
-  CommandRegistry& r = CommandRegistry::Get();
-  if (r.size() > 0) return;
-  RegisterConnectionFamily(r);
-  RegisterStringFamily(r);
-  RegisterKeysFamily(r);
-  RegisterExpireFamily(r);
-  RegisterServerFamily(r);
-  RegisterMemoryFamily(r);
-  RegisterHashFamily(r);
-  RegisterSetFamily(r);
-  RegisterListFamily(r);
-  RegisterBlockingFamily(r);
-  RegisterSortFamily(r);
-  RegisterZSetFamily(r);
-  RegisterPersistenceFamily(r);
-}
-
 }  // namespace strata

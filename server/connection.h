@@ -1,126 +1,167 @@
-// Connection: one client socket, owned by one worker for its whole life.
+// Connection: one client socket's I/O - its read buffer and request parsing, its output
+// buffer with reply slots that keep pipelined replies in request order, flushing, and
+// closing. It knows nothing of commands or shards: the layer above (the engine's
+// ClientConnection) derives from it, runs the requests it parses and fills the replies.
 //
-// How a request travels
-//   Bytes land in the read buffer; the parser yields one request at a time as views
-//   into it. Each request is dispatched in order:
-//     - connection commands run at once;
-//     - a command whose keys all hash to this worker's shard runs inline, writing its
-//       reply straight into the output buffer (the fast path: no copy, no message);
-//     - a command whose keys all hash to another shard is appended to this turn's
-//       RemoteBatch for that shard's worker (remote_batch.h); its reply slot is
-//       reserved now and filled when the batch comes back, so pipelined replies keep
-//       request order even though later local commands finish first;
-//     - a command spanning shards (or the whole keyspace) waits until this client has
-//       nothing in flight, then runs as a fiber; input processing resumes when it ends.
-//   Replies of one read are written with a single send at the end of the loop turn.
+// Input
+//   Bytes land in the read buffer (ArmRead, OnRecv); OnInput() tells the owner, which
+//   calls ParseNext() for one request at a time (views into the buffer, nothing copied),
+//   Consume()s each request it takes, and ends with FinishInput(), which schedules a
+//   flush and re-arms the read unless input was paused (PauseInput; ResumeInput() undoes
+//   it). After a protocol error the rest of the input is dropped and the connection
+//   closes once the owner's error reply is written.
 //
-// Lifetime: closing stops input at once, but the object lives on until no remote
-// command or fiber refers to it (inflight_ == 0) and the loop has released the socket.
-// Thread-safety: owned by its worker's thread; other workers never touch it (their
-// replies arrive as tasks run on this thread).
+// Output
+//   A reply is written at ReplyTarget(): straight into the output buffer while no earlier
+//   reply is pending, otherwise into a new slot. A reply that will arrive later reserves
+//   its slot (ReserveSlot) and is filled by FillSlot(seq, ...); ready slots at the front
+//   move to the output in order. FlushNow() hands the output to the event loop, one send
+//   for everything gathered in a loop turn.
+//
+// Lifetime: Kill() stops input at once and closes the socket; the object deletes itself
+// (MaybeDestroy) once the loop has released it, no flush is scheduled and the owner says
+// nothing else refers to it (InUse()).
+// Thread-safety: owned by one worker thread for its whole life.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "server/blocking.h"
-#include "server/command.h"
 #include "server/event_loop.h"
 #include "server/resp_parser.h"
 
 namespace strata {
 
-class Worker;
-
-// A single command queued behind a lock on its shard (from a batch or a local client).
-struct RemoteCommand {
-  const CommandSpec* spec;
-  Connection* conn;
-  uint32_t origin;  // the client's worker
-  uint64_t seq;     // reply slot
-  uint32_t db;
-  int resp;
-  std::shared_ptr<OwnedArgs> args;
-  std::string reply;
-};
-
-class Connection final : public IoConn {
+class Connection : public IoConn {
  public:
   static constexpr size_t kReadChunk = 16 * 1024;
-  static constexpr size_t kInflightMax = 1024;         // pipelined commands awaiting replies
-  static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
 
-  enum class ReplyMode { kOn, kOff, kSkip };
+  Connection(EventLoop* loop, int fd);
+  ~Connection() override = default;
 
-  Connection(Worker* w, int fd, uint64_t id, std::string addr, std::string laddr);
-  ~Connection() override;
-
+  // Registers the socket with the loop and starts reading.
   void Start();
-  // Closes after the pending output is written (QUIT) or at once (CLIENT KILL).
+  // Closes once the pending output is written (QUIT), or at once (CLIENT KILL).
   void CloseAfterReply() { close_after_reply_ = true; }
   void Kill();
 
-  // Worker calls at the end of a turn for connections with new output.
-  void FlushOutput();
-  // A remote command's reply arrived (this worker's thread).
-  void CompleteSlot(uint64_t seq, std::string_view data);
-  // A fiber command finished.
-  void FinishFiber(std::string&& reply);
-
-  // Queues rc on the current worker's lock table; it runs when its keys are free.
-  static void QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys);
-
-  // State visible to commands (this thread only).
-  uint64_t id() const { return id_; }
-  uint32_t db = 0;
-  int resp = 2;
-  std::string name;
-  std::string lib_name;
-  std::string lib_ver;
-  bool authenticated = false;
-  bool no_evict = false;
-  ReplyMode reply_mode = ReplyMode::kOn;
-  bool skip_next_reply = false;
-  int64_t created_ms = 0;
-  int64_t last_interaction_ms = 0;
-  const std::string& addr() const { return addr_; }
-  const std::string& laddr() const { return laddr_; }
   size_t query_buffer_bytes() const { return rend_ - rstart_; }
   size_t output_bytes() const { return out_.size() + sending_.size(); }
-  // One line of CLIENT LIST / CLIENT INFO.
-  std::string InfoLine(int64_t now_ms) const;
-  // Heap bytes this connection holds: the object, its read and write buffers, reply
-  // slots awaiting other shards, and the event loop's state for it (usable sizes).
-  size_t MemoryBytes() const;
-  size_t charged_bytes() const { return charged_bytes_; }
-  // The blocking command this client waits in, if any (blocking.h); a disconnect
-  // cancels it.
-  void set_blocked(std::shared_ptr<BlockedClient> b) { blocked_ = std::move(b); }
-  Worker& worker() { return *worker_; }
+
+ protected:
+  // ---- hooks for the owner (called on this thread from the loop's callbacks)
+  // n > 0 new bytes are in the read buffer.
+  virtual void OnInput(size_t n) = 0;
+  // Output is waiting: the owner must call FlushNow() later in this loop turn.
+  virtual void RequestFlush() = 0;
+  // Kill() started closing (before the socket is handed back to the loop).
+  virtual void OnClosing() {}
+  // True while other work still refers to this connection (it is not deleted).
+  virtual bool InUse() const { return false; }
+  // An asynchronous send of `bytes` completed.
+  virtual void OnSent(size_t bytes) {}
+
+  // ---- input
+  bool HasInput() const { return rstart_ < rend_ && !close_after_reply_ && !closing_; }
+  // Parses the request at the read position into args(); on kOk, *consumed is its size
+  // (Consume() it once taken). On kError (parse_error() says why) the rest of the input
+  // is dropped and the connection closes after its output: the owner replies the error.
+  RespParser::Result ParseNext(const RespLimits& limits, size_t* consumed) {
+    auto r = parser_.Parse(rbuf_.data() + rstart_, rend_ - rstart_, limits, consumed, &args_);
+    if (r == RespParser::Result::kError) {
+      close_after_reply_ = true;
+      rstart_ = rend_;
+    }
+    return r;
+  }
+  void Consume(size_t n) { rstart_ += n; }
+  std::vector<std::string_view>& args() { return args_; }
+  const std::string& parse_error() const { return parser_.error(); }
+  // Ends a round of input: schedules a flush and reads again unless input is paused.
+  void FinishInput();
+  void PauseInput() { paused_ = true; }
+  bool input_paused() const { return paused_; }
+  // Clears the pause; the owner then processes what is already buffered.
+  void ResumeInput() { paused_ = false; }
+
+  // ---- output
+  // Where the next in-order reply goes (see the header comment).
+  std::string* ReplyTarget(bool suppress) {
+    if (slots_.empty()) return &out_;
+    slots_.push_back(Slot{false, suppress, {}});
+    return &slots_.back().data;
+  }
+  // Makes a reply written at target since `start` final (dropped when suppressed).
+  void CommitReply(std::string* target, bool suppress, size_t start) {
+    if (target == &out_) {
+      if (suppress) out_.resize(start);
+      return;
+    }
+    slots_.back().ready = true;
+  }
+  // Changes the suppression of the reply just written at target (CLIENT REPLY decides it
+  // after running).
+  void CommitReplyAs(std::string* target, bool suppress, size_t start) {
+    if (target == &out_) {
+      if (suppress) out_.resize(start);
+    } else {
+      slots_.back().ready = true;
+      slots_.back().suppress = suppress;
+    }
+  }
+  // Reserves the slot of a reply that arrives later; returns its sequence number.
+  uint64_t ReserveSlot(bool suppress) {
+    slots_.push_back(Slot{false, suppress, {}});
+    return slot_base_ + slots_.size() - 1;
+  }
+  // The sequence number of the newest reserved slot.
+  uint64_t newest_slot() const { return slot_base_ + slots_.size() - 1; }
+  bool replies_pending() const { return !slots_.empty(); }
+  // Fills a reserved slot; ready replies at the front move to the output.
+  void FillSlot(uint64_t seq, std::string_view data);
+
+  // Marks the connection as having output to flush (RequestFlush once per turn).
+  void ScheduleFlush() {
+    if (flush_scheduled_) return;
+    flush_scheduled_ = true;
+    RequestFlush();
+  }
+  // The owner's flush began: clears the scheduled mark.
+  void BeginFlush() { flush_scheduled_ = false; }
+  size_t buffered_output() const { return out_.size(); }
+  // Hands the gathered output to the loop. Returns the bytes sent at once (0 when the
+  // send completes later, with OnSent, or when there was nothing to send).
+  size_t FlushNow();
+  // Nothing left to write and no reply pending.
+  bool output_drained() const { return !send_active && out_.empty() && slots_.empty(); }
+  bool close_after_reply() const { return close_after_reply_; }
+  bool closing() const { return closing_; }
+  // Deletes this connection when nothing refers to it any more.
+  void MaybeDestroy();
+
+  // ---- memory
+  // True (once) when a buffer changed capacity since the last call, or while reply slots
+  // are pending (their contents come from other shards).
+  bool BuffersChanged();
+  // Heap bytes of the buffers, the reply slots and the loop's state for this socket
+  // (usable sizes); not the object itself.
+  size_t BufferBytes() const;
+  // For CLIENT LIST: read buffer size and free space, output buffer capacity.
+  size_t read_buffer_size() const { return rbuf_.size(); }
+  size_t read_buffer_capacity() const { return rbuf_.capacity(); }
+  size_t output_capacity() const { return out_.capacity() + sending_.capacity(); }
 
  private:
   void OnRecv(ssize_t n) override;
   void OnSendDone(int err) override;
   void OnClosed() override;
-
-  void ProcessInput();
-  // Returns false when input processing must pause (a fiber or a barrier).
-  bool Dispatch(const CommandSpec* spec, CmdArgs args);
-  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
-  void StartFiber(const CommandSpec* spec, CmdArgs args);
-  void ReplyError(std::string_view msg);
-  // Where the next in-order reply goes: straight to the output, or to a ready slot.
-  std::string* ReplyTarget(bool* suppress);
-  // Reserves the slot of a reply that will arrive later; returns its sequence number.
-  uint64_t ReservePendingSlot();
-  void CommitReply(std::string* target, bool suppress, size_t start);
   void ArmRead();
-  void Dirty();
-  void MaybeDestroy();
 
   struct Slot {
     bool ready = false;
@@ -128,11 +169,7 @@ class Connection final : public IoConn {
     std::string data;
   };
 
-  Worker* worker_;
-  uint64_t id_;
-  std::string addr_;
-  std::string laddr_;
-
+  EventLoop* loop_;
   std::string rbuf_;
   size_t rstart_ = 0;
   size_t rend_ = 0;
@@ -144,15 +181,6 @@ class Connection final : public IoConn {
   std::deque<Slot> slots_;
   uint64_t slot_base_ = 0;  // seq of slots_.front()
 
-  // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
-  const CommandSpec* last_spec_ = nullptr;
-  std::string last_subcommand_;
-
-  // Brings the worker's client-memory total up to date with MemoryBytes(), cheaply
-  // skipping the computation when no buffer changed capacity since the last call.
-  void Recharge();
-  size_t charged_bytes_ = 0;
-  std::shared_ptr<BlockedClient> blocked_;
   // Capacities when last charged (SIZE_MAX: never charged yet).
   size_t charged_rbuf_ = SIZE_MAX;
   size_t charged_out_ = SIZE_MAX;
@@ -160,15 +188,12 @@ class Connection final : public IoConn {
   size_t charged_args_ = SIZE_MAX;
   bool slots_charged_ = false;
 
-  uint32_t inflight_ = 0;
-  bool fiber_running_ = false;
   bool paused_ = false;
   bool reading_ = false;
-  bool dirty_ = false;
+  bool flush_scheduled_ = false;
   bool close_after_reply_ = false;
   bool closing_ = false;
   bool io_closed_ = false;
-  bool protocol_error_ = false;
 };
 
 }  // namespace strata

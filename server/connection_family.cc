@@ -1,12 +1,15 @@
-// Connection commands: PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND. They run on the
+// Client commands: PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND. They run on the
 // client's own thread and touch no shard data.
 #include <sys/time.h>
 
 #include "core/glob.h"
 #include "core/string_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
 #include "server/config.h"
-#include "server/connection.h"
-#include "server/server.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/version.h"
 #include "server/worker.h"
 
@@ -16,7 +19,7 @@ namespace {
 constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 
-void CmdPing(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdPing(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (args.size() > 2) {
     rb.Error(WrongArityError("ping"));
   } else if (args.size() == 2) {
@@ -26,20 +29,20 @@ void CmdPing(Connection& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
-void CmdEcho(Connection& c, CmdArgs args, ReplyBuilder& rb) { rb.Bulk(args[1]); }
+void CmdEcho(Client& c, CmdArgs args, ReplyBuilder& rb) { rb.Bulk(args[1]); }
 
-void CmdQuit(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdQuit(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
   c.CloseAfterReply();
 }
 
-void CmdSelect(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdSelect(Client& c, CmdArgs args, ReplyBuilder& rb) {
   int64_t id = 0;
   if (!ParseInt64(args[1], &id) || id < INT32_MIN || id > INT32_MAX) {
     rb.Error(errors::kNotInteger);
     return;
   }
-  if (id < 0 || id >= c.worker().server().config().Int("databases")) {
+  if (id < 0 || id >= c.worker().engine().config().Int("databases")) {
     rb.Error(errors::kDbIndexOutOfRange);
     return;
   }
@@ -47,19 +50,19 @@ void CmdSelect(Connection& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
 }
 
-bool CheckPassword(Connection& c, std::string_view user, std::string_view pass) {
-  std::string required = c.worker().server().config().String("requirepass");
+bool CheckPassword(Client& c, std::string_view user, std::string_view pass) {
+  std::string required = c.worker().engine().config().String("requirepass");
   return user == "default" && (required.empty() || pass == required);
 }
 
-void CmdAuth(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdAuth(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (args.size() > 3) {
     rb.Error(errors::kSyntax);
     return;
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
   std::string_view pass = args.back();
-  if (args.size() == 2 && c.worker().server().config().String("requirepass").empty()) {
+  if (args.size() == 2 && c.worker().engine().config().String("requirepass").empty()) {
     rb.Error(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
@@ -80,7 +83,7 @@ bool ValidClientName(std::string_view name) {
   return true;
 }
 
-void CmdHello(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
   int64_t ver = c.resp;
   if (args.size() >= 2) {
     if (!ParseInt64(args[1], &ver)) {
@@ -151,7 +154,7 @@ void CmdHello(Connection& c, CmdArgs args, ReplyBuilder& rb) {
   out.Array(0);
 }
 
-void CmdTime(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdTime(Client& c, CmdArgs args, ReplyBuilder& rb) {
   timeval tv;
   gettimeofday(&tv, nullptr);
   rb.Array(2);
@@ -237,7 +240,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Array(0);  // subcommands
 }
 
-void CmdCommand(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
   const CommandRegistry& reg = CommandRegistry::Get();
   if (args.size() == 1) {
     rb.Array(reg.size());

@@ -1,8 +1,10 @@
 // Expiry commands: EXPIRE PEXPIRE EXPIREAT PEXPIREAT (NX XX GT LT), TTL PTTL,
 // EXPIRETIME PEXPIRETIME, PERSIST. All run on the key's shard.
 #include "core/string_util.h"
+#include "server/arg_parsers.h"
 #include "server/command.h"
-#include "server/family_util.h"
+#include "server/command_errors.h"
+#include "server/families.h"
 #include "server/worker.h"
 
 namespace strata {

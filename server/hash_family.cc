@@ -15,7 +15,9 @@
 #include "core/packed_list.h"
 #include "core/string_util.h"
 #include "server/command.h"
-#include "server/family_util.h"
+#include "server/command_errors.h"
+#include "server/families.h"
+#include "server/lookup.h"
 #include "server/worker.h"
 
 namespace strata {

@@ -13,24 +13,22 @@
 #include "core/glob.h"
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
+#include "server/config.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
 namespace {
 
-std::vector<uint32_t> AllShards(Connection* c) {
-  std::vector<uint32_t> all(c->worker().server().shard_count());
-  for (uint32_t i = 0; i < all.size(); i++) all[i] = i;
-  return all;
-}
-
 // UNLINK, and DEL with lazyfree-lazy-user-del, free big collections a slice at a time.
 bool LazyDelete(std::string_view cmd, Worker& w) {
-  return EqualsIgnoreCase(cmd, "unlink") || w.server().config().Int("lazyfree-lazy-user-del") != 0;
+  return EqualsIgnoreCase(cmd, "unlink") || w.engine().config().Int("lazyfree-lazy-user-del") != 0;
 }
 
 void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -107,7 +105,7 @@ bool ObjectNeedsShard(CmdArgs args) {
          (sub == "encoding" || sub == "refcount" || sub == "idletime" || sub == "freq");
 }
 
-void ObjectConn(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void ObjectConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   if (sub == "help" && args.size() == 2) {
     const char* lines[] = {
@@ -252,12 +250,12 @@ void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 // DEL, UNLINK, EXISTS and TOUCH over several shards: lock, count, release.
-Fiber CountKeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   bool del = EqualsIgnoreCase(args[0], "del") || EqualsIgnoreCase(args[0], "unlink");
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
-  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), del);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   std::vector<int64_t> counts(g.shards.size(), 0);
   co_await RunOn(g.shards, [&](Worker& w) {
@@ -279,7 +277,7 @@ Fiber CountKeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
 }
 
 // RENAME, RENAMENX and COPY between two shards.
-Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -287,11 +285,11 @@ Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   bool nx = EqualsIgnoreCase(args[0], "renamenx");
   uint32_t db = c->db;
   CopyOptions o{db, false};
-  if (copy && !ParseCopy(args, db, c->worker().server().config().Int("databases"), rb, &o)) {
+  if (copy && !ParseCopy(args, db, c->worker().engine().config().Int("databases"), rb, &o)) {
     c->FinishFiber(std::move(out));
     co_return;
   }
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
   LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, !copy, true, {}};
@@ -332,12 +330,12 @@ Fiber MoveBetweenShardsFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber KeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber KeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   uint32_t db = c->db;
   std::string_view pattern = args[1];
   bool all = pattern == "*";
-  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<std::vector<std::string>> found(shards.size());
   co_await RunOn(shards, [&](Worker& w) {
     auto& mine = found[w.index()];
@@ -358,7 +356,7 @@ Fiber KeysFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ScanFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -396,7 +394,7 @@ Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       co_return;
     }
   }
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   uint32_t shard = static_cast<uint32_t>(cursor >> Table::kCursorBits);
   uint64_t pos = cursor & (Table::kCursorEnd - 1);
   std::vector<std::string> keys;
@@ -439,9 +437,9 @@ Fiber ScanFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber RandomKeyFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
+Fiber RandomKeyFiber(Client* c, std::shared_ptr<OwnedArgs>) {
   uint32_t db = c->db;
-  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<std::optional<std::string>> picks(shards.size());
   std::vector<size_t> sizes(shards.size(), 0);
   co_await RunOn(shards, [&](Worker& w) {
@@ -471,9 +469,9 @@ Fiber RandomKeyFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber DbSizeFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
+Fiber DbSizeFiber(Client* c, std::shared_ptr<OwnedArgs>) {
   uint32_t db = c->db;
-  std::vector<uint32_t> shards = AllShards(c);
+  std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<size_t> sizes(shards.size(), 0);
   co_await RunOn(shards, [&](Worker& w) { sizes[w.index()] = w.keyspace().DbSize(db); });
   size_t total = 0;
@@ -484,7 +482,7 @@ Fiber DbSizeFiber(Connection* c, std::shared_ptr<OwnedArgs>) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber FlushFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber FlushFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -499,20 +497,20 @@ Fiber FlushFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   // ASYNC (or lazyfree-lazy-user-flush without SYNC) detaches big tables and frees
   // them a slice per loop turn; the databases are empty at once either way.
   bool lazy = args.size() == 2 ? EqualsIgnoreCase(args[1], "async")
-                               : c->worker().server().config().Int("lazyfree-lazy-user-flush") != 0;
-  co_await RunOn(AllShards(c), [&](Worker& w) {
+                               : c->worker().engine().config().Int("lazyfree-lazy-user-flush") != 0;
+  co_await RunOn(c->worker().engine().AllShards(), [&](Worker& w) {
     all ? w.keyspace().FlushAll(lazy) : w.keyspace().FlushDb(db, lazy);
   });
   rb.Ok();
   c->FinishFiber(std::move(out));
 }
 
-Fiber SwapDbFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber SwapDbFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
   int64_t a = 0, b = 0;
-  int64_t dbs = c->worker().server().config().Int("databases");
+  int64_t dbs = c->worker().engine().config().Int("databases");
   if (!ParseInt64(args[1], &a)) {
     rb.Error("ERR invalid first DB index");
   } else if (!ParseInt64(args[2], &b)) {
@@ -520,7 +518,7 @@ Fiber SwapDbFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (a < 0 || a >= dbs || b < 0 || b >= dbs) {
     rb.Error(errors::kDbIndexOutOfRange);
   } else {
-    co_await RunOn(AllShards(c), [&](Worker& w) {
+    co_await RunOn(c->worker().engine().AllShards(), [&](Worker& w) {
       w.keyspace().SwapDb(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
     });
     rb.Ok();

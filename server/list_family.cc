@@ -9,12 +9,15 @@
 #include "core/hash.h"
 #include "core/list_type.h"
 #include "core/string_util.h"
+#include "server/client.h"
 #include "server/command.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
 #include "server/list_ops.h"
-#include "server/server.h"
+#include "server/lookup.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -407,7 +410,7 @@ void CmdLMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Bulk(got[0]);
 }
 
-Fiber LMoveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber LMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -420,10 +423,10 @@ Fiber LMoveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   }
   uint32_t db = c->db;
   std::vector<std::string_view> keys = {args[1], args[2]};
-  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), true);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
-  uint32_t src = ShardOfKey(args[1], c->worker().server().shard_count());
-  uint32_t dst = ShardOfKey(args[2], c->worker().server().shard_count());
+  uint32_t src = ShardOfKey(args[1], c->worker().engine().shard_count());
+  uint32_t dst = ShardOfKey(args[2], c->worker().engine().shard_count());
   bool wrong = false;
   std::vector<std::string> got;
   int64_t src_len = 0;
@@ -529,7 +532,7 @@ void CmdLMPop(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.NullArray();
 }
 
-Fiber LMPopFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber LMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -539,7 +542,7 @@ Fiber LMPopFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   ShardGroups g = GroupByShard(m.keys, db, n, true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool wrong = false;

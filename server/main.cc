@@ -8,11 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "server/command.h"
 #include "server/config.h"
 #include "server/cycle_clock.h"
+#include "server/families.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/snapshot.h"
 
 int main(int argc, char** argv) {
   using namespace strata;

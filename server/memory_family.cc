@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "server/client.h"
 #include "server/command.h"
+#include "server/command_errors.h"
 #include "server/config.h"
-#include "server/connection.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
 #include "server/memory_report.h"
-#include "server/server.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -63,7 +65,7 @@ bool MemoryNeedsFiber(CmdArgs args) {
   return arity != 0 && sub != "help" && ArityOk(arity, args.size());
 }
 
-void MemoryConn(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void MemoryConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   int arity = SubcommandArity(sub);
   if (arity == 0) {
@@ -109,22 +111,16 @@ void MemoryUsageShard(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
 }
 
-std::vector<uint32_t> AllShards(Server& s) {
-  std::vector<uint32_t> all(s.shard_count());
-  for (uint32_t i = 0; i < all.size(); i++) all[i] = i;
-  return all;
-}
-
-Fiber MemoryFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber MemoryFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
-  Server& srv = c->worker().server();
+  Engine& srv = c->worker().engine();
   std::string sub = Lowercase(args[1]);
   if (sub == "stats" || sub == "doctor") {
     std::vector<ShardMemory> shards(srv.shard_count());
     uint32_t dbs = static_cast<uint32_t>(srv.config().Int("databases"));
-    co_await RunOn(AllShards(srv),
+    co_await RunOn(srv.AllShards(),
                    [&](Worker& w) { shards[w.index()] = CollectShardMemory(w, dbs); });
     MemorySummary m = Summarize(srv, std::move(shards));
     if (sub == "stats") {
@@ -134,7 +130,7 @@ Fiber MemoryFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "malloc-stats") {
     std::vector<std::string> slabs(srv.shard_count());
-    co_await RunOn(AllShards(srv),
+    co_await RunOn(srv.AllShards(),
                    [&](Worker& w) { slabs[w.index()] = w.keyspace().heap().Stats(); });
     std::string text = "___ Begin strata slab statistics ___\n";
     for (size_t i = 0; i < slabs.size(); i++) {
@@ -146,7 +142,7 @@ Fiber MemoryFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     text += "___ End mimalloc statistics ___\n";
     rb.Verbatim(text);
   } else if (sub == "purge") {
-    co_await RunOn(AllShards(srv), [](Worker&) { mi_collect(true); });
+    co_await RunOn(srv.AllShards(), [](Worker&) { mi_collect(true); });
     rb.Ok();
   } else if (sub == "usage") {
     rb.Error(WrongArityError("memory|usage"));

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "server/command.h"
 #include "server/config.h"
-#include "server/event_loop.h"
-#include "server/server.h"
+#include "server/engine.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -72,8 +72,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   m.entry_bytes = ks.entry_bytes();
   m.table_bytes = ks.table_bytes();
   m.client_bytes = w.client_bytes();
-  w.loop().RefreshBufferBytes();
-  m.io_bytes = w.loop().BufferBytes();
+  m.io_bytes = w.RefreshIoBufferBytes();
   m.clients = w.connections().size();
   m.keys = ks.key_count();
   m.expires = ks.expires_count();
@@ -91,7 +90,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   return m;
 }
 
-MemorySummary Summarize(Server& srv, std::vector<ShardMemory> shards) {
+MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
   MemorySummary m;
   for (const ShardMemory& s : shards) {
     m.dataset += s.entry_bytes;

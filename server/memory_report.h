@@ -30,7 +30,7 @@
 
 namespace strata {
 
-class Server;
+class Engine;
 class Worker;
 
 struct ShardMemory {
@@ -83,7 +83,7 @@ struct MemorySummary {
 };
 
 // Also updates the server's peak.
-MemorySummary Summarize(Server& srv, std::vector<ShardMemory> shards);
+MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards);
 
 // The body of INFO's "# Memory" section (Redis's fields, then strata's breakdown).
 void AppendInfoMemory(const MemorySummary& m, std::string* out);

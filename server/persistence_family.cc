@@ -6,29 +6,16 @@
 #include <coroutine>
 
 #include "core/string_util.h"
+#include "server/client.h"
 #include "server/command.h"
-#include "server/connection.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/log.h"
-#include "server/persistence.h"
-#include "server/server.h"
+#include "server/snapshot_await.h"
 #include "server/worker.h"
 
 namespace strata {
-
-SnapshotAwait::SnapshotAwait(SnapshotManager::Reason reason, bool queue)
-    : reason_(reason), queue_(queue) {}
-
-bool SnapshotAwait::await_suspend(std::coroutine_handle<> h) {
-  handle_ = h;
-  Worker::Current()->server().snapshots().Request(reason_, queue_, [this](const Status& s) {
-    status_ = s;
-    done_ = true;
-    if (suspended_) handle_.resume();
-  });
-  if (done_) return false;
-  suspended_ = true;
-  return true;
-}
 
 namespace {
 
@@ -40,7 +27,7 @@ std::string ErrorText(const Status& s) {
   return "ERR " + m;
 }
 
-Fiber SaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber SaveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   (void)owned;
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -53,7 +40,7 @@ Fiber SaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber BgsaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber BgsaveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -65,7 +52,7 @@ Fiber BgsaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     c->FinishFiber(std::move(out));
     co_return;
   }
-  SnapshotManager& sm = c->worker().server().snapshots();
+  SnapshotManager& sm = c->worker().engine().Service<SnapshotManager>();
   if (sm.loading()) {
     rb.Error("LOADING Redis is loading the dataset in memory");
   } else if (sm.in_progress() && !schedule) {
@@ -79,9 +66,9 @@ Fiber BgsaveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-void CmdLastsave(Connection& c, CmdArgs args, ReplyBuilder& rb) {
+void CmdLastsave(Client& c, CmdArgs args, ReplyBuilder& rb) {
   (void)args;
-  rb.Integer(c.worker().server().snapshots().last_save_time());
+  rb.Integer(c.worker().engine().Service<SnapshotManager>().last_save_time());
 }
 
 }  // namespace

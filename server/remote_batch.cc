@@ -2,14 +2,14 @@
 
 #include <cstring>
 
+#include "server/client_connection.h"
 #include "server/command.h"
-#include "server/connection.h"
 #include "server/cycle_clock.h"
 #include "server/worker.h"
 
 namespace strata {
 
-void RemoteBatch::Add(const CommandSpec* spec, Connection* conn, uint64_t seq, uint32_t db,
+void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db,
                       int resp, const std::string_view* argv, size_t argc) {
   Item item{spec,
             conn,
@@ -81,7 +81,7 @@ void ExecuteRemoteBatch(void* p) {
         item.detached = true;
         auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
                                      item.db,   item.resp, OwnedArgs::Copy(args), {}};
-        Connection::QueueBehindLocks(rc, keys);
+        ClientConnection::QueueBehindLocks(rc, keys);
         continue;
       }
     }

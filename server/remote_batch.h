@@ -22,13 +22,13 @@
 
 namespace strata {
 
-class Connection;
+class ClientConnection;
 struct CommandSpec;
 
 struct RemoteBatch {
   struct Item {
     const CommandSpec* spec;
-    Connection* conn;
+    ClientConnection* conn;
     uint64_t seq;
     uint32_t db;
     uint32_t argc;
@@ -49,7 +49,7 @@ struct RemoteBatch {
     replies.clear();
     items.clear();
   }
-  void Add(const CommandSpec* spec, Connection* conn, uint64_t seq, uint32_t db, int resp,
+  void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
            const std::string_view* argv, size_t argc);
   // Rebuilds the argument views of an item into *out.
   void ArgsOf(const Item& item, std::vector<std::string_view>* out) const;

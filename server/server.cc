@@ -16,9 +16,11 @@
 #include <random>
 
 #include "core/split_args.h"
-#include "core/string_util.h"
+#include "server/engine.h"
+#include "server/event_loop.h"
 #include "server/log.h"
 #include "server/sd_notify.h"
+#include "server/snapshot.h"
 #include "server/version.h"
 #include "server/worker.h"
 
@@ -42,16 +44,19 @@ uint32_t UsableCpuCount() {
   return n == 0 ? 1 : n;
 }
 
-Server::Server(Config* config)
-    : config_(config), snapshots_(std::make_unique<SnapshotManager>(this)) {
+Server::Server(Config* config) : config_(config) {
   std::random_device rd;
   static const char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 40; i++) run_id_ += kHex[rd() % 16];
 }
 
 Server::~Server() {
+  snapshots_.reset();
+  engine_.reset();
   for (int fd : listen_fds_) close(fd);
 }
+
+int Server::exit_code() const { return engine_ ? engine_->exit_code() : 0; }
 
 bool Server::OpenListeners(std::string* error) {
   port_ = static_cast<int>(config_->Int("port"));
@@ -117,7 +122,7 @@ bool Server::OpenListeners(std::string* error) {
 }
 
 bool Server::Start(std::string* error) {
-  start_time_ms_ = WallClockMs();
+  int64_t start_time_ms = WallClockMs();
   uint32_t threads = static_cast<uint32_t>(config_->Int("threads"));
   if (threads == 0) threads = UsableCpuCount();
   std::string be = config_->String("io-backend");
@@ -125,15 +130,20 @@ bool Server::Start(std::string* error) {
                       : be == "epoll"  ? IoBackend::kEpoll
                                        : IoBackend::kAuto;
   if (!OpenListeners(error)) return false;
-  thread_count_ = threads;
-  snapshots_->Init(threads);
+  engine_ = std::make_unique<Engine>(config_, threads);
+  ProcessInfo& process = engine_->process();
+  process.run_id = run_id_;
+  process.executable = executable_;
+  process.port = port_;
+  process.start_time_ms = start_time_ms;
+  snapshots_ = std::make_unique<SnapshotManager>(engine_.get());
+  engine_->AddService(snapshots_.get());
   Status load = snapshots_->PrepareLoad();
   if (!load.ok()) {
     *error = "Can't load the snapshot: " + load.message() +
              " (refusing to start; set snapshot-on-corrupt start-empty to start with no data)";
     return false;
   }
-  for (uint32_t i = 0; i < threads; i++) workers_.push_back(std::make_unique<Worker>(this, i));
   // One worker per CPU of the affinity mask, when there are enough CPUs: a shard's data
   // then stays in one core's caches.
   std::vector<int> cpus;
@@ -143,30 +153,9 @@ bool Server::Start(std::string* error) {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
   }
-  if (!cpus.empty() && cpus.size() >= threads) {
-    for (uint32_t i = 0; i < threads; i++) workers_[i]->set_cpu(cpus[i]);
-  }
-  // Worker 0 accepts; connections are dealt to all workers round-robin.
-  auto on_accept = [this](int cfd) {
-    uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count();
-    Worker::Current()->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
-  };
-  for (uint32_t i = 0; i < threads; i++) {
-    std::string note;
-    std::vector<int> fds = i == 0 ? listen_fds_ : std::vector<int>();
-    if (!workers_[i]->Start(backend, fds, on_accept, error, &note)) {
-      for (uint32_t j = 0; j < i; j++) workers_[j]->RequestStop();
-      for (uint32_t j = 0; j < i; j++) workers_[j]->Join();
-      return false;
-    }
-    if (i == 0) {
-      if (!note.empty()) LogWarning("%s", note.c_str());
-      io_backend_ = workers_[0]->backend_name();
-      LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
-    }
-  }
+  if (!engine_->Start(backend, listen_fds_, cpus, error)) return false;
   LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION, threads,
-            io_backend_.c_str(), port_);
+            process.io_backend.c_str(), port_);
   LogNotice("Ready to accept connections tcp");
   std::string notify_error;
   if (!SdNotify("READY=1\nSTATUS=Ready to accept connections", &notify_error)) {
@@ -184,7 +173,7 @@ void Server::RunUntilSignal() {
     int sig = 0;
     sigwait(&set, &sig);
     LogNotice("Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    if (exit_code_.load() != 0 || shutdown_save_done_.load() || snapshots_->loading() ||
+    if (engine_->exit_code() != 0 || engine_->shutdown_save_done() || snapshots_->loading() ||
         !snapshots_->AutoSaveEnabled()) {
       break;
     }
@@ -197,37 +186,8 @@ void Server::RunUntilSignal() {
   if (!SdNotify("STOPPING=1", &notify_error)) {
     LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
-  for (auto& w : workers_) w->RequestStop();
-  for (auto& w : workers_) w->Join();
+  engine_->Stop();
   LogNotice("strata is now ready to exit, bye bye...");
-}
-
-void Server::RequestShutdown(bool save_done) {
-  if (save_done) shutdown_save_done_.store(true);
-  kill(getpid(), SIGTERM);
-}
-
-void Server::RequestExit(int code) {
-  exit_code_.store(code);
-  kill(getpid(), SIGTERM);
-}
-
-size_t Server::UsedMemory() const {
-  size_t total = 0;
-  for (const auto& w : workers_) total += w->published_used_bytes();
-  return total;
-}
-
-size_t Server::StartupMemory() const {
-  size_t total = 0;
-  for (const auto& w : workers_) total += w->startup_used_bytes();
-  return total;
-}
-
-void Server::UpdatePeakMemory(size_t used) {
-  size_t peak = peak_memory_.load(std::memory_order_relaxed);
-  while (used > peak && !peak_memory_.compare_exchange_weak(peak, used)) {
-  }
 }
 
 }  // namespace strata

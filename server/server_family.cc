@@ -9,25 +9,22 @@
 
 #include "core/glob.h"
 #include "core/string_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
 #include "server/config.h"
-#include "server/connection.h"
 #include "server/cycle_clock.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
 #include "server/log.h"
 #include "server/memory_report.h"
-#include "server/persistence.h"
-#include "server/server.h"
+#include "server/snapshot_await.h"
 #include "server/version.h"
 #include "server/worker.h"
 
 namespace strata {
 namespace {
-
-std::vector<uint32_t> AllShards(Server& s) {
-  std::vector<uint32_t> all(s.shard_count());
-  for (uint32_t i = 0; i < all.size(); i++) all[i] = i;
-  return all;
-}
 
 struct ShardReport {
   WorkerStats stats;
@@ -49,9 +46,9 @@ void AddLine(std::string* s, const std::string& k, const std::string& v) {
   *s += "\r\n";
 }
 
-std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
+std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
                       const std::vector<ShardReport>& reports, const MemorySummary& memory) {
-  Server& srv = c->worker().server();
+  Engine& srv = c->worker().engine();
   Config& cfg = srv.config();
   bool all = false, everything = false, dflt = wanted.empty();
   std::map<std::string, bool> sections;
@@ -103,18 +100,18 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
     AddLine(&out, "redis_mode", "standalone");
     AddLine(&out, "os", "Linux");
     AddLine(&out, "arch_bits", "64");
-    AddLine(&out, "multiplexing_api", srv.io_backend());
-    AddLine(&out, "io_backend", srv.io_backend());
+    AddLine(&out, "multiplexing_api", srv.process().io_backend);
+    AddLine(&out, "io_backend", srv.process().io_backend);
     AddLine(&out, "process_id", std::to_string(getpid()));
-    AddLine(&out, "run_id", srv.run_id());
-    AddLine(&out, "tcp_port", std::to_string(srv.port()));
-    int64_t up = (now - srv.start_time_ms()) / 1000;
+    AddLine(&out, "run_id", srv.process().run_id);
+    AddLine(&out, "tcp_port", std::to_string(srv.process().port));
+    int64_t up = (now - srv.process().start_time_ms) / 1000;
     AddLine(&out, "server_time_usec", std::to_string(WallClockUs()));
     AddLine(&out, "uptime_in_seconds", std::to_string(up));
     AddLine(&out, "uptime_in_days", std::to_string(up / 86400));
     AddLine(&out, "hz", std::to_string(cfg.Int("hz")));
     AddLine(&out, "thread_count", std::to_string(srv.shard_count()));
-    AddLine(&out, "executable", srv.executable());
+    AddLine(&out, "executable", srv.process().executable);
     AddLine(&out, "config_file", cfg.config_file());
   }
   if (want("clients", true)) {
@@ -133,11 +130,11 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
   }
   if (want("persistence", true)) {
     section("Persistence");
-    srv.snapshots().AppendInfo(&out);
+    srv.Service<SnapshotManager>().AppendInfo(&out);
   }
   if (want("stats", true)) {
     section("Stats");
-    int64_t up = std::max<int64_t>(1, (now - srv.start_time_ms()) / 1000);
+    int64_t up = std::max<int64_t>(1, (now - srv.process().start_time_ms) / 1000);
     AddLine(&out, "total_connections_received", std::to_string(total.total_connections_received));
     AddLine(&out, "total_commands_processed", std::to_string(total.total_commands_processed));
     AddLine(&out, "instantaneous_ops_per_sec",
@@ -211,14 +208,14 @@ std::string BuildInfo(Connection* c, const std::vector<std::string>& wanted,
   return out;
 }
 
-Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber InfoFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::vector<std::string> wanted;
   for (size_t i = 1; i < args.size(); i++) wanted.push_back(Lowercase(args[i]));
-  Server& srv = c->worker().server();
+  Engine& srv = c->worker().engine();
   std::vector<ShardReport> reports(srv.shard_count());
   uint32_t dbs = static_cast<uint32_t>(srv.config().Int("databases"));
-  co_await RunOn(AllShards(srv), [&](Worker& w) {
+  co_await RunOn(srv.AllShards(), [&](Worker& w) {
     ShardReport& r = reports[w.index()];
     r.stats = w.stats();
     r.ks = w.keyspace().stats();
@@ -244,11 +241,11 @@ Fiber InfoFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
-  Server& srv = c->worker().server();
+  Engine& srv = c->worker().engine();
   Config& cfg = srv.config();
   std::string sub = Lowercase(args[1]);
   if (sub == "get" && args.size() >= 3) {
@@ -309,7 +306,7 @@ Fiber ConfigFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "set" && args.size() >= 3) {
     rb.Error(WrongArityError("config|set"));
   } else if (sub == "resetstat" && args.size() == 2) {
-    co_await RunOn(AllShards(srv), [](Worker& w) {
+    co_await RunOn(srv.AllShards(), [](Worker& w) {
       size_t n = w.stats().commands.size();
       w.stats() = WorkerStats();
       w.stats().commands.resize(n);
@@ -343,7 +340,7 @@ struct KillFilter {
   bool has_id = false, has_addr = false, has_laddr = false;
   bool skipme = true;
   uint64_t me = 0;
-  bool Matches(const Connection& conn) const {
+  bool Matches(const Client& conn) const {
     if (skipme && conn.id() == me) return false;
     if (has_id && std::find(ids.begin(), ids.end(), conn.id()) == ids.end()) return false;
     if (has_addr && conn.addr() != addr) return false;
@@ -352,8 +349,8 @@ struct KillFilter {
   }
 };
 
-void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
-  Connection* c = &conn;
+void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
+  Client* c = &conn;
   std::string sub = Lowercase(args[1]);
   if (sub == "id" && args.size() == 2) {
     rb.Integer(static_cast<int64_t>(c->id()));
@@ -396,10 +393,10 @@ void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
     }
   } else if (sub == "reply" && args.size() == 3) {
     if (EqualsIgnoreCase(args[2], "on")) {
-      c->reply_mode = Connection::ReplyMode::kOn;
+      c->reply_mode = Client::ReplyMode::kOn;
       rb.Ok();
     } else if (EqualsIgnoreCase(args[2], "off")) {
-      c->reply_mode = Connection::ReplyMode::kOff;
+      c->reply_mode = Client::ReplyMode::kOff;
     } else if (EqualsIgnoreCase(args[2], "skip")) {
       c->skip_next_reply = true;
     } else {
@@ -432,11 +429,11 @@ void ClientConn(Connection& conn, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
-Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
-  Server& srv = c->worker().server();
+  Engine& srv = c->worker().engine();
   std::string sub = Lowercase(args[1]);
   if (sub == "list") {
     std::vector<uint64_t> ids;
@@ -461,9 +458,9 @@ Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
       rb.Error(errors::kSyntax);
     } else {
       std::vector<std::string> lines(srv.shard_count());
-      co_await RunOn(AllShards(srv), [&](Worker& w) {
-        std::vector<std::pair<uint64_t, Connection*>> conns(w.connections().begin(),
-                                                            w.connections().end());
+      co_await RunOn(srv.AllShards(), [&](Worker& w) {
+        std::vector<std::pair<uint64_t, Client*>> conns(w.connections().begin(),
+                                                        w.connections().end());
         std::sort(conns.begin(), conns.end());
         for (auto& [id, conn] : conns) {
           if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
@@ -527,12 +524,12 @@ Fiber ClientFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     } else {
       std::vector<int64_t> killed(srv.shard_count(), 0);
       bool kill_self = false;
-      co_await RunOn(AllShards(srv), [&](Worker& w) {
-        std::vector<Connection*> victims;
+      co_await RunOn(srv.AllShards(), [&](Worker& w) {
+        std::vector<Client*> victims;
         for (auto& [id, conn] : w.connections()) {
           if (f.Matches(*conn)) victims.push_back(conn);
         }
-        for (Connection* v : victims) {
+        for (Client* v : victims) {
           if (v == c) {
             kill_self = true;  // closed after its reply is written
           } else {
@@ -559,7 +556,7 @@ bool ClientNeedsFiber(CmdArgs args) {
          (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
 }
 
-Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -586,8 +583,8 @@ Fiber ShutdownFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   LogWarning("User requested shutdown...");
-  Server& srv = c->worker().server();
-  SnapshotManager& sm = srv.snapshots();
+  Engine& srv = c->worker().engine();
+  SnapshotManager& sm = srv.Service<SnapshotManager>();
   if (!nosave && !sm.loading() && (save || sm.AutoSaveEnabled())) {
     LogNotice("Saving the final snapshot before exiting.");
     Status s = co_await SnapshotAwait(SnapshotManager::Reason::kShutdown, true);

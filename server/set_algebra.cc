@@ -6,10 +6,13 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -321,7 +324,7 @@ void CmdSMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // ---- several shards ----
 
-Fiber SetAlgebraFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -331,7 +334,7 @@ Fiber SetAlgebraFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   size_t nsrc = call.keys.size();
   std::vector<std::string_view> keys = call.keys;
   if (call.store) keys.push_back(call.dst);
@@ -386,12 +389,12 @@ Fiber SetAlgebraFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber SMoveFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber SMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
   LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, true, true, {}};

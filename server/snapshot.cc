@@ -9,8 +9,9 @@
 
 #include "core/split_args.h"
 #include "core/string_util.h"
+#include "server/config.h"
+#include "server/engine.h"
 #include "server/log.h"
-#include "server/server.h"
 #include "server/worker.h"
 #include "storage/file_io.h"
 #include "storage/mono_clock.h"
@@ -94,13 +95,9 @@ struct SnapshotManager::Run {
   std::shared_ptr<Cut> cut;
 };
 
-SnapshotManager::SnapshotManager(Server* server) : server_(server) {
+SnapshotManager::SnapshotManager(Engine* engine) : engine_(engine) {
   last_save_s_.store(WallClockMs() / 1000);
-}
-
-void SnapshotManager::Init(uint32_t shard_count) {
-  shards_.clear();
-  for (uint32_t i = 0; i < shard_count; i++) shards_.push_back(std::make_unique<Shard>());
+  for (uint32_t i = 0; i < engine->shard_count(); i++) shards_.push_back(std::make_unique<Shard>());
 }
 
 SnapshotManager::~SnapshotManager() {
@@ -114,12 +111,12 @@ std::string SnapshotManager::FileName(uint64_t seq, uint32_t shard) const {
 }
 
 bool SnapshotManager::AutoSaveEnabled() const {
-  Config& c = server_->config();
+  Config& c = engine_->config();
   return !c.String("save").empty() || !c.String("snapshot-cron").empty();
 }
 
 bool SnapshotManager::WantTracking() const {
-  return AutoSaveEnabled() && server_->config().Bool("snapshot-incremental");
+  return AutoSaveEnabled() && engine_->config().Bool("snapshot-incremental");
 }
 
 std::string SnapshotManager::fatal_error() const {
@@ -130,7 +127,7 @@ std::string SnapshotManager::fatal_error() const {
 // ---------------------------------------------------------------------------- loading
 
 Status SnapshotManager::PrepareLoad() {
-  Config& c = server_->config();
+  Config& c = engine_->config();
   load_dir_ = c.String("dir");
   std::string name = c.String("dbfilename");
   std::string path = JoinPath(load_dir_, name);
@@ -170,7 +167,8 @@ Status SnapshotManager::PrepareLoad() {
   }
   next_seq_ = m.seq + 1;
   load_manifest_ = std::move(m);
-  loading_shards_.store(server_->shard_count(), std::memory_order_release);
+  engine_->HoldLoading(engine_->shard_count());
+  loading_shards_.store(engine_->shard_count(), std::memory_order_release);
   load_start_ms_ = WallClockMs();
   uint64_t files = 0;
   for (const auto& l : load_manifest_->chain) files += l.files.size();
@@ -183,7 +181,7 @@ void SnapshotManager::OnWorkerStart(Worker& w) {
   Shard& sh = *shards_[w.index()];
   if (load_manifest_) {
     sh.load = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
-                                             server_->shard_count());
+                                             engine_->shard_count());
     sh.load_total.store(sh.load->stats().bytes_total);
   }
 }
@@ -193,7 +191,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   Status s = sh.load->Step(kLoadStepNs, w.now_ms(), &done);
   sh.load_read.store(sh.load->stats().bytes_read, std::memory_order_relaxed);
   if (!s.ok()) {
-    bool empty = server_->config().String("snapshot-on-corrupt") == "start-empty";
+    bool empty = engine_->config().String("snapshot-on-corrupt") == "start-empty";
     LogWarning("Can't load the snapshot: %s", s.message().c_str());
     sh.load.reset();
     if (!empty) {
@@ -204,14 +202,16 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
       LogWarning(
           "Refusing to start with a damaged snapshot (set snapshot-on-corrupt start-empty "
           "to start with no data instead)");
-      server_->RequestExit(1);
+      engine_->RequestExit(1);
       return;
     }
     // Nothing of a partial load is kept: every shard, finished or not, drops its data
     // before loading() turns false.
-    uint32_t n = server_->shard_count();
+    uint32_t n = engine_->shard_count();
+    engine_->HoldLoading(n);
     flush_pending_.fetch_add(n);
     loading_shards_.fetch_sub(1);
+    engine_->ReleaseLoading(1);
     for (uint32_t i = 0; i < n; i++) {
       w.Post(i, MakeTask([this] {
                Worker& x = *Worker::Current();
@@ -219,11 +219,12 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
                if (xs.load != nullptr) {
                  xs.load.reset();
                  loading_shards_.fetch_sub(1);
+                 engine_->ReleaseLoading(1);
                }
                x.keyspace().FlushAll(false);
-               if (flush_pending_.fetch_sub(1) == 1) {
-                 LogWarning("Started with no data (snapshot-on-corrupt start-empty)");
-               }
+               bool last = flush_pending_.fetch_sub(1) == 1;
+               engine_->ReleaseLoading(1);
+               if (last) LogWarning("Started with no data (snapshot-on-corrupt start-empty)");
              }));
     }
     return;
@@ -236,12 +237,14 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   }
   sh.load.reset();
   // Changes after the load are what the next delta on this chain must write.
-  if (WantTracking() && load_manifest_->shard_count == server_->shard_count()) {
+  if (WantTracking() && load_manifest_->shard_count == engine_->shard_count()) {
     sh.tracker = std::make_unique<DirtyRanges>();
     w.keyspace().set_change_tracker(sh.tracker.get());
   }
   sh.changes_saved.store(w.keyspace().changes());
-  if (loading_shards_.fetch_sub(1) == 1) {
+  bool last = loading_shards_.fetch_sub(1) == 1;
+  engine_->ReleaseLoading(1);
+  if (last) {
     int64_t ms = WallClockMs() - load_start_ms_;
     uint64_t loaded = 0, expired = 0;
     {
@@ -253,10 +256,10 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     LogNotice("DB loaded from disk: %.3f seconds (%" PRIu64 " keys, %" PRIu64 " expired)",
               static_cast<double>(ms) / 1000, loaded, expired);
     // The loaded chain is the one the next snapshot extends.
-    Worker& w0 = server_->worker(0);
-    bool same = load_manifest_->shard_count == server_->shard_count();
+    Worker& w0 = engine_->worker(0);
+    bool same = load_manifest_->shard_count == engine_->shard_count();
     Manifest m = *load_manifest_;
-    std::string name = server_->config().String("dbfilename");
+    std::string name = engine_->config().String("dbfilename");
     bool tracking = WantTracking() && same;
     w.Post(0, MakeTask([this, m, name, tracking] {
              manifest_ = m;
@@ -274,14 +277,14 @@ bool SnapshotManager::HasWork(const Worker& w) const {
   return sh.load != nullptr || (sh.job != nullptr && !sh.reported);
 }
 
-bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
+void SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   Shard& sh = *shards_[w.index()];
   sh.changes_now.store(w.keyspace().changes(), std::memory_order_relaxed);
   if (sh.load != nullptr) {
     StepLoad(w, sh);
-    return sh.load != nullptr;
+    return;
   }
-  if (sh.job == nullptr || sh.reported) return false;
+  if (sh.job == nullptr || sh.reported) return;
   // Idle: a long slice. Busy: a budget earned from the time spent serving clients, so
   // a loop turn that runs only a few commands cannot hand most of its time over.
   int64_t budget = kIdleStepNs;
@@ -291,7 +294,7 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   // batches of requests a turn often runs none.
   if (now - sh.last_busy_ns < kActiveWindowNs) {
     sh.credit_ns = std::min(sh.credit_ns + turn_ns / kShareDivisor, kIdleStepNs);
-    if (sh.credit_ns < kMinStepNs) return true;
+    if (sh.credit_ns < kMinStepNs) return;
     budget = sh.credit_ns;
   }
   int64_t t0 = MonoNs();
@@ -301,7 +304,7 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
   sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
   sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);
-  if (!done) return true;
+  if (!done) return;
   Status st = sh.job->Finish();
   sh.reported = true;
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
@@ -314,7 +317,6 @@ bool SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
            run_->files[index].db_records = per_db;
            OnShardWritten(index, st, fd, bytes, records);
          }));
-  return false;
 }
 
 // ---------------------------------------------------------------------------- requests
@@ -333,10 +335,8 @@ void SnapshotManager::Request(Reason reason, bool queue, Done done) {
   auto task = [this, reason, origin, queue, done = std::move(done)]() mutable {
     if (!queue && run_ != nullptr) {
       Request_ r{reason, origin, std::move(done)};
-      Server* srv = server_;
       Worker::Current()->Post(
-          r.origin, MakeTask([r, srv] {
-            (void)srv;
+          r.origin, MakeTask([r] {
             r.done(Status::InvalidArgument("ERR Background save already in progress"));
           }));
       return;
@@ -353,7 +353,7 @@ void SnapshotManager::Request(Reason reason, bool queue, Done done) {
 Status SnapshotManager::SaveAndWait(Reason reason) {
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> f = promise->get_future();
-  server_->worker(0).PostExternal(MakeTask([this, reason, promise] {
+  engine_->worker(0).PostExternal(MakeTask([this, reason, promise] {
     Request(reason, true, [promise](const Status& s) { promise->set_value(s); });
   }));
   return f.get();
@@ -366,7 +366,7 @@ void SnapshotManager::Enqueue(Request_ r) {
 
 void SnapshotManager::StartNext() {
   if (run_ != nullptr || queue_.empty()) return;
-  Config& c = server_->config();
+  Config& c = engine_->config();
   run_ = std::make_unique<Run>();
   run_->waiters.swap(queue_);
   run_->start_ms = WallClockMs();
@@ -376,7 +376,7 @@ void SnapshotManager::StartNext() {
   (void)ParseBlockCodec(c.String("snapshot-compression"), &codec);
   run_->codec = codec;
   run_->tracking = WantTracking();
-  uint32_t n = server_->shard_count();
+  uint32_t n = engine_->shard_count();
   bool delta = run_->tracking && tracking_valid_ && manifest_.has_value() &&
                manifest_->shard_count == n && manifest_dbfilename_ == run_->dbfilename &&
                manifest_->chain.size() <= static_cast<size_t>(c.Int("snapshot-max-deltas"));
@@ -396,7 +396,7 @@ void SnapshotManager::StartNext() {
 }
 
 void SnapshotManager::PostCut() {
-  uint32_t n = server_->shard_count();
+  uint32_t n = engine_->shard_count();
   auto cut = std::make_shared<Cut>();
   cut->header.kind = run_->kind;
   cut->header.shard_count = n;
@@ -422,7 +422,7 @@ void SnapshotManager::PostCut() {
 }
 
 void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
-  uint32_t n = server_->shard_count();
+  uint32_t n = engine_->shard_count();
   Shard& sh = *shards_[w.index()];
   SnapshotHeader h = cut->header;
   h.shard = w.index();
@@ -471,7 +471,7 @@ void SnapshotManager::OnCutAck(uint32_t shard, bool ok, bool conflict, const std
   (void)ok;
   if (conflict) run_->ack_conflict = true;
   if (!error.empty() && run_->ack_error.empty()) run_->ack_error = error;
-  if (++run_->acks < server_->shard_count()) return;
+  if (++run_->acks < engine_->shard_count()) return;
   if (run_->ack_conflict) {
     {
       std::lock_guard<std::mutex> l(info_mu_);
@@ -499,7 +499,7 @@ void SnapshotManager::OnShardWritten(uint32_t shard, Status st, int fd, uint64_t
   run_->files[shard].bytes = bytes;
   run_->files[shard].records = records;
   if (!st.ok() && run_->first_error.ok()) run_->first_error = st;
-  if (++run_->written < server_->shard_count()) return;
+  if (++run_->written < engine_->shard_count()) return;
   if (!run_->first_error.ok()) {
     for (int f : run_->fds) {
       if (f >= 0) close(f);
@@ -516,7 +516,7 @@ void SnapshotManager::Commit() {
   if (run_->kind == SnapshotKind::kFull) m.chain.clear();
   m.seq = run_->seq;
   m.created_ms = run_->created_ms;
-  m.shard_count = server_->shard_count();
+  m.shard_count = engine_->shard_count();
   m.shard_hash = kShardHashId;
   m.range_bits = RangeSet::kRangeBits;
   ManifestLink link;
@@ -563,7 +563,7 @@ void SnapshotManager::Commit() {
         unlink((JoinPath(dir, mf.name) + ".tmp").c_str());
       }
     }
-    server_->worker(0).PostExternal(
+    engine_->worker(0).PostExternal(
         MakeTask([this, s, m]() mutable { OnCommitted(s, std::move(m)); }));
   });
 }
@@ -578,7 +578,7 @@ void SnapshotManager::OnCommitted(Status st, Manifest m) {
 }
 
 void SnapshotManager::Finish(const Status& st) {
-  uint32_t n = server_->shard_count();
+  uint32_t n = engine_->shard_count();
   bool ok = st.ok();
   Worker& w0 = *Worker::Current();
   // Every shard drops its job; a failed snapshot hands its ranges back.
@@ -647,7 +647,7 @@ void SnapshotManager::OnTimer(Worker& w) {
   if (loading() || run_ != nullptr || !queue_.empty()) return;
   int64_t now_ms = WallClockMs();
   int64_t now_s = now_ms / 1000;
-  Config& c = server_->config();
+  Config& c = engine_->config();
   // snapshot-cron
   std::string cron = c.String("snapshot-cron");
   if (cron != cron_text_) {

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "server/cron_schedule.h"
+#include "server/engine.h"
 #include "storage/dirty_ranges.h"
 #include "storage/manifest.h"
 #include "storage/snapshot_job.h"
@@ -59,40 +60,37 @@
 
 namespace strata {
 
-class Server;
 class Worker;
 
-class SnapshotManager {
+class SnapshotManager final : public ShardService {
  public:
   enum class Reason { kSave, kBgsave, kRule, kCron, kShutdown };
   using Done = std::function<void(const Status&)>;
 
-  explicit SnapshotManager(Server* server);
-  ~SnapshotManager();
-  // Main thread, once the thread count is known.
-  void Init(uint32_t shard_count);
+  // Main thread, before the engine starts; the process adds it as a service.
+  explicit SnapshotManager(Engine* engine);
+  ~SnapshotManager() override;
 
   // Main thread, before the workers start. Reads the manifest, if any, and checks that
   // the files it names are there with their sizes. A problem is returned (the caller
   // refuses to start) unless snapshot-on-corrupt is start-empty.
   Status PrepareLoad();
-  bool loading() const {
-    return loading_shards_.load(std::memory_order_acquire) > 0 ||
-           flush_pending_.load(std::memory_order_acquire) > 0;
-  }
+  // While a snapshot loads, it holds the engine's loading gate (Engine::loading()).
+  bool loading() const { return engine_->loading(); }
   // Set when loading failed and the server must exit with this message.
   std::string fatal_error() const;
 
-  // Worker hooks, on each worker's thread.
-  void OnWorkerStart(Worker& w);
-  // Steps this shard's load or snapshot job; true while there is such work to do (the
-  // loop must not sleep). turn_ns: time the rest of this loop turn took; busy: it ran
-  // commands. While clients are served, a snapshot gets at most kShare of the time.
-  bool OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy);
+  // ShardService hooks, on each worker's thread.
+  void OnWorkerStart(Worker& w) override;
+  // Steps this shard's load or snapshot job. turn_ns: time the rest of this loop turn
+  // took; busy: it ran commands. While clients are served, a snapshot gets at most
+  // 1/kShareDivisor of the time.
+  void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) override;
   static constexpr int64_t kShareDivisor = 10;  // snapshot time <= 1/10 of client time
-  bool HasWork(const Worker& w) const;
+  // True while this shard has a load or a snapshot job to step (the loop must not sleep).
+  bool HasWork(const Worker& w) const override;
   // Worker 0's timer: `save` rules and snapshot-cron.
-  void OnTimer(Worker& w);
+  void OnTimer(Worker& w) override;
 
   // Any worker: asks for a snapshot. `done` runs on the calling worker with the result.
   // When one is already running: with queue, the request runs after it; otherwise
@@ -131,12 +129,14 @@ class SnapshotManager {
   std::string FileName(uint64_t seq, uint32_t shard) const;
   bool WantTracking() const;
 
-  Server* server_;
+  Engine* engine_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<bool> in_progress_{false};
   std::atomic<int64_t> last_save_s_{0};
+  // Shards still loading, and shards dropping a damaged load; each also holds the
+  // engine's loading gate.
   std::atomic<uint32_t> loading_shards_{0};
-  std::atomic<uint32_t> flush_pending_{0};  // shards dropping a damaged load
+  std::atomic<uint32_t> flush_pending_{0};
   std::atomic<int64_t> current_start_ms_{0};
 
   // Worker 0 only.

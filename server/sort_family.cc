@@ -22,12 +22,14 @@
 #include "core/packed_list.h"
 #include "core/set_type.h"
 #include "core/string_util.h"
+#include "server/client.h"
 #include "server/command.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
 #include "server/list_ops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -132,7 +134,7 @@ bool ReadElements(Worker& w, uint32_t db, std::string_view key, std::vector<std:
   }
 }
 
-Fiber SortFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -143,7 +145,7 @@ Fiber SortFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   // The keys that BY and GET patterns name are known only once the source is read, and
   // locks are taken in shard order, so: lock the source (and destination) plus the
   // pattern keys found last time, read the source, and if it now names a key outside

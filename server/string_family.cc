@@ -5,11 +5,15 @@
 #include <optional>
 
 #include "core/string_util.h"
+#include "server/arg_parsers.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
 #include "server/config.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
 
 namespace strata {
@@ -18,7 +22,7 @@ namespace {
 constexpr std::string_view kTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 uint64_t MaxStringLen(ShardCtx& ctx) {
-  return static_cast<uint64_t>(ctx.worker.server().config().proto_max_bulk_len().load());
+  return static_cast<uint64_t>(ctx.worker.engine().config().proto_max_bulk_len().load());
 }
 
 // Looks a key up for reading; replies WRONGTYPE and returns false for a non-string.
@@ -403,11 +407,11 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // ---- multi-key across shards ----
 
-Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
-  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), false);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   std::vector<std::optional<std::string>> values(keys.size());
   co_await RunOn(g.shards, [&](Worker& w) {
@@ -425,7 +429,7 @@ Fiber MGetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-Fiber MSetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -442,7 +446,7 @@ Fiber MSetFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     keys.push_back(args[i]);
     vals.push_back(args[i + 1]);
   }
-  ShardGroups g = GroupByShard(keys, db, c->worker().server().shard_count(), true);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool any_exists = false;
   if (nx) {

@@ -14,11 +14,12 @@
 #include <cstring>
 #include <future>
 
+#include "server/client_connection.h"
 #include "server/command.h"
 #include "server/config.h"
-#include "server/connection.h"
+#include "server/engine.h"
+#include "server/event_loop.h"
 #include "server/log.h"
-#include "server/server.h"
 
 namespace strata {
 namespace {
@@ -57,12 +58,12 @@ int64_t WallClockUs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
-Worker::Worker(Server* server, uint32_t index)
-    : server_(server),
+Worker::Worker(Engine* engine, uint32_t index)
+    : engine_(engine),
       index_(index),
-      keyspace_(static_cast<uint32_t>(server->config().Int("databases"))),
+      keyspace_(static_cast<uint32_t>(engine->config().Int("databases"))),
       rng_state_(0x9E3779B97F4A7C15ull * (index + 1) ^ static_cast<uint64_t>(WallClockUs())) {
-  uint32_t n = server->shard_count();
+  uint32_t n = engine->shard_count();
   for (uint32_t i = 0; i < n; i++)
     inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
   outbox_.resize(n);
@@ -76,8 +77,21 @@ Worker::~Worker() {
 
 Worker* Worker::Current() { return t_current; }
 
-bool Worker::Start(IoBackend backend, std::vector<int> listen_fds, EventLoop::AcceptFn on_accept,
-                   std::string* error, std::string* note) {
+size_t Worker::used_bytes() const {
+  return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes();
+}
+
+const char* Worker::backend_name() const { return loop_->name(); }
+
+std::string Worker::backend_description() const { return loop_->Describe(); }
+
+size_t Worker::RefreshIoBufferBytes() {
+  loop_->RefreshBufferBytes();
+  return loop_->BufferBytes();
+}
+
+bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
+                   std::function<void(int)> on_accept, std::string* error, std::string* note) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     *error = std::string("eventfd: ") + std::strerror(errno);
@@ -181,7 +195,7 @@ void Worker::FlushOutbox() {
   for (uint32_t d = 0; d < outbox_.size(); d++) {
     std::vector<Task>& q = outbox_[d];
     if (q.empty()) continue;
-    Worker& dest = server_->worker(d);
+    Worker& dest = engine_->worker(d);
     SpscRing<Task>& ring = *dest.inbox_[index_];
     size_t pushed = 0;
     while (pushed < q.size() && ring.Push(q[pushed])) pushed++;
@@ -222,10 +236,10 @@ void Worker::DrainInbox() {
   }
 }
 
-void Worker::MarkDirty(Connection* c) { dirty_.push_back(c); }
+void Worker::MarkDirty(ClientConnection* c) { dirty_.push_back(c); }
 
-void Worker::RemoveConnection(Connection* c) {
-  if (conns_.erase(c->id()) > 0) server_->connected_clients.fetch_sub(1);
+void Worker::RemoveConnection(Client* c) {
+  if (conns_.erase(c->id()) > 0) engine_->connected_clients.fetch_sub(1);
 }
 
 uint64_t Worker::next_random() {
@@ -237,11 +251,11 @@ uint64_t Worker::next_random() {
 }
 
 void Worker::AdoptConnection(int fd) {
-  Config& cfg = server_->config();
+  Config& cfg = engine_->config();
   stats_.total_connections_received++;
   int64_t max = cfg.maxclients().load(std::memory_order_relaxed);
-  if (server_->connected_clients.fetch_add(1) >= max) {
-    server_->connected_clients.fetch_sub(1);
+  if (engine_->connected_clients.fetch_add(1) >= max) {
+    engine_->connected_clients.fetch_sub(1);
     stats_.rejected_connections++;
     static const char kMsg[] = "-ERR max number of clients reached\r\n";
     ssize_t w = write(fd, kMsg, sizeof(kMsg) - 1);
@@ -257,31 +271,34 @@ void Worker::AdoptConnection(int fd) {
     int idle = static_cast<int>(keepalive);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
   }
-  uint64_t id = server_->next_client_id.fetch_add(1);
-  auto* c = new Connection(this, fd, id, SockName(fd, true), SockName(fd, false));
+  uint64_t id = engine_->next_client_id.fetch_add(1);
+  auto* c =
+      new ClientConnection(this, loop_.get(), fd, id, SockName(fd, true), SockName(fd, false));
   conns_[id] = c;
   c->Start();
 }
 
 void Worker::UpdateMemoryState() {
   published_used_.store(used_bytes(), std::memory_order_relaxed);
-  int64_t limit = server_->config().maxmemory().load(std::memory_order_relaxed);
+  int64_t limit = engine_->config().maxmemory().load(std::memory_order_relaxed);
   if (limit <= 0) {
     over_memory_limit_ = false;
     return;
   }
-  over_memory_limit_ = server_->UsedMemory() > static_cast<size_t>(limit);
+  over_memory_limit_ = engine_->UsedMemory() > static_cast<size_t>(limit);
 }
 
 void Worker::RunTimers() {
   if (now_ms_ < next_expire_ms_) return;
-  int64_t hz = server_->config().Int("hz");
+  int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
-  if (index_ == 0) server_->snapshots().OnTimer(*this);
+  if (index_ == 0) {
+    for (ShardService* s : engine_->services()) s->OnTimer(*this);
+  }
   loop_->RefreshBufferBytes();
   // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.
-  if (index_ == 0) server_->UpdatePeakMemory(server_->UsedMemory());
+  if (index_ == 0) engine_->UpdatePeakMemory(engine_->UsedMemory());
 }
 
 void Worker::Run() {
@@ -290,12 +307,12 @@ void Worker::Run() {
   loop_->RefreshBufferBytes();
   startup_used_.store(used_bytes(), std::memory_order_relaxed);
   published_used_.store(used_bytes(), std::memory_order_relaxed);
-  SnapshotManager& snapshots = server_->snapshots();
-  snapshots.OnWorkerStart(*this);
+  const std::vector<ShardService*>& services = engine_->services();
+  for (ShardService* s : services) s->OnWorkerStart(*this);
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
     if (deferred_.empty() && !outbox_pending_ && dirty_.empty() &&
-        keyspace_.lazyfree_pending() == 0 && !snapshots.HasWork(*this) &&
+        keyspace_.lazyfree_pending() == 0 && !ServicesHaveWork() &&
         !external_pending_.load(std::memory_order_acquire)) {
       int64_t wake = next_expire_ms_;
       for (const auto& b : blocked_) {
@@ -311,8 +328,8 @@ void Worker::Run() {
       }
     }
     // Commands run inside Poll (I/O callbacks) and after it (other workers' tasks); a
-    // snapshot's share is measured against both. (Poll only sleeps when there is no
-    // snapshot work.)
+    // service's share (a snapshot's) is measured against both. (Poll only sleeps when
+    // no service has work.)
     uint64_t commands_before = stats_.total_commands_processed + stats_.remote_commands;
     int64_t turn_start_us = WallClockUs();
     loop_->Poll(timeout);
@@ -329,23 +346,32 @@ void Worker::Run() {
     if (!blocked_.empty()) ExpireBlocked();
     // Deleted big collections and flushed tables are freed a slice per turn.
     if (keyspace_.lazyfree_pending() != 0) keyspace_.LazyFreeStep(kLazyFreeElementsPerTurn);
-    // A snapshot being written (or loaded) takes a slice of the turn.
-    snapshots.OnWorkerTurn(
-        *this, (WallClockUs() - turn_start_us) * 1000,
-        stats_.total_commands_processed + stats_.remote_commands != commands_before);
+    // Services (a snapshot being written or loaded) take a slice of the turn.
+    if (!services.empty()) {
+      int64_t turn_ns = (WallClockUs() - turn_start_us) * 1000;
+      bool busy = stats_.total_commands_processed + stats_.remote_commands != commands_before;
+      for (ShardService* s : services) s->OnWorkerTurn(*this, turn_ns, busy);
+    }
     UpdateMemoryState();
     dirty_scratch_.swap(dirty_);
-    for (Connection* c : dirty_scratch_) c->FlushOutput();
+    for (ClientConnection* c : dirty_scratch_) c->FlushOutput();
     dirty_scratch_.clear();
     FlushOutbox();
   }
   CloseAll();
 }
 
+bool Worker::ServicesHaveWork() const {
+  for (const ShardService* s : engine_->services()) {
+    if (s->HasWork(*this)) return true;
+  }
+  return false;
+}
+
 void Worker::CloseAll() {
-  std::vector<Connection*> all;
+  std::vector<Client*> all;
   for (auto& [id, c] : conns_) all.push_back(c);
-  for (Connection* c : all) c->Kill();
+  for (Client* c : all) c->Kill();
   // Let the loop finish closing sockets; pending cross-shard work is abandoned at exit.
   for (int i = 0; i < 3; i++) loop_->Poll(0);
 }

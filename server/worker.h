@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,7 +32,6 @@
 
 #include "core/keyspace.h"
 #include "server/blocking.h"
-#include "server/event_loop.h"
 #include "server/lock_table.h"
 #include "server/remote_batch.h"
 #include "server/spsc_ring.h"
@@ -39,8 +39,11 @@
 
 namespace strata {
 
-class Connection;
-class Server;
+class Client;
+class ClientConnection;
+class Engine;
+class EventLoop;
+enum class IoBackend;
 
 int64_t WallClockMs();
 int64_t WallClockUs();
@@ -72,14 +75,14 @@ class Worker {
   // Elements of deleted collections (UNLINK, FLUSH ASYNC) freed per loop turn.
   static constexpr size_t kLazyFreeElementsPerTurn = 4096;
 
-  Worker(Server* server, uint32_t index);
+  Worker(Engine* engine, uint32_t index);
   ~Worker();
 
   // Starts the thread, which creates its event loop (io_uring rings must be created
   // by the thread that submits to them) and, for worker 0, starts accepting on
   // `listen_fds` with `on_accept`. Blocks until the loop exists; on failure returns
   // false with *error set and the thread ended.
-  bool Start(IoBackend backend, std::vector<int> listen_fds, EventLoop::AcceptFn on_accept,
+  bool Start(IoBackend backend, std::vector<int> listen_fds, std::function<void(int)> on_accept,
              std::string* error, std::string* note);
   void Join();
   void RequestStop();  // any thread
@@ -89,10 +92,9 @@ class Worker {
   static Worker* Current();
 
   uint32_t index() const { return index_; }
-  Server& server() { return *server_; }
+  Engine& engine() { return *engine_; }
   Keyspace& keyspace() { return keyspace_; }
   LockTable& locks() { return locks_; }
-  EventLoop& loop() { return *loop_; }
   int64_t now_ms() const { return now_ms_; }
   // True when the process's data is over maxmemory (recomputed once per loop turn from
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
@@ -100,9 +102,7 @@ class Worker {
   size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
   // Everything this worker charges to used_memory: its shard's data and table, its
   // connections' buffers and its event loop's buffers (see server/memory_report.h).
-  size_t used_bytes() const {
-    return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes();
-  }
+  size_t used_bytes() const;
   size_t client_bytes() const { return client_bytes_; }
   // Publishes this worker's used bytes and, when maxmemory is set, recomputes
   // over_memory_limit() from every worker's figure. Called once per loop turn and when a
@@ -114,8 +114,10 @@ class Worker {
   // Re-reads the clock; called before each batch of commands.
   void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
-  const char* backend_name() const { return loop_->name(); }
-  std::string backend_description() const { return loop_->Describe(); }
+  const char* backend_name() const;
+  std::string backend_description() const;
+  // Bytes of receive buffers the event loop holds, counted afresh (INFO, MEMORY).
+  size_t RefreshIoBufferBytes();
 
   // Runs t on worker `dest` (this worker included: then later in this turn).
   void Post(uint32_t dest, Task t);
@@ -138,12 +140,12 @@ class Worker {
   void TrackBlocked(std::shared_ptr<BlockedClient> c);
   size_t blocked_clients() const { return blocked_.size(); }
 
-  // Connections owned by this worker.
-  void MarkDirty(Connection* c);
-  void RemoveConnection(Connection* c);
-  // Takes an accepted socket: checks maxclients, creates the Connection.
+  // Clients connected to this worker, by id.
+  void MarkDirty(ClientConnection* c);
+  void RemoveConnection(Client* c);
+  // Takes an accepted socket: checks maxclients, creates its ClientConnection.
   void AdoptConnection(int fd);
-  const std::unordered_map<uint64_t, Connection*>& connections() const { return conns_; }
+  const std::unordered_map<uint64_t, Client*>& connections() const { return conns_; }
   uint64_t next_random();
 
  private:
@@ -154,9 +156,10 @@ class Worker {
   bool InboxEmpty() const;
   void Wake();
   void RunTimers();
+  bool ServicesHaveWork() const;
   void Shutdown();
 
-  Server* server_;
+  Engine* engine_;
   uint32_t index_;
   int cpu_ = -1;
   Keyspace keyspace_;
@@ -181,9 +184,9 @@ class Worker {
   std::vector<Task> external_;
   std::atomic<bool> external_pending_{false};
 
-  std::unordered_map<uint64_t, Connection*> conns_;
-  std::vector<Connection*> dirty_;
-  std::vector<Connection*> dirty_scratch_;
+  std::unordered_map<uint64_t, Client*> conns_;
+  std::vector<ClientConnection*> dirty_;
+  std::vector<ClientConnection*> dirty_scratch_;
   std::atomic<size_t> published_used_{0};
   size_t client_bytes_ = 0;
   BlockingQueues blocking_;

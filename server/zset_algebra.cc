@@ -25,12 +25,15 @@
 #include "core/hash.h"
 #include "core/set_type.h"
 #include "core/string_util.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
-#include "server/zset_family.h"
+#include "server/zset_args.h"
 
 namespace strata {
 namespace {
@@ -362,7 +365,7 @@ void CmdZAlgebra(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (!result.empty()) ctx.worker.SignalKeyReady(ctx.db, call.dst);
 }
 
-Fiber ZAlgebraFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -372,7 +375,7 @@ Fiber ZAlgebraFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   size_t nsrc = call.keys.size();
   std::vector<std::string_view> keys = call.keys;
   if (call.store) keys.push_back(call.dst);

@@ -1,6 +1,6 @@
-// The sorted-set command family's shared pieces. Owns: argument parsing with Redis's
-// exact rules (scores, score ranges, lex ranges), key lookups with the type check, the
-// shape of scored replies, and the registration entry points of the family's files:
+// Argument parsing and reply shapes the sorted-set commands share, with Redis's exact
+// rules: scores, score ranges and lex ranges, ranks of a range, the type-checked lookup,
+// and the layout of scored replies. Used by the files of the sorted-set family:
 //   zset_family.cc    single-member commands, pops, ZMPOP, ZRANDMEMBER, ZSCAN
 //   zset_range.cc     ZRANGE and its older forms, ZRANGESTORE, counts and removals by range
 //   zset_algebra.cc   ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD
@@ -18,8 +18,6 @@
 #include "server/command.h"
 
 namespace strata {
-
-class CommandRegistry;
 
 namespace zset_errors {
 inline constexpr std::string_view kMinMaxNotFloat = "ERR min or max is not a float";
@@ -79,9 +77,5 @@ class ZRangeReply {
   ReplyBuilder& rb_;
   bool withscores_;
 };
-
-void RegisterZSetRangeCommands(CommandRegistry& r);
-void RegisterZSetAlgebraCommands(CommandRegistry& r);
-void RegisterZSetBlockingCommands(CommandRegistry& r);
 
 }  // namespace strata

@@ -1,6 +1,6 @@
 // BZPOPMIN, BZPOPMAX and BZMPOP: the blocking sorted-set pops, on the machinery of
 // blocking.h. The fiber locks the keys, tries once as ZPOPMIN/ZMPOP would, and otherwise
-// registers one sorted-set BlockedClient (BlockedClient::zset) in every key's queue and waits until
+// registers one ZSetWaiter in every key's queue and waits until
 // a shard serves it (a ZADD, ZINCRBY or STORE signals the key), its timeout passes, or its
 // client leaves.
 #include <algorithm>
@@ -10,17 +10,47 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
+#include "server/arg_parsers.h"
 #include "server/blocking.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
-#include "server/zset_family.h"
+#include "server/zset_args.h"
 #include "server/zset_ops.h"
 
 namespace strata {
 namespace {
+
+// A client waiting in a blocking sorted-set pop (blocking.h), served on the key's shard.
+struct ZSetWaiter final : BlockedClient {
+  bool max = false;  // pop the highest scores
+  size_t count = 1;  // BZMPOP COUNT
+
+  // Filled in by the serving shard.
+  std::vector<std::string> values;
+  std::vector<double> scores;
+
+  Readiness Check(Worker& w, std::string_view key) override {
+    bool wrong = false;
+    int64_t len = OpZCard(w.keyspace(), db, key, w.now_ms(), &wrong);
+    if (wrong) return Readiness::kOtherType;
+    return len == 0 ? Readiness::kEmpty : Readiness::kReady;
+  }
+
+  void Take(Worker& w, std::string_view key) override {
+    bool wrong = false;
+    ZPopped got = OpZPop(w.keyspace(), db, key, max, count, w.now_ms(), &wrong);
+    for (auto& [m, s] : got) {
+      values.push_back(std::move(m));
+      scores.push_back(s);
+    }
+  }
+};
 
 struct ZBlockingArgs {
   bool mpop = false;  // BZMPOP
@@ -98,7 +128,7 @@ void ReplyServed(ReplyBuilder& rb, const ZBlockingArgs& a, std::string_view key,
   }
 }
 
-Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -109,7 +139,7 @@ Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
   }
   Worker& home = c->worker();
   uint32_t db = c->db;
-  uint32_t n = home.server().shard_count();
+  uint32_t n = home.engine().shard_count();
   ShardGroups g = GroupByShard(a.keys, db, n, true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
@@ -123,19 +153,18 @@ Fiber ZBlockingFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     });
     from = a.keys[i];
   }
-  std::shared_ptr<BlockedClient> blocked;
+  std::shared_ptr<ZSetWaiter> blocked;
   if (!wrong && got.empty()) {
     // Nothing to take: wait in every key's queue, registered while the locks are held.
-    blocked = std::make_shared<BlockedClient>();
+    blocked = std::make_shared<ZSetWaiter>();
     blocked->origin = home.index();
     blocked->db = db;
     for (std::string_view k : a.keys) blocked->keys.emplace_back(k);
-    blocked->kind = a.mpop ? BlockedClient::Kind::kMPop : BlockedClient::Kind::kPop;
-    blocked->zset = true;
-    blocked->zset_max = a.max;
+    blocked->max = a.max;
     blocked->count = a.count;
     blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
-    co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, blocked, n); });
+    std::shared_ptr<BlockedClient> waiter = blocked;
+    co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, waiter, n); });
   }
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });

@@ -16,12 +16,15 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/connection.h"
-#include "server/family_util.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/command_errors.h"
+#include "server/engine.h"
+#include "server/families.h"
 #include "server/hops.h"
-#include "server/server.h"
+#include "server/shard_groups.h"
 #include "server/worker.h"
-#include "server/zset_family.h"
+#include "server/zset_args.h"
 
 namespace strata {
 namespace {
@@ -204,7 +207,7 @@ void CmdZRangeStore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (!items.empty()) ctx.worker.SignalKeyReady(ctx.db, args[1]);
 }
 
-Fiber ZRangeStoreFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
+Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -214,7 +217,7 @@ Fiber ZRangeStoreFiber(Connection* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   uint32_t db = c->db;
-  uint32_t n = c->worker().server().shard_count();
+  uint32_t n = c->worker().engine().shard_count();
   std::vector<std::string_view> keys = {args[1], args[2]};
   ShardGroups g = GroupByShard(keys, db, n, true);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);

@@ -1,0 +1,71 @@
+// Client: a connected client as commands see it - its settings (database, protocol,
+// name, authentication, CLIENT REPLY mode) and the few things a command may ask of it.
+//
+// The engine's ClientConnection (client_connection.h) is the one implementation: it
+// joins this to the socket's I/O, which commands never touch. Fiber commands finish
+// with FinishFiber(reply); connection commands (CommandSpec::conn_fn) reply through
+// the ReplyBuilder they are given.
+// Thread-safety: owned by its worker's thread; other workers never touch it (CLIENT LIST
+// and CLIENT KILL reach each worker's clients with a hop to that worker).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace strata {
+
+class Worker;
+struct BlockedClient;
+
+class Client {
+ public:
+  enum class ReplyMode { kOn, kOff, kSkip };
+
+  // Settings that commands read and change (this worker's thread only).
+  uint32_t db = 0;
+  int resp = 2;
+  std::string name;
+  std::string lib_name;
+  std::string lib_ver;
+  bool authenticated = false;
+  bool no_evict = false;
+  ReplyMode reply_mode = ReplyMode::kOn;
+  bool skip_next_reply = false;
+  int64_t created_ms = 0;
+  int64_t last_interaction_ms = 0;
+
+  uint64_t id() const { return id_; }
+  const std::string& addr() const { return addr_; }
+  const std::string& laddr() const { return laddr_; }
+  Worker& worker() { return *worker_; }
+
+  // Closes after the pending output is written (QUIT).
+  virtual void CloseAfterReply() = 0;
+  // Closes at once (CLIENT KILL).
+  virtual void Kill() = 0;
+  // A fiber command finished with this reply (possibly empty: no reply).
+  virtual void FinishFiber(std::string&& reply) = 0;
+  // One line of CLIENT LIST / CLIENT INFO.
+  virtual std::string InfoLine(int64_t now_ms) const = 0;
+  virtual size_t query_buffer_bytes() const = 0;
+  virtual size_t output_bytes() const = 0;
+  // The blocking command this client waits in, if any (blocking.h); a disconnect
+  // cancels it.
+  void set_blocked(std::shared_ptr<BlockedClient> b) { blocked_ = std::move(b); }
+
+ protected:
+  Client(Worker* w, uint64_t id, std::string addr, std::string laddr)
+      : worker_(w), id_(id), addr_(std::move(addr)), laddr_(std::move(laddr)) {}
+  virtual ~Client() = default;
+
+  Worker* worker_;
+  uint64_t id_;
+  std::string addr_;
+  std::string laddr_;
+  std::shared_ptr<BlockedClient> blocked_;
+};
+
+}  // namespace strata

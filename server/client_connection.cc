@@ -1,0 +1,416 @@
+#include "server/client_connection.h"
+
+#include <cstdio>
+
+#include "core/hash.h"
+#include "core/string_util.h"
+#include "server/blocking.h"
+#include "server/config.h"
+#include "server/cycle_clock.h"
+#include "server/engine.h"
+#include "server/heap_bytes.h"
+#include "server/log.h"
+#include "server/remote_batch.h"
+#include "server/worker.h"
+
+namespace strata {
+namespace {
+
+// Redis: "unknown command 'x', with args beginning with: 'a' 'b' " where the argument
+// list is cut at 128 characters.
+std::string UnknownCommandError(CmdArgs args) {
+  std::string name(args[0].substr(0, 128));
+  std::string list;
+  for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
+    size_t room = 128 - list.size();
+    list += "'";
+    list.append(args[i].substr(0, room));
+    list += "' ";
+  }
+  return "ERR unknown command '" + name + "', with args beginning with: " + list;
+}
+
+void DeliverReply(void* p) {
+  auto* rc = static_cast<RemoteCommand*>(p);
+  rc->conn->CompleteSlot(rc->seq, rc->reply);
+  delete rc;
+}
+
+// Runs a shard command now, on the current (owning) worker, and sends the reply home.
+void RunRemoteNow(void* p) {
+  auto* rc = static_cast<RemoteCommand*>(p);
+  Worker* w = Worker::Current();
+  ReplyBuilder rb(&rc->reply, rc->resp);
+  ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms()};
+  uint64_t t0 = CycleClock::Now();
+  rc->spec->shard_fn(rc->args->span(), ctx, rb);
+  CommandStat& st = w->stats().commands[rc->spec->id];
+  st.calls++;
+  st.usec_ticks += CycleClock::Now() - t0;
+  if (!rc->reply.empty() && rc->reply[0] == '-') st.failed_calls++;
+  w->stats().total_commands_processed++;
+  if (rc->origin != w->index()) w->stats().remote_commands++;
+  w->Post(rc->origin, Task{DeliverReply, rc});
+}
+
+}  // namespace
+
+ClientConnection::ClientConnection(Worker* w, EventLoop* loop, int sock, uint64_t id,
+                                   std::string addr, std::string laddr)
+    : Connection(loop, sock), Client(w, id, std::move(addr), std::move(laddr)) {
+  created_ms = w->now_ms();
+  last_interaction_ms = created_ms;
+  authenticated = w->engine().config().String("requirepass").empty();
+}
+
+ClientConnection::~ClientConnection() { worker_->ChargeClientBytes(0, charged_bytes_); }
+
+size_t ClientConnection::MemoryBytes() const {
+  size_t n = HeapBytes(static_cast<const void*>(this)) + BufferBytes();
+  n += HeapBytes(addr_) + HeapBytes(laddr_) + HeapBytes(name) + HeapBytes(lib_name) +
+       HeapBytes(lib_ver) + HeapBytes(last_subcommand_);
+  return n;
+}
+
+void ClientConnection::Recharge() {
+  if (!BuffersChanged()) return;
+  size_t now = MemoryBytes();
+  worker_->ChargeClientBytes(now, charged_bytes_);
+  charged_bytes_ = now;
+}
+
+void ClientConnection::Start() {
+  Connection::Start();
+  Recharge();
+}
+
+void ClientConnection::OnInput(size_t n) {
+  worker_->stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  last_interaction_ms = worker_->now_ms();
+  uint64_t limit = static_cast<uint64_t>(
+      worker_->engine().config().client_query_buffer_limit().load(std::memory_order_relaxed));
+  if (Connection::query_buffer_bytes() > limit) {
+    LogWarning("Closing client that reached max query buffer length: id=%llu addr=%s",
+               static_cast<unsigned long long>(id_), addr_.c_str());
+    Connection::Kill();
+    return;
+  }
+  ProcessInput();
+}
+
+void ClientConnection::ProcessInput() {
+  if (closing()) return;
+  ResumeInput();
+  worker_->RefreshClock();
+  Engine& engine = worker_->engine();
+  // With a memory limit, charge the bytes just read before commands are checked against
+  // it, so that a big write is refused while its own request still sits in the buffer
+  // (as Redis does).
+  if (engine.config().maxmemory().load(std::memory_order_relaxed) > 0) {
+    Recharge();
+    worker_->UpdateMemoryState();
+  }
+  RespLimits limits;
+  limits.bulk_len_max =
+      static_cast<uint64_t>(engine.config().proto_max_bulk_len().load(std::memory_order_relaxed));
+  while (HasInput()) {
+    if (fiber_running_ || inflight_ >= kInflightMax) {
+      PauseInput();
+      break;
+    }
+    size_t consumed = 0;
+    auto r = ParseNext(limits, &consumed);
+    if (r == RespParser::Result::kNeedMore) break;
+    if (r == RespParser::Result::kError) {
+      // A protocol error is replied even under CLIENT REPLY OFF (a reply slot behind
+      // pending replies keeps the mode it was given).
+      bool suppress = TakeSuppress();
+      std::string* t = ReplyTarget(suppress);
+      size_t start = t->size();
+      ReplyBuilder rb(t, resp);
+      rb.Error("ERR " + parse_error());
+      CommitReply(t, false, start);
+      LogVerbose("Protocol error (%s) from client: id=%llu addr=%s", parse_error().c_str(),
+                 static_cast<unsigned long long>(id_), addr_.c_str());
+      break;
+    }
+    std::vector<std::string_view>& argv = args();
+    if (argv.empty()) {
+      Consume(consumed);
+      continue;
+    }
+    CmdArgs cmd_args(argv.data(), argv.size());
+    const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
+    if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn == nullptr &&
+        inflight_ > 0) {
+      // A whole-keyspace command waits for this client's earlier commands.
+      PauseInput();
+      break;
+    }
+    if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn != nullptr &&
+        inflight_ > 0) {
+      // A multi-key command that spans shards must also wait; single-shard ones need not.
+      std::vector<std::string_view> keys;
+      spec->Keys(cmd_args, &keys);
+      uint32_t n = engine.shard_count();
+      bool multi = false;
+      for (size_t i = 1; i < keys.size(); i++) {
+        if (ShardOfKey(keys[i], n) != ShardOfKey(keys[0], n)) multi = true;
+      }
+      if (multi) {
+        PauseInput();
+        break;
+      }
+    }
+    Consume(consumed);
+    Dispatch(spec, cmd_args);
+  }
+  FinishInput();
+  Recharge();
+}
+
+void ClientConnection::ReplyError(std::string_view msg) {
+  bool suppress = TakeSuppress();
+  std::string* t = ReplyTarget(suppress);
+  size_t start = t->size();
+  ReplyBuilder rb(t, resp);
+  rb.Error(msg);
+  CommitReply(t, suppress, start);
+}
+
+bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
+  if (spec == nullptr) {
+    ReplyError(UnknownCommandError(args));
+    return true;
+  }
+  Engine& engine = worker_->engine();
+  if (!spec->CheckArity(args.size())) {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    ReplyError(WrongArityError(spec->name));
+    return true;
+  }
+  if (!authenticated && !(spec->flags & kCmdNoAuth)) {
+    if (engine.config().String("requirepass").empty()) {
+      authenticated = true;
+    } else {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      ReplyError("NOAUTH Authentication required.");
+      return true;
+    }
+  }
+  if (!(spec->flags & kCmdLoading) && engine.loading()) [[unlikely]] {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    ReplyError("LOADING Redis is loading the dataset in memory");
+    return true;
+  }
+  if ((spec->flags & kCmdDenyOom) && worker_->over_memory_limit()) {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
+    return true;
+  }
+  last_spec_ = spec;
+  if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
+  if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
+    // Suppression is decided after the handler, so that CLIENT REPLY ON is answered and
+    // CLIENT REPLY OFF/SKIP are not.
+    bool skip_before = skip_next_reply;
+    skip_next_reply = false;
+    std::string* t = ReplyTarget(false);
+    size_t start = t->size();
+    ReplyBuilder rb(t, resp);
+    uint64_t t0 = CycleClock::Now();
+    spec->conn_fn(*this, args, rb);
+    CommandStat& st = worker_->stats().commands[spec->id];
+    st.calls++;
+    st.usec_ticks += CycleClock::Now() - t0;
+    if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
+    worker_->stats().total_commands_processed++;
+    CommitReplyAs(t, skip_before || reply_mode == ReplyMode::kOff, start);
+    return true;
+  }
+  uint32_t shard_count = engine.shard_count();
+  if (spec->shard_fn != nullptr) {
+    uint32_t shard = worker_->index();
+    bool multi = false;
+    if (spec->first_key > 0) {
+      thread_local std::vector<std::string_view> keys;
+      keys.clear();
+      spec->Keys(args, &keys);
+      // A container command whose subcommand takes no key (MEMORY STATS) uses its fiber.
+      if (keys.empty() && spec->fiber_fn != nullptr) multi = true;
+      if (!keys.empty() && shard_count > 1) {
+        shard = ShardOfKey(keys[0], shard_count);
+        for (size_t i = 1; i < keys.size() && !multi; i++) {
+          if (ShardOfKey(keys[i], shard_count) != shard) multi = true;
+        }
+      }
+    }
+    if (!multi) return DispatchToShard(spec, args, shard);
+  }
+  if (spec->fiber_fn != nullptr) {
+    StartFiber(spec, args);
+    return !fiber_running_;
+  }
+  ReplyError("ERR internal error: command has no handler for keys on several shards");
+  return true;
+}
+
+bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
+  Worker& w = *worker_;
+  if (shard == w.index()) {
+    LockTable& locks = w.locks();
+    if (!locks.empty()) {
+      std::vector<std::string_view> keys;
+      spec->Keys(args, &keys);
+      if (!locks.CanRun(db, keys, spec->is_write())) {
+        // Queue behind the multi-shard command holding (or waiting for) these keys.
+        uint64_t seq = ReserveSlot(TakeSuppress());
+        auto* rc =
+            new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+        inflight_++;
+        LockTable::Request req;
+        for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
+        req.exclusive = spec->is_write();
+        req.hold = false;
+        req.on_admit = Task{RunRemoteNow, rc};
+        locks.Enqueue(std::move(req));
+        return true;
+      }
+    }
+    bool suppress = TakeSuppress();
+    std::string* t = ReplyTarget(suppress);
+    size_t start = t->size();
+    ReplyBuilder rb(t, resp);
+    ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
+    uint64_t t0 = CycleClock::Now();
+    spec->shard_fn(args, ctx, rb);
+    CommandStat& st = w.stats().commands[spec->id];
+    st.calls++;
+    st.usec_ticks += CycleClock::Now() - t0;
+    if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
+    w.stats().total_commands_processed++;
+    CommitReply(t, suppress, start);
+    return true;
+  }
+  uint64_t seq = ReserveSlot(TakeSuppress());
+  inflight_++;
+  w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size());
+  return true;
+}
+
+void ClientConnection::QueueBehindLocks(RemoteCommand* rc,
+                                        const std::vector<std::string_view>& keys) {
+  LockTable::Request req;
+  for (auto k : keys) req.keys.push_back(LockTable::LockKey(rc->db, k));
+  req.exclusive = rc->spec->is_write();
+  req.hold = false;
+  req.on_admit = Task{RunRemoteNow, rc};
+  Worker::Current()->locks().Enqueue(std::move(req));
+}
+
+void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
+  ReserveSlot(TakeSuppress());
+  fiber_running_ = true;
+  inflight_++;
+  worker_->stats().multi_shard_commands++;
+  CommandStat& st = worker_->stats().commands[spec->id];
+  st.calls++;
+  worker_->stats().total_commands_processed++;
+  spec->fiber_fn(this, OwnedArgs::Copy(args));
+}
+
+void ClientConnection::FinishFiber(std::string&& reply) {
+  // The fiber's slot is the newest one reserved when it started: the client had no
+  // commands in flight after it, since input is paused while a fiber runs.
+  uint64_t seq = newest_slot();
+  fiber_running_ = false;
+  CompleteSlot(seq, reply);
+}
+
+void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {
+  FillSlot(seq, data);
+  inflight_--;
+  if (closing()) {
+    MaybeDestroy();
+    return;
+  }
+  ScheduleFlush();
+  if (input_paused() && !fiber_running_) {
+    // Resume later in this turn, never from inside another command's call stack.
+    ResumeInput();
+    inflight_++;
+    worker_->Defer(Task{[](void* p) {
+                          auto* c = static_cast<ClientConnection*>(p);
+                          c->inflight_--;
+                          if (c->closing()) {
+                            c->MaybeDestroy();
+                            return;
+                          }
+                          c->ProcessInput();
+                        },
+                        this});
+  }
+}
+
+void ClientConnection::RequestFlush() { worker_->MarkDirty(this); }
+
+void ClientConnection::FlushOutput() {
+  BeginFlush();
+  if (closing()) {
+    MaybeDestroy();
+    return;
+  }
+  // While replies from other shards are still due for requests already read, hold the
+  // output (up to kHoldOutputMax bytes) so that the whole pipelined batch leaves in one
+  // send: fewer system calls here and fewer wake-ups for the client.
+  if (inflight_ > 0 && !fiber_running_ && buffered_output() < kHoldOutputMax) return;
+  worker_->stats().total_net_output_bytes += FlushNow();
+  Recharge();
+  // Kill() may destroy this connection: nothing may follow it.
+  if (close_after_reply() && output_drained() && !fiber_running_) Connection::Kill();
+}
+
+void ClientConnection::OnSent(size_t bytes) {
+  worker_->stats().total_net_output_bytes += bytes;
+  Recharge();
+}
+
+void ClientConnection::OnClosing() {
+  if (blocked_ != nullptr) {
+    // Leaving while blocked: cancel the wait unless a shard already served it.
+    int expected = BlockedClient::kWaiting;
+    if (blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled) &&
+        blocked_->handle) {
+      std::coroutine_handle<> h = blocked_->handle;
+      blocked_->handle = nullptr;
+      worker_->Defer(ResumeTask(h));
+    }
+  }
+  worker_->RemoveConnection(this);
+}
+
+std::string ClientConnection::InfoLine(int64_t now_ms) const {
+  std::string cmd = "NULL";
+  if (last_spec_ != nullptr) {
+    cmd = last_spec_->name;
+    if (last_spec_->subcommands != nullptr && !last_subcommand_.empty())
+      cmd += "|" + last_subcommand_;
+  }
+  size_t qbuf = Connection::query_buffer_bytes();
+  char buf[1024];
+  std::snprintf(
+      buf, sizeof(buf),
+      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%u sub=0 psub=0 "
+      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 "
+      "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+      "lib-ver=%s",
+      static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
+      static_cast<long long>((now_ms - created_ms) / 1000),
+      static_cast<long long>((now_ms - last_interaction_ms) / 1000), db, qbuf,
+      read_buffer_size() - qbuf, read_buffer_size(), output_capacity(),
+      read_buffer_capacity() + output_capacity() + sizeof(*this), cmd.c_str(), resp,
+      lib_name.c_str(), lib_ver.c_str());
+  return buf;
+}
+
+}  // namespace strata

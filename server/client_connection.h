@@ -1,0 +1,114 @@
+// ClientConnection: a client's socket (net's Connection) joined to its Client settings,
+// and the dispatcher that routes each request it parses.
+//
+// How a request travels
+//   Bytes land in the read buffer; the parser yields one request at a time as views
+//   into it. Each request is dispatched in order:
+//     - connection commands run at once;
+//     - a command whose keys all hash to this worker's shard runs inline, writing its
+//       reply straight into the output buffer (the fast path: no copy, no message);
+//     - a command whose keys all hash to another shard is appended to this turn's
+//       RemoteBatch for that shard's worker (remote_batch.h); its reply slot is
+//       reserved now and filled when the batch comes back, so pipelined replies keep
+//       request order even though later local commands finish first;
+//     - a command spanning shards (or the whole keyspace) waits until this client has
+//       nothing in flight, then runs as a fiber; input processing resumes when it ends.
+//   Replies of one read are written with a single send at the end of the loop turn.
+//
+// Lifetime: closing stops input at once, but the object lives on until no remote
+// command or fiber refers to it (inflight_ == 0) and the loop has released the socket.
+// Thread-safety: owned by its worker's thread; other workers never touch it (their
+// replies arrive as tasks run on this thread).
+//
+// Private to the engine: command families see a client only as a Client.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/client.h"
+#include "server/command.h"
+#include "server/connection.h"
+
+namespace strata {
+
+class ClientConnection;
+
+// A single command queued behind a lock on its shard (from a batch or a local client).
+struct RemoteCommand {
+  const CommandSpec* spec;
+  ClientConnection* conn;
+  uint32_t origin;  // the client's worker
+  uint64_t seq;     // reply slot
+  uint32_t db;
+  int resp;
+  std::shared_ptr<OwnedArgs> args;
+  std::string reply;
+};
+
+class ClientConnection final : public Connection, public Client {
+ public:
+  static constexpr size_t kInflightMax = 1024;         // pipelined commands awaiting replies
+  static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
+
+  ClientConnection(Worker* w, EventLoop* loop, int fd, uint64_t id, std::string addr,
+                   std::string laddr);
+  ~ClientConnection() override;
+
+  void Start();
+  // Worker calls at the end of a turn for connections with new output.
+  void FlushOutput();
+  // A remote command's reply arrived (this worker's thread).
+  void CompleteSlot(uint64_t seq, std::string_view data);
+
+  // Queues rc on the current worker's lock table; it runs when its keys are free.
+  static void QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys);
+
+  // Client
+  void CloseAfterReply() override { Connection::CloseAfterReply(); }
+  void Kill() override { Connection::Kill(); }
+  void FinishFiber(std::string&& reply) override;
+  std::string InfoLine(int64_t now_ms) const override;
+  size_t query_buffer_bytes() const override { return Connection::query_buffer_bytes(); }
+  size_t output_bytes() const override { return Connection::output_bytes(); }
+  // Heap bytes this connection holds: the object, its read and write buffers, reply
+  // slots awaiting other shards, and the event loop's state for it (usable sizes).
+  size_t MemoryBytes() const;
+
+ private:
+  // Connection
+  void OnInput(size_t n) override;
+  void RequestFlush() override;
+  void OnClosing() override;
+  bool InUse() const override { return inflight_ > 0 || fiber_running_; }
+  void OnSent(size_t bytes) override;
+
+  void ProcessInput();
+  // Returns false when input processing must pause (a fiber or a barrier).
+  bool Dispatch(const CommandSpec* spec, CmdArgs args);
+  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
+  void StartFiber(const CommandSpec* spec, CmdArgs args);
+  void ReplyError(std::string_view msg);
+  // Whether the next reply is dropped (CLIENT REPLY OFF / SKIP); consumes SKIP.
+  bool TakeSuppress() {
+    bool suppress = reply_mode == ReplyMode::kOff || skip_next_reply;
+    skip_next_reply = false;
+    return suppress;
+  }
+  // Brings the worker's client-memory total up to date with MemoryBytes(), cheaply
+  // skipping the computation when no buffer changed capacity since the last call.
+  void Recharge();
+
+  // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
+  const CommandSpec* last_spec_ = nullptr;
+  std::string last_subcommand_;
+  size_t charged_bytes_ = 0;
+  uint32_t inflight_ = 0;
+  bool fiber_running_ = false;
+};
+
+}  // namespace strata

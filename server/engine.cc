@@ -1,0 +1,90 @@
+#include "server/engine.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "server/config.h"
+#include "server/log.h"
+#include "server/worker.h"
+
+namespace strata {
+
+Engine::Engine(Config* config, uint32_t shard_count) : config_(config), shard_count_(shard_count) {}
+
+Engine::~Engine() = default;
+
+std::vector<uint32_t> Engine::AllShards() const {
+  std::vector<uint32_t> all(shard_count_);
+  for (uint32_t i = 0; i < shard_count_; i++) all[i] = i;
+  return all;
+}
+
+void Engine::MissingService() {
+  LogWarning("internal error: a command asked for a service the process did not add");
+  std::abort();
+}
+
+bool Engine::Start(IoBackend backend, const std::vector<int>& listen_fds,
+                   const std::vector<int>& cpus, std::string* error) {
+  for (uint32_t i = 0; i < shard_count_; i++) workers_.push_back(std::make_unique<Worker>(this, i));
+  if (!cpus.empty() && cpus.size() >= shard_count_) {
+    for (uint32_t i = 0; i < shard_count_; i++) workers_[i]->set_cpu(cpus[i]);
+  }
+  // Worker 0 accepts; connections are dealt to all workers round-robin.
+  auto on_accept = [this](int cfd) {
+    uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count_;
+    Worker::Current()->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
+  };
+  for (uint32_t i = 0; i < shard_count_; i++) {
+    std::string worker_note;
+    std::vector<int> fds = i == 0 ? listen_fds : std::vector<int>();
+    if (!workers_[i]->Start(backend, fds, on_accept, error, &worker_note)) {
+      for (uint32_t j = 0; j < i; j++) workers_[j]->RequestStop();
+      for (uint32_t j = 0; j < i; j++) workers_[j]->Join();
+      return false;
+    }
+    if (i == 0) {
+      if (!worker_note.empty()) LogWarning("%s", worker_note.c_str());
+      process_.io_backend = workers_[0]->backend_name();
+      LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
+    }
+  }
+  return true;
+}
+
+void Engine::Stop() {
+  for (auto& w : workers_) w->RequestStop();
+  for (auto& w : workers_) w->Join();
+}
+
+size_t Engine::UsedMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) total += w->published_used_bytes();
+  return total;
+}
+
+size_t Engine::StartupMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) total += w->startup_used_bytes();
+  return total;
+}
+
+void Engine::UpdatePeakMemory(size_t used) {
+  size_t peak = peak_memory_.load(std::memory_order_relaxed);
+  while (used > peak && !peak_memory_.compare_exchange_weak(peak, used)) {
+  }
+}
+
+void Engine::RequestShutdown(bool save_done) {
+  if (save_done) shutdown_save_done_.store(true);
+  kill(getpid(), SIGTERM);
+}
+
+void Engine::RequestExit(int code) {
+  exit_code_.store(code);
+  kill(getpid(), SIGTERM);
+}
+
+}  // namespace strata

@@ -1,0 +1,135 @@
+// Engine: the shard runtime as one object - the workers, the state they share (config,
+// shard count, client counters, memory totals, the loading gate), the services that
+// take a slice of every worker's loop turn, and the process's stop requests.
+//
+// The process (server/server.h) creates one Engine, adds its services (the snapshot
+// manager) and starts it. Command families reach it through Worker::engine(). It knows
+// no command by name and no socket: the listening sockets arrive as file descriptors.
+//
+// Services (ShardService) are how work that is not a command runs on the shard
+// threads: a snapshot being written or loaded today; eviction, spill and replication
+// later. Each worker calls every service's hooks from its loop, so a service owns
+// per-shard state without locks, as commands do.
+//
+// Thread-safety: services are added and ProcessInfo is filled before Start(); after it
+// everything here is immutable or atomic, and may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+class Config;
+class Worker;
+enum class IoBackend;
+
+// Work that runs on the shard threads between I/O (see above). Every hook runs on the
+// thread of the worker it is given.
+class ShardService {
+ public:
+  virtual ~ShardService() = default;
+  // Once per worker, before its loop serves clients.
+  virtual void OnWorkerStart(Worker& w) {}
+  // True when this worker has work for the service now (its loop must not sleep).
+  virtual bool HasWork(const Worker& w) const { return false; }
+  // Once per loop turn. turn_ns: what the rest of the turn took; busy: it ran commands.
+  virtual void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {}
+  // Worker 0's timer (hz): schedules that belong to the whole process.
+  virtual void OnTimer(Worker& w) {}
+};
+
+// Facts about the process that INFO reports (filled by the process before Start).
+struct ProcessInfo {
+  std::string run_id;
+  std::string executable;
+  std::string io_backend;  // set by Start
+  int port = 0;
+  int64_t start_time_ms = 0;
+};
+
+class Engine {
+ public:
+  Engine(Config* config, uint32_t shard_count);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Config& config() { return *config_; }
+  const Config& config() const { return *config_; }
+  uint32_t shard_count() const { return shard_count_; }
+  Worker& worker(uint32_t i) { return *workers_[i]; }
+  // 0 .. shard_count()-1, for hops to every shard.
+  std::vector<uint32_t> AllShards() const;
+  ProcessInfo& process() { return process_; }
+  const ProcessInfo& process() const { return process_; }
+
+  // Before Start. The engine does not own services.
+  void AddService(ShardService* s) { services_.push_back(s); }
+  const std::vector<ShardService*>& services() const { return services_; }
+  // The service of type T (a command's way to its manager, e.g. the snapshot manager).
+  // Aborts when none was added: that is a wiring error of the process.
+  template <class T>
+  T& Service() const {
+    for (ShardService* s : services_) {
+      if (T* t = dynamic_cast<T*>(s)) return *t;
+    }
+    MissingService();
+  }
+
+  // Creates the workers, each with its event loop, and starts their threads; worker 0
+  // accepts on `listen_fds` and deals connections round-robin to all workers. `cpus`
+  // pins worker i to cpus[i] when it has one per worker. Logs the backend in use (and
+  // why, when auto chose epoll). On failure stops what started and returns false with
+  // *error set.
+  bool Start(IoBackend backend, const std::vector<int>& listen_fds, const std::vector<int>& cpus,
+             std::string* error);
+  // Asks every worker to stop and joins them (main thread).
+  void Stop();
+
+  // Process-wide used_memory: the sum of what every worker published at the end of its
+  // last loop turn (any thread; at most one turn old).
+  size_t UsedMemory() const;
+  // used_memory when every worker had started (used_memory_startup).
+  size_t StartupMemory() const;
+  size_t PeakMemory() const { return peak_memory_.load(std::memory_order_relaxed); }
+  void UpdatePeakMemory(size_t used);  // any thread
+
+  // The loading gate: while a hold is taken, commands without kCmdLoading get -LOADING.
+  // A service that loads data takes one hold per shard still loading (any thread).
+  bool loading() const { return loading_holds_.load(std::memory_order_acquire) > 0; }
+  void HoldLoading(uint32_t n) { loading_holds_.fetch_add(n, std::memory_order_acq_rel); }
+  void ReleaseLoading(uint32_t n) { loading_holds_.fetch_sub(n, std::memory_order_acq_rel); }
+
+  // Any thread: ask for a clean shutdown (SHUTDOWN). With save_done, the snapshot a
+  // shutdown takes (when `save` or snapshot-cron is set) was already taken or declined.
+  void RequestShutdown(bool save_done = false);
+  // Any thread: stop with this exit status, taking no snapshot (a failed load).
+  void RequestExit(int code);
+  int exit_code() const { return exit_code_.load(); }
+  bool shutdown_save_done() const { return shutdown_save_done_.load(); }
+
+  std::atomic<int64_t> connected_clients{0};
+  std::atomic<uint64_t> next_client_id{1};
+  std::atomic<uint32_t> next_worker{0};
+
+ private:
+  [[noreturn]] static void MissingService();
+
+  Config* config_;
+  uint32_t shard_count_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<ShardService*> services_;
+  ProcessInfo process_;
+  std::atomic<size_t> peak_memory_{0};
+  std::atomic<uint32_t> loading_holds_{0};
+  std::atomic<bool> shutdown_save_done_{false};
+  std::atomic<int> exit_code_{0};
+};
+
+}  // namespace strata

@@ -1,0 +1,43 @@
+// The command families: each file registers its commands (CommandSpec, command.h) with
+// the registry. RegisterAllCommands() adds every family once, on the main thread before
+// the workers start; the engine then routes calls by the specs alone.
+//
+//   connection_family  PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND
+//   string_family      strings and counters, MGET/MSET
+//   keys_family        DEL EXISTS RENAME COPY MOVE KEYS SCAN DBSIZE FLUSH* SWAPDB OBJECT ...
+//   expire_family      EXPIRE and friends, TTL, PERSIST
+//   hash_family, set_family (+ set_algebra), list_family (+ blocking_family), sort_family,
+//   zset_family (+ zset_range, zset_algebra, zset_blocking)
+//   server_family      INFO CONFIG CLIENT SHUTDOWN
+//   memory_family      MEMORY
+//   persistence_family SAVE BGSAVE LASTSAVE
+// Thread-safety: registration runs before workers start; the registry is read-only after.
+#pragma once
+
+namespace strata {
+
+class CommandRegistry;
+
+// Adds every family's commands to CommandRegistry::Get() (once; later calls do nothing).
+void RegisterAllCommands();
+
+// One per family, and one per file of the families split over several.
+void RegisterConnectionFamily(CommandRegistry& r);
+void RegisterStringFamily(CommandRegistry& r);
+void RegisterKeysFamily(CommandRegistry& r);
+void RegisterExpireFamily(CommandRegistry& r);
+void RegisterServerFamily(CommandRegistry& r);
+void RegisterMemoryFamily(CommandRegistry& r);
+void RegisterHashFamily(CommandRegistry& r);
+void RegisterSetFamily(CommandRegistry& r);
+void RegisterSetAlgebraCommands(CommandRegistry& r);
+void RegisterListFamily(CommandRegistry& r);
+void RegisterBlockingFamily(CommandRegistry& r);
+void RegisterSortFamily(CommandRegistry& r);
+void RegisterZSetFamily(CommandRegistry& r);
+void RegisterZSetRangeCommands(CommandRegistry& r);
+void RegisterZSetAlgebraCommands(CommandRegistry& r);
+void RegisterZSetBlockingCommands(CommandRegistry& r);
+void RegisterPersistenceFamily(CommandRegistry& r);
+
+}  // namespace strata

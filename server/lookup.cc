@@ -1,0 +1,18 @@
+#include "server/lookup.h"
+
+#include "server/command_errors.h"
+
+namespace strata {
+
+bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuilder& rb, Entry** out,
+                 bool read) {
+  Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
+  if (e != nullptr && e->Type() != type) {
+    rb.Error(errors::kWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+}  // namespace strata

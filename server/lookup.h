@@ -1,0 +1,18 @@
+// Key lookups with the type check every typed command makes first.
+// Thread-safety: the thread of the key's shard.
+#pragma once
+
+#include <string_view>
+
+#include "core/keyspace.h"
+#include "server/command.h"
+
+namespace strata {
+
+// Looks key up for a command on values of `type`: *out is the entry or nullptr when
+// absent; when the key holds another type, replies WRONGTYPE and returns false. `read`
+// counts a keyspace hit or miss (commands that only read).
+bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuilder& rb, Entry** out,
+                 bool read = true);
+
+}  // namespace strata

@@ -1,0 +1,28 @@
+// ShardGroups: the keys of a multi-key command grouped by the shard that owns them, with
+// the intent-lock request each shard needs (lock_table.h). A fiber that spans shards
+// takes the locks in increasing shard order, then hops (hops.h) to each group.
+// Thread-safety: built and used on the fiber's own worker thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "server/lock_table.h"
+
+namespace strata {
+
+// The keys of a multi-key command grouped by shard, with one lock request per shard.
+struct ShardGroups {
+  std::vector<uint32_t> shards;                // increasing
+  std::vector<std::vector<size_t>> positions;  // per shard: indexes into keys
+  std::vector<LockTable::Request> locks;       // per shard
+  size_t IndexOf(uint32_t shard) const;
+};
+
+// Builds groups for keys in `db`; exclusive selects write locks.
+ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
+                         uint32_t shard_count, bool exclusive);
+
+}  // namespace strata
