@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "server/config.h"
-#include "server/cycle_clock.h"
-#include "server/families.h"
-#include "server/log.h"
+#include "server/base/config.h"
+#include "server/base/cycle_clock.h"
+#include "server/base/log.h"
+#include "server/commands/families.h"
+#include "server/persistence/snapshot.h"
 #include "server/server.h"
-#include "server/snapshot.h"
 
 int main(int argc, char** argv) {
   using namespace strata;

@@ -16,13 +16,13 @@
 #include <random>
 
 #include "core/split_args.h"
-#include "server/engine.h"
-#include "server/event_loop.h"
-#include "server/log.h"
+#include "server/base/log.h"
+#include "server/base/version.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
+#include "server/net/event_loop.h"
+#include "server/persistence/snapshot.h"
 #include "server/sd_notify.h"
-#include "server/snapshot.h"
-#include "server/version.h"
-#include "server/worker.h"
 
 namespace strata {
 

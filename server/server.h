@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "server/config.h"
+#include "server/base/config.h"
 
 namespace strata {
 

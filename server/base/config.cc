@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "server/base/config.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -9,8 +9,8 @@
 #include "core/object.h"
 #include "core/split_args.h"
 #include "core/string_util.h"
-#include "server/cron_schedule.h"
-#include "server/version.h"
+#include "server/base/cron_schedule.h"
+#include "server/base/version.h"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "server/cron_schedule.h"
+#include "server/base/cron_schedule.h"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-#include "server/cycle_clock.h"
+#include "server/base/cycle_clock.h"
 
 namespace strata {
 namespace {

@@ -1,9 +1,9 @@
-#include "server/arg_parsers.h"
+#include "server/commands/arg_parsers.h"
 
 #include <cmath>
 
 #include "core/string_util.h"
-#include "server/command_errors.h"
+#include "server/commands/errors.h"
 
 namespace strata {
 

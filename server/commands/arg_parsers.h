@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/reply_builder.h"
+#include "server/net/reply_builder.h"
 
 namespace strata {
 

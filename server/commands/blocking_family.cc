@@ -7,17 +7,17 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/arg_parsers.h"
-#include "server/blocking.h"
-#include "server/client.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/engine.h"
-#include "server/families.h"
-#include "server/hops.h"
-#include "server/list_ops.h"
-#include "server/shard_groups.h"
-#include "server/worker.h"
+#include "server/commands/arg_parsers.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/commands/list_ops.h"
+#include "server/engine/blocking.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/shard_groups.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

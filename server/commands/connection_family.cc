@@ -4,14 +4,14 @@
 
 #include "core/glob.h"
 #include "core/string_util.h"
-#include "server/client.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/config.h"
-#include "server/engine.h"
-#include "server/families.h"
-#include "server/version.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/base/version.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/command_errors.h"
+#include "server/commands/errors.h"
 
 #include "core/string_util.h"
 

@@ -1,11 +1,11 @@
 // Expiry commands: EXPIRE PEXPIRE EXPIREAT PEXPIREAT (NX XX GT LT), TTL PTTL,
 // EXPIRETIME PEXPIRETIME, PERSIST. All run on the key's shard.
 #include "core/string_util.h"
-#include "server/arg_parsers.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/families.h"
-#include "server/worker.h"
+#include "server/commands/arg_parsers.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/command.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

@@ -1,6 +1,6 @@
-#include "server/families.h"
+#include "server/commands/families.h"
 
-#include "server/command.h"
+#include "server/engine/command.h"
 
 namespace strata {
 

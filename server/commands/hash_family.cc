@@ -14,11 +14,11 @@
 #include "core/hash_type.h"
 #include "core/packed_list.h"
 #include "core/string_util.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/families.h"
-#include "server/lookup.h"
-#include "server/worker.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/commands/lookup.h"
+#include "server/engine/command.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

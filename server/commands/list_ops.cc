@@ -1,4 +1,4 @@
-#include "server/list_ops.h"
+#include "server/commands/list_ops.h"
 
 #include "core/list_type.h"
 

@@ -1,6 +1,6 @@
-#include "server/lookup.h"
+#include "server/commands/lookup.h"
 
-#include "server/command_errors.h"
+#include "server/commands/errors.h"
 
 namespace strata {
 

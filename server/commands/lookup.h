@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "core/keyspace.h"
-#include "server/command.h"
+#include "server/engine/command.h"
 
 namespace strata {
 

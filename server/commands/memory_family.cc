@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "core/string_util.h"
-#include "server/client.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/config.h"
-#include "server/engine.h"
-#include "server/families.h"
-#include "server/hops.h"
-#include "server/memory_report.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/commands/memory_report.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

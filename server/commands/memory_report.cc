@@ -1,4 +1,4 @@
-#include "server/memory_report.h"
+#include "server/commands/memory_report.h"
 
 #include <mimalloc.h>
 #include <unistd.h>
@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <fstream>
 
-#include "server/command.h"
-#include "server/config.h"
-#include "server/engine.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/entry.h"
-#include "server/reply_builder.h"
+#include "server/net/reply_builder.h"
 
 namespace strata {
 

@@ -6,14 +6,14 @@
 #include <coroutine>
 
 #include "core/string_util.h"
-#include "server/client.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/engine.h"
-#include "server/families.h"
-#include "server/log.h"
-#include "server/snapshot_await.h"
-#include "server/worker.h"
+#include "server/base/log.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
+#include "server/persistence/snapshot_await.h"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "server/set_algebra.h"
+#include "server/commands/set_algebra.h"
 
 #include <algorithm>
 #include <memory>
@@ -6,14 +6,14 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/client.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/engine.h"
-#include "server/families.h"
-#include "server/hops.h"
-#include "server/shard_groups.h"
-#include "server/worker.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/shard_groups.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/set_type.h"
-#include "server/command.h"
+#include "server/engine/command.h"
 
 namespace strata {
 

@@ -14,12 +14,12 @@
 #include "core/glob.h"
 #include "core/set_type.h"
 #include "core/string_util.h"
-#include "server/command.h"
-#include "server/command_errors.h"
-#include "server/families.h"
-#include "server/lookup.h"
-#include "server/set_algebra.h"
-#include "server/worker.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/commands/lookup.h"
+#include "server/commands/set_algebra.h"
+#include "server/engine/command.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/zset_args.h"
+#include "server/commands/zset_args.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/string_util.h"
-#include "server/command_errors.h"
-#include "server/lookup.h"
+#include "server/commands/errors.h"
+#include "server/commands/lookup.h"
 
 namespace strata {
 

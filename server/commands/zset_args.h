@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "core/zset_type.h"
-#include "server/command.h"
+#include "server/engine/command.h"
 
 namespace strata {
 

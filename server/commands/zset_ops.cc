@@ -1,4 +1,4 @@
-#include "server/zset_ops.h"
+#include "server/commands/zset_ops.h"
 
 #include "core/zset_type.h"
 

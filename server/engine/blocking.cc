@@ -1,9 +1,9 @@
-#include "server/blocking.h"
+#include "server/engine/blocking.h"
 
 #include <algorithm>
 
 #include "core/hash.h"
-#include "server/worker.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

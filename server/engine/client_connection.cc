@@ -1,17 +1,17 @@
-#include "server/client_connection.h"
+#include "server/engine/client_connection.h"
 
 #include <cstdio>
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/blocking.h"
-#include "server/config.h"
-#include "server/cycle_clock.h"
-#include "server/engine.h"
-#include "server/heap_bytes.h"
-#include "server/log.h"
-#include "server/remote_batch.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/base/cycle_clock.h"
+#include "server/base/heap_bytes.h"
+#include "server/base/log.h"
+#include "server/engine/blocking.h"
+#include "server/engine/engine.h"
+#include "server/engine/remote_batch.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 namespace {

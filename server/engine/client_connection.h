@@ -30,9 +30,9 @@
 #include <string_view>
 #include <vector>
 
-#include "server/client.h"
-#include "server/command.h"
-#include "server/connection.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/net/connection.h"
 
 namespace strata {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "core/keyspace.h"
-#include "server/reply_builder.h"
-#include "server/task.h"
+#include "server/engine/task.h"
+#include "server/net/reply_builder.h"
 
 namespace strata {
 

@@ -3,7 +3,7 @@
 
 #include "core/hash.h"
 #include "core/string_util.h"
-#include "server/command.h"
+#include "server/engine/command.h"
 
 namespace strata {
 

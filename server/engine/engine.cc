@@ -1,13 +1,13 @@
-#include "server/engine.h"
+#include "server/engine/engine.h"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
-#include "server/config.h"
-#include "server/log.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/base/log.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

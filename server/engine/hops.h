@@ -15,9 +15,9 @@
 #include <functional>
 #include <vector>
 
-#include "server/lock_table.h"
-#include "server/task.h"
-#include "server/worker.h"
+#include "server/engine/lock_table.h"
+#include "server/engine/task.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "server/lock_table.h"
+#include "server/engine/lock_table.h"
 
 #include <unordered_set>
 

@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/task.h"
+#include "server/engine/task.h"
 
 namespace strata {
 

@@ -1,11 +1,11 @@
-#include "server/remote_batch.h"
+#include "server/engine/remote_batch.h"
 
 #include <cstring>
 
-#include "server/client_connection.h"
-#include "server/command.h"
-#include "server/cycle_clock.h"
-#include "server/worker.h"
+#include "server/base/cycle_clock.h"
+#include "server/engine/client_connection.h"
+#include "server/engine/command.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

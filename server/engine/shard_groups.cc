@@ -1,4 +1,4 @@
-#include "server/shard_groups.h"
+#include "server/engine/shard_groups.h"
 
 #include <algorithm>
 #include <map>

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/lock_table.h"
+#include "server/engine/lock_table.h"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "server/worker.h"
+#include "server/engine/worker.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,12 +14,12 @@
 #include <cstring>
 #include <future>
 
-#include "server/client_connection.h"
-#include "server/command.h"
-#include "server/config.h"
-#include "server/engine.h"
-#include "server/event_loop.h"
-#include "server/log.h"
+#include "server/base/config.h"
+#include "server/base/log.h"
+#include "server/engine/client_connection.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/net/event_loop.h"
 
 namespace strata {
 namespace {

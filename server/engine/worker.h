@@ -31,11 +31,11 @@
 #include <vector>
 
 #include "core/keyspace.h"
-#include "server/blocking.h"
-#include "server/lock_table.h"
-#include "server/remote_batch.h"
-#include "server/spsc_ring.h"
-#include "server/task.h"
+#include "server/engine/blocking.h"
+#include "server/engine/lock_table.h"
+#include "server/engine/remote_batch.h"
+#include "server/engine/spsc_ring.h"
+#include "server/engine/task.h"
 
 namespace strata {
 

@@ -1,8 +1,8 @@
-#include "server/connection.h"
+#include "server/net/connection.h"
 
 #include <cstring>
 
-#include "server/heap_bytes.h"
+#include "server/base/heap_bytes.h"
 
 namespace strata {
 

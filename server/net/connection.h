@@ -33,8 +33,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/event_loop.h"
-#include "server/resp_parser.h"
+#include "server/net/event_loop.h"
+#include "server/net/resp_parser.h"
 
 namespace strata {
 

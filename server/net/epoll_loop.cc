@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "server/event_loop.h"
+#include "server/net/event_loop.h"
 
 namespace strata {
 namespace {

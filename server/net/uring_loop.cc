@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "server/event_loop.h"
-#include "server/heap_bytes.h"
-#include "server/log.h"
+#include "server/base/heap_bytes.h"
+#include "server/base/log.h"
+#include "server/net/event_loop.h"
 
 namespace strata {
 namespace {

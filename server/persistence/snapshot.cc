@@ -1,4 +1,4 @@
-#include "server/snapshot.h"
+#include "server/persistence/snapshot.h"
 
 #include <unistd.h>
 
@@ -9,10 +9,10 @@
 
 #include "core/split_args.h"
 #include "core/string_util.h"
-#include "server/config.h"
-#include "server/engine.h"
-#include "server/log.h"
-#include "server/worker.h"
+#include "server/base/config.h"
+#include "server/base/log.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
 #include "storage/file_io.h"
 #include "storage/mono_clock.h"
 

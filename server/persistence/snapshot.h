@@ -50,8 +50,8 @@
 #include <thread>
 #include <vector>
 
-#include "server/cron_schedule.h"
-#include "server/engine.h"
+#include "server/base/cron_schedule.h"
+#include "server/engine/engine.h"
 #include "storage/dirty_ranges.h"
 #include "storage/manifest.h"
 #include "storage/snapshot_job.h"

@@ -1,7 +1,7 @@
-#include "server/snapshot_await.h"
+#include "server/persistence/snapshot_await.h"
 
-#include "server/engine.h"
-#include "server/worker.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 

@@ -6,7 +6,7 @@
 
 #include <coroutine>
 
-#include "server/snapshot.h"
+#include "server/persistence/snapshot.h"
 #include "storage/status.h"
 
 namespace strata {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "server/resp_parser.h"
+#include "server/net/resp_parser.h"
 
 namespace strata {
 

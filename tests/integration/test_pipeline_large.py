@@ -1,6 +1,6 @@
 """Large pipelined input: a client that sends megabytes of requests in one write gets
 every reply, in order, promptly. (The event-loop side of this, input left waiting until
-the next I/O event, is pinned down by tests/unit/server/event_loop_test.cc.)"""
+the next I/O event, is pinned down by tests/unit/server/net/event_loop_test.cc.)"""
 import socket
 import time
 

@@ -1,4 +1,4 @@
-#include "server/config.h"
+#include "server/base/config.h"
 
 #include <gtest/gtest.h>
 

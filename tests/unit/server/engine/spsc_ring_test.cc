@@ -1,4 +1,4 @@
-#include "server/spsc_ring.h"
+#include "server/engine/spsc_ring.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Event loop contract tests, run against both backends: bytes that arrive faster than
 // the connection reads them are delivered without waiting for another I/O event.
-#include "server/event_loop.h"
+#include "server/net/event_loop.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "server/reply_builder.h"
+#include "server/net/reply_builder.h"
 
 #include <gtest/gtest.h>
 

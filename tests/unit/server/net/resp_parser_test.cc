@@ -1,4 +1,4 @@
-#include "server/resp_parser.h"
+#include "server/net/resp_parser.h"
 
 #include <gtest/gtest.h>
 
