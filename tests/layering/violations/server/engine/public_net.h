@@ -1,0 +1,1 @@
+#include "server/net/event_loop.h"
