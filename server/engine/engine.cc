@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "server/base/config.h"
@@ -22,7 +23,10 @@ std::vector<uint32_t> Engine::AllShards() const {
 }
 
 void Engine::MissingService() {
-  LogWarning("internal error: a command asked for a service the process did not add");
+  static const char kMsg[] =
+      "internal error: a command asked for a service the process did not add";
+  LogWarning("%s", kMsg);
+  std::fprintf(stderr, "%s\n", kMsg);
   std::abort();
 }
 

@@ -1,0 +1,53 @@
+#include "server/engine/shard_groups.h"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+#include "core/hash.h"
+
+namespace strata {
+namespace {
+
+TEST(ShardGroupsTest, GroupsKeysByShardInIncreasingOrder) {
+  const uint32_t shards = 4;
+  std::vector<std::string_view> keys = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  ShardGroups g = GroupByShard(keys, 0, shards, true);
+  ASSERT_EQ(g.shards.size(), g.positions.size());
+  ASSERT_EQ(g.shards.size(), g.locks.size());
+  size_t seen = 0;
+  for (size_t i = 0; i < g.shards.size(); i++) {
+    if (i > 0) {
+      EXPECT_LT(g.shards[i - 1], g.shards[i]);
+    }
+    EXPECT_EQ(g.IndexOf(g.shards[i]), i);
+    EXPECT_TRUE(g.locks[i].exclusive);
+    for (size_t p : g.positions[i]) {
+      EXPECT_EQ(ShardOfKey(keys[p], shards), g.shards[i]) << keys[p];
+      seen++;
+    }
+    EXPECT_EQ(g.locks[i].keys.size(), g.positions[i].size());
+  }
+  EXPECT_EQ(seen, keys.size());
+}
+
+TEST(ShardGroupsTest, ARepeatedKeyIsLockedOnceButKeepsEveryPosition) {
+  std::vector<std::string_view> keys = {"k", "k", "k"};
+  ShardGroups g = GroupByShard(keys, 3, 2, false);
+  ASSERT_EQ(g.shards.size(), 1u);
+  EXPECT_EQ(g.positions[0], (std::vector<size_t>{0, 1, 2}));
+  ASSERT_EQ(g.locks[0].keys.size(), 1u);
+  EXPECT_EQ(g.locks[0].keys[0], LockTable::LockKey(3, "k"));
+  EXPECT_FALSE(g.locks[0].exclusive);
+}
+
+TEST(ShardGroupsTest, OneShardTakesEverything) {
+  std::vector<std::string_view> keys = {"x", "y"};
+  ShardGroups g = GroupByShard(keys, 0, 1, true);
+  EXPECT_EQ(g.shards, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(g.positions[0], (std::vector<size_t>{0, 1}));
+}
+
+}  // namespace
+}  // namespace strata
