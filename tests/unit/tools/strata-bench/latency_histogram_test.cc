@@ -1,3 +1,5 @@
+#include "tools/strata-bench/latency_histogram.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -5,8 +7,6 @@
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include "tools/strata-bench/latency_histogram.h"
 
 namespace strata::bench {
 namespace {

@@ -1,12 +1,12 @@
 // strata-bench's command line: memtier_benchmark's defaults and flag meanings, and a clear
 // usage error (exit status 2) for every bad value.
+#include "tools/strata-bench/options.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "tools/strata-bench/options.h"
 
 namespace strata::bench {
 namespace {

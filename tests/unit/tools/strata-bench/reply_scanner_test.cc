@@ -1,5 +1,7 @@
 // strata-bench's reply scanner (each reply's end, error, hits and misses, with partial
 // input and garbage) and request writer (the exact RESP bytes of each request kind).
+#include "tools/strata-bench/reply_scanner.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "tools/strata-bench/byte_buffer.h"
-#include "tools/strata-bench/reply_scanner.h"
 #include "tools/strata-bench/request_writer.h"
 
 namespace strata::bench {

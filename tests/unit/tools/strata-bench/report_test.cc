@@ -1,12 +1,12 @@
 // strata-bench's reports: memtier_benchmark's text layout (so scripts that parse it keep
 // working), the JSON keys, and the progress line.
+#include "tools/strata-bench/report.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "tools/strata-bench/report.h"
 
 namespace strata::bench {
 namespace {

@@ -1,11 +1,11 @@
+#include "tools/strata-bench/workload.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
-
-#include "tools/strata-bench/workload.h"
 
 namespace strata::bench {
 namespace {

@@ -1,2 +1,2 @@
-#include "server/net/event_loop.h"
 #include "server/commands/families.h"
+#include "server/net/event_loop.h"
