@@ -1,7 +1,7 @@
 // ShardSnapshotJob: writes one shard's snapshot file while the shard keeps serving.
 //
 // Design (docs/ARCHITECTURE.md "Snapshots")
-//   Start() runs at the snapshot's cut (every shard at one instant; server/snapshot.h)
+//   Start() runs at the snapshot's cut (every shard at one instant; server/persistence/snapshot.h)
 //   and calls Keyspace::BeginCapture(this). The job's traversal (Step(), a time slice
 //   per loop turn) walks each database's hash space in order, a chunk of a segment at a
 //   time; (db_, pos_) is how far it got, whatever splits or growth happen meanwhile. A
@@ -13,7 +13,7 @@
 //   of the ranges that changed since the previous cut (dirty_ranges.h); its traversal jumps from
 //   dirty range to dirty range and walks only their slots. Output goes to a temporary file with
 //   plain write(2) (the page cache); fsync and the rename happen off the shard thread
-//   (server/snapshot.cc). A write error (a full disk) is kept, the rest of the output is dropped,
+//   (server/persistence/snapshot.cc). A write error (a full disk) is kept, the rest of the output is dropped,
 //   and Finish() reports it; capture itself goes on so that the keyspace hook stays consistent
 //   until Finish().
 //

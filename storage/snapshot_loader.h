@@ -1,6 +1,6 @@
 // ShardLoadJob: loads a snapshot chain into one shard, a slice at a time.
 //
-// Each shard's worker runs one job at startup, all in parallel (server/snapshot.h).
+// Each shard's worker runs one job at startup, all in parallel (server/persistence/snapshot.h).
 // The job walks the manifest's chain in order - the base, then each delta - over the
 // files of every shard of the thread count that wrote it, and keeps the keys that hash
 // to its own shard under the current thread count. When the thread count has not

@@ -1,4 +1,4 @@
-// BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP: one fiber for all of them (blocking.h has
+// BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP: one fiber for all of them (engine/blocking.h has
 // the design). The fiber locks the keys, tries once, and otherwise registers and waits
 // for a shard to serve it, for its timeout, or for its client to leave.
 #include <cmath>
@@ -24,7 +24,7 @@ namespace {
 
 enum class Kind { kPop, kMove, kMPop };
 
-// A client waiting in a blocking list pop (blocking.h), served on the key's shard.
+// A client waiting in a blocking list pop (server/engine/blocking.h), served on the key's shard.
 struct ListWaiter final : BlockedClient {
   Kind kind = Kind::kPop;
   bool left = true;         // pop end

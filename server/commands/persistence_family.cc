@@ -1,7 +1,7 @@
 // Persistence commands: SAVE, BGSAVE [SCHEDULE], LASTSAVE, and the snapshot that
 // SHUTDOWN takes. Snapshots are never forked; SAVE waits for the same point-in-time
 // snapshot BGSAVE starts, while the server keeps serving other clients
-// (server/snapshot.h).
+// (server/persistence/snapshot.h).
 // Thread-safety: fibers run on the client's worker; the snapshot manager coordinates.
 #include <coroutine>
 

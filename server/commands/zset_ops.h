@@ -1,5 +1,5 @@
 // Sorted-set operations on one shard, shared by the sorted-set commands, their
-// cross-shard fibers and the blocking pops (blocking.h).
+// cross-shard fibers and the blocking pops (server/engine/blocking.h).
 //
 // Owns nothing: each Op* leaves the keyspace consistent on return (an emptied sorted set
 // is deleted, bytes are re-charged). A key of another type sets *wrong_type and changes

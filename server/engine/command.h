@@ -1,6 +1,6 @@
 // CommandSpec: the engine's interface to a command - a name, flags, key positions and
 // function pointers for the three ways one runs. The engine routes a call by these
-// alone and knows no command by name: the command families (server/families.h)
+// alone and knows no command by name: the command families (server/commands/families.h)
 // implement the functions and add their specs to the registry at start-up.
 //
 //   shard_fn  runs on the shard that owns the command's keys, with that shard's data.

@@ -101,7 +101,7 @@ class Worker {
   bool over_memory_limit() const { return over_memory_limit_; }
   size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
   // Everything this worker charges to used_memory: its shard's data and table, its
-  // connections' buffers and its event loop's buffers (see server/memory_report.h).
+  // connections' buffers and its event loop's buffers (see server/commands/memory_report.h).
   size_t used_bytes() const;
   size_t client_bytes() const { return client_bytes_; }
   // Publishes this worker's used bytes and, when maxmemory is set, recomputes
