@@ -13,9 +13,9 @@
 //   of the ranges that changed since the previous cut (dirty_ranges.h); its traversal jumps from
 //   dirty range to dirty range and walks only their slots. Output goes to a temporary file with
 //   plain write(2) (the page cache); fsync and the rename happen off the shard thread
-//   (server/persistence/snapshot.cc). A write error (a full disk) is kept, the rest of the output is dropped,
-//   and Finish() reports it; capture itself goes on so that the keyspace hook stays consistent
-//   until Finish().
+//   (server/persistence/snapshot.cc). A write error (a full disk) is kept, the rest of the output
+//   is dropped, and Finish() reports it; capture itself goes on so that the keyspace hook stays
+//   consistent until Finish().
 //
 // Thread-safety: owned by the shard's thread; Capture() is called on it by the keyspace.
 #pragma once

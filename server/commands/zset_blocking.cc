@@ -26,7 +26,8 @@
 namespace strata {
 namespace {
 
-// A client waiting in a blocking sorted-set pop (server/engine/blocking.h), served on the key's shard.
+// A client waiting in a blocking sorted-set pop (server/engine/blocking.h), served on the key's
+// shard.
 struct ZSetWaiter final : BlockedClient {
   bool max = false;  // pop the highest scores
   size_t count = 1;  // BZMPOP COUNT
