@@ -69,12 +69,25 @@ int64_t SetFields(ShardCtx& ctx, std::string_view key, Entry* e, CmdArgs args, s
     ctx.ks.Recharge(e, before);
     return added;
   }
-  Pairs kv;
-  int64_t expire = Entry::kNoExpire;
-  if (e != nullptr) {
-    kv = PackedPairs(e);
-    expire = e->ExpireMs();
+  int64_t expire = e != nullptr ? e->ExpireMs() : Entry::kNoExpire;
+  size_t pairs = (args.size() - first) / 2;
+  if (!HashFitsPacked(pairs, 0)) {
+    // More fields in one call than the small form holds: build the table form first, as
+    // Redis does (hashTypeTryConversion), so each field costs one insert, not a scan of
+    // the packed pairs.
+    auto h = std::make_unique<HashObject>(ctx.ks.heap());
+    if (e != nullptr)
+      hash_access::ForEach(e, [&](std::string_view f, std::string_view v) { h->Set(f, v); });
+    for (size_t i = first; i + 1 < args.size(); i += 2) {
+      if (nx && h->Find(args[i]) != nullptr) continue;
+      if (h->Set(args[i], args[i + 1])) added++;
+    }
+    ctx.ks.SetObject(ctx.db, key, ValueType::kHash, std::move(h), expire);
+    return added;
   }
+  // At most hash-max-listpack-entries pairs on a small hash: the scan below is bounded.
+  Pairs kv;
+  if (e != nullptr) kv = PackedPairs(e);
   for (size_t i = first; i + 1 < args.size(); i += 2) {
     bool found = false;
     for (auto& [f, v] : kv) {

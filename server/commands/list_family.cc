@@ -337,21 +337,35 @@ void CmdLPos(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     with_count ? rb.Array(0) : rb.Null();
     return;
   }
-  std::vector<std::string> all = list_access::Elements(e);
-  int64_t len = static_cast<int64_t>(all.size());
+  int64_t len = static_cast<int64_t>(list_access::Length(e));
   std::vector<int64_t> found;
   int64_t want = with_count ? (count == 0 ? INT64_MAX : count) : 1;
   int64_t skip = (rank > 0 ? rank : -rank) - 1;
   int64_t scanned = 0;
-  for (int64_t k = 0; k < len && (maxlen == 0 || scanned < maxlen); k++, scanned++) {
-    int64_t i = rank > 0 ? k : len - 1 - k;
-    if (all[static_cast<size_t>(i)] != args[2]) continue;
+  int64_t step = rank > 0 ? 1 : -1;
+  int64_t i = rank > 0 ? 0 : len - 1;
+  // Visits elements from the chosen end until MAXLEN, COUNT or the end: the cost follows
+  // what is scanned, not the list's length.
+  auto visit = [&](std::string_view v) {
+    if (maxlen != 0 && scanned >= maxlen) return false;
+    scanned++;
+    int64_t at = i;
+    i += step;
+    if (v != args[2]) return true;
     if (skip > 0) {
       skip--;
-      continue;
+      return true;
     }
-    found.push_back(i);
-    if (static_cast<int64_t>(found.size()) >= want) break;
+    found.push_back(at);
+    return static_cast<int64_t>(found.size()) < want;
+  };
+  if (e->IsExternal()) {
+    static_cast<ListObject*>(e->Object())->Walk(static_cast<size_t>(i), rank < 0, visit);
+  } else {
+    std::vector<std::string> all = list_access::Elements(e);  // a small list: one node
+    for (int64_t k = 0; k < len; k++) {
+      if (!visit(all[static_cast<size_t>(rank > 0 ? k : len - 1 - k)])) break;
+    }
   }
   if (!with_count) {
     found.empty() ? rb.Null() : rb.Integer(found[0]);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <unordered_set>
 
 #include "core/glob.h"
 #include "core/string_util.h"
@@ -335,14 +336,14 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }
 
 struct KillFilter {
-  std::vector<uint64_t> ids;
+  std::unordered_set<uint64_t> ids;  // a set: many ids over many clients stay linear
   std::string addr, laddr;
   bool has_id = false, has_addr = false, has_laddr = false;
   bool skipme = true;
   uint64_t me = 0;
   bool Matches(const Client& conn) const {
     if (skipme && conn.id() == me) return false;
-    if (has_id && std::find(ids.begin(), ids.end(), conn.id()) == ids.end()) return false;
+    if (has_id && ids.count(conn.id()) == 0) return false;
     if (has_addr && conn.addr() != addr) return false;
     if (has_laddr && conn.laddr() != laddr) return false;
     return true;
@@ -436,7 +437,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   Engine& srv = c->worker().engine();
   std::string sub = Lowercase(args[1]);
   if (sub == "list") {
-    std::vector<uint64_t> ids;
+    std::unordered_set<uint64_t> ids;
     bool bad = false;
     for (size_t i = 2; i < args.size(); i++) {
       if (EqualsIgnoreCase(args[i], "type") && i + 1 < args.size()) {
@@ -448,7 +449,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
             bad = true;
             break;
           }
-          ids.push_back(static_cast<uint64_t>(id));
+          ids.insert(static_cast<uint64_t>(id));
         }
       } else {
         bad = true;
@@ -463,7 +464,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
                                                         w.connections().end());
         std::sort(conns.begin(), conns.end());
         for (auto& [id, conn] : conns) {
-          if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+          if (!ids.empty() && ids.count(id) == 0) continue;
           lines[w.index()] += conn->InfoLine(w.now_ms()) + "\n";
         }
       });
@@ -495,7 +496,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
             break;
           }
           f.has_id = true;
-          f.ids.push_back(static_cast<uint64_t>(id));
+          f.ids.insert(static_cast<uint64_t>(id));
         } else if (opt == "addr") {
           f.has_addr = true;
           f.addr = std::string(val);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "core/hash.h"
 #include "core/string_util.h"
@@ -255,17 +256,17 @@ void CmdSetAlgebra(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     }
     entries[i] = e;
   }
+  // The same key twice is the same set (the algorithms skip probing a set against
+  // itself): one source per entry, found through a map so many keys cost linear time.
+  std::unordered_map<const Entry*, const SetSource*> by_entry;
   for (size_t i = 0; i < call.keys.size(); i++) {
     if (entries[i] == nullptr) continue;
-    // The same key twice is the same set (the algorithms skip probing a set against
-    // itself).
-    for (size_t j = 0; j < i && sets[i] == nullptr; j++) {
-      if (entries[j] == entries[i]) sets[i] = sets[j];
-    }
-    if (sets[i] == nullptr) {
+    auto [it, added] = by_entry.try_emplace(entries[i], nullptr);
+    if (added) {
       holders.emplace_back(entries[i]);
-      sets[i] = &holders.back();
+      it->second = &holders.back();
     }
+    sets[i] = it->second;
   }
   SetBuilder result;
   ComputeSetAlgebra(call, sets, rb, &result);
@@ -362,15 +363,15 @@ Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     std::vector<SnapshotSetSource> holders;
     holders.reserve(nsrc);
     std::vector<const SetSource*> sets(nsrc, nullptr);
+    std::unordered_map<std::string_view, const SetSource*> by_key;
     for (size_t i = 0; i < nsrc; i++) {
       if (snaps[i].state != SetSnapshot::State::kSet) continue;
-      for (size_t j = 0; j < i && sets[i] == nullptr; j++) {
-        if (call.keys[j] == call.keys[i]) sets[i] = sets[j];
-      }
-      if (sets[i] == nullptr) {
+      auto [it, added] = by_key.try_emplace(call.keys[i], nullptr);
+      if (added) {
         holders.emplace_back(&snaps[i]);
-        sets[i] = &holders.back();
+        it->second = &holders.back();
       }
+      sets[i] = it->second;
     }
     ComputeSetAlgebra(call, sets, rb, &result);
   }

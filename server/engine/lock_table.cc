@@ -1,6 +1,7 @@
 #include "server/engine/lock_table.h"
 
 #include <unordered_set>
+#include <vector>
 
 namespace strata {
 
@@ -72,16 +73,24 @@ void LockTable::Enqueue(Request r) {
 }
 
 void LockTable::ProcessQueue() {
-  // Admission may run commands that release nothing, but a nested Release() from an
-  // admitted task is possible; the flag turns that into another pass of this loop.
+  // One pass admits, in FIFO order, every queued request that can run: a request waits
+  // while a key it needs is held in a conflicting way or wanted by an earlier request
+  // still waiting (`blocked`). The admitted requests' tasks run after the pass, in queue
+  // order, so a pass costs one look at each waiting request however many are admitted.
+  // A task may release locks (a nested Release() only marks another pass: the flag) or
+  // queue more requests; another pass then admits what became free.
   if (processing_) return;
   processing_ = true;
   bool progress = true;
+  std::unordered_set<std::string_view> blocked;
+  std::vector<Task> admitted;
+  std::deque<Request> waiting;
   while (progress && !queue_.empty()) {
     progress = false;
-    std::unordered_set<std::string_view> blocked;
-    for (size_t i = 0; i < queue_.size();) {
-      Request& r = queue_[i];
+    blocked.clear();
+    admitted.clear();
+    waiting.clear();
+    for (Request& r : queue_) {
       bool ok = true;
       for (const std::string& key : r.keys) {
         if (blocked.count(key)) {
@@ -95,23 +104,22 @@ void LockTable::ProcessQueue() {
         }
       }
       if (!ok) {
-        for (const std::string& key : r.keys) blocked.insert(key);
-        i++;
+        // Moving the request keeps its key strings where they are: the views stay valid.
+        waiting.push_back(std::move(r));
+        for (const std::string& key : waiting.back().keys) blocked.insert(key);
         continue;
       }
-      Request admitted = std::move(r);
-      queue_.erase(queue_.begin() + static_cast<long>(i));
-      for (const std::string& key : admitted.keys) {
+      for (const std::string& key : r.keys) {
         auto it = keys_.find(std::string_view(key));
         it->second.queued--;
       }
-      if (admitted.hold) Acquire(admitted);
-      for (const std::string& key : admitted.keys) Drop(key);
-      admitted.on_admit.Run();
+      if (r.hold) Acquire(r);
+      for (const std::string& key : r.keys) Drop(key);
+      admitted.push_back(r.on_admit);
       progress = true;
-      // Iterators into queue_ may be stale after running a task: restart the pass.
-      break;
     }
+    queue_.swap(waiting);
+    for (const Task& t : admitted) t.Run();
   }
   processing_ = false;
 }

@@ -1,8 +1,8 @@
 #include "server/engine/shard_groups.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
+#include <unordered_set>
 
 #include "core/hash.h"
 
@@ -15,17 +15,23 @@ size_t ShardGroups::IndexOf(uint32_t shard) const {
 
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
                          uint32_t shard_count, bool exclusive) {
-  std::map<uint32_t, std::vector<size_t>> by_shard;
+  // One pass to place each key, one per shard to build its lock request; a key given
+  // several times is locked once (a hash set, so the cost stays linear in the keys).
+  std::vector<std::vector<size_t>> by_shard(shard_count);
   for (size_t i = 0; i < keys.size(); i++) by_shard[ShardOfKey(keys[i], shard_count)].push_back(i);
   ShardGroups g;
-  for (auto& [shard, pos] : by_shard) {
+  std::unordered_set<std::string_view> seen;
+  for (uint32_t shard = 0; shard < shard_count; shard++) {
+    std::vector<size_t>& pos = by_shard[shard];
+    if (pos.empty()) continue;
     g.shards.push_back(shard);
     LockTable::Request req;
     req.exclusive = exclusive;
+    req.keys.reserve(pos.size());
+    seen.clear();
+    seen.reserve(pos.size());
     for (size_t p : pos) {
-      std::string k = LockTable::LockKey(db, keys[p]);
-      if (std::find(req.keys.begin(), req.keys.end(), k) == req.keys.end())
-        req.keys.push_back(std::move(k));
+      if (seen.insert(keys[p]).second) req.keys.push_back(LockTable::LockKey(db, keys[p]));
     }
     g.locks.push_back(std::move(req));
     g.positions.push_back(std::move(pos));

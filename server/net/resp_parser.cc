@@ -1,5 +1,6 @@
 #include "server/net/resp_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/split_args.h"
@@ -51,34 +52,60 @@ RespParser::Result RespParser::Parse(const char* data, size_t len, const RespLim
   return ParseInline(data, len, limits, consumed, args);
 }
 
+RespParser::Result RespParser::Suspend(const char* data, int64_t count, const char* next,
+                                       std::vector<std::string_view>* args) {
+  if (!resuming_) {
+    resuming_ = true;
+    count_ = count;
+    offsets_.clear();
+  }
+  // (No exact reserve here: growth must stay geometric across many suspends.)
+  for (std::string_view a : *args)
+    offsets_.emplace_back(static_cast<size_t>(a.data() - data), a.size());
+  args->clear();
+  next_ = static_cast<size_t>(next - data);
+  return Result::kNeedMore;
+}
+
 RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
                                               const RespLimits& limits, size_t* consumed,
                                               std::vector<std::string_view>* args) {
   const char* end = data + len;
   int64_t count = 0;
-  const char* crlf = FastLenLine(data + 1, end, &count);
-  if (crlf == nullptr) {
-    crlf = FindCrlf(data, end);
+  const char* p = nullptr;
+  if (resuming_) {
+    // The same request as last time, with more bytes: continue after the last argument.
+    count = count_;
+    p = data + next_;
+  } else {
+    const char* crlf = FastLenLine(data + 1, end, &count);
     if (crlf == nullptr) {
-      if (len > limits.inline_len_max) return Fail("Protocol error: too big mbulk count string");
-      return Result::kNeedMore;
+      crlf = FindCrlf(data, end);
+      if (crlf == nullptr) {
+        if (len > limits.inline_len_max) return Fail("Protocol error: too big mbulk count string");
+        return Result::kNeedMore;
+      }
+      if (static_cast<size_t>(crlf - data) > limits.inline_len_max)
+        return Fail("Protocol error: too big mbulk count string");
+      if (!ParseLenLine(data + 1, crlf, &count))
+        return Fail("Protocol error: invalid multibulk length");
     }
-    if (static_cast<size_t>(crlf - data) > limits.inline_len_max)
-      return Fail("Protocol error: too big mbulk count string");
-    if (!ParseLenLine(data + 1, crlf, &count))
-      return Fail("Protocol error: invalid multibulk length");
+    if (count > limits.multibulk_len_max) return Fail("Protocol error: invalid multibulk length");
+    if (limits.unauthenticated && count > RespLimits::kUnauthenticatedMultibulkMax)
+      return Fail("Protocol error: unauthenticated multibulk length");
+    p = crlf + 2;
+    if (count <= 0) {
+      // "*0" and "*-1" are empty requests: consumed, nothing to run.
+      *consumed = p - data;
+      return Result::kOk;
+    }
   }
-  if (count > limits.multibulk_len_max) return Fail("Protocol error: invalid multibulk length");
-  const char* p = crlf + 2;
-  if (count <= 0) {
-    // "*0" and "*-1" are empty requests: consumed, nothing to run.
-    *consumed = p - data;
-    return Result::kOk;
-  }
-  if (args->capacity() < static_cast<size_t>(std::min<int64_t>(count, 1024)))
-    args->reserve(std::min<int64_t>(count, 1024));
-  for (int64_t i = 0; i < count; i++) {
-    if (p >= end) return Result::kNeedMore;
+  size_t have = offsets_.size();
+  int64_t missing = count - static_cast<int64_t>(have);
+  if (args->capacity() < static_cast<size_t>(std::min<int64_t>(missing, 1024)))
+    args->reserve(std::min<int64_t>(missing, 1024));
+  for (int64_t i = 0; i < missing; i++) {
+    if (p >= end) return Suspend(data, count, p, args);
     if (*p != '$') {
       char got = *p;
       std::string msg = "Protocol error: expected '$', got '";
@@ -93,7 +120,7 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
       if (lcrlf == nullptr) {
         if (static_cast<size_t>(end - p) > limits.inline_len_max)
           return Fail("Protocol error: too big bulk count string");
-        return Result::kNeedMore;
+        return Suspend(data, count, p, args);
       }
       if (static_cast<size_t>(lcrlf - p) > limits.inline_len_max)
         return Fail("Protocol error: too big bulk count string");
@@ -101,14 +128,27 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
     }
     if (blen < 0 || static_cast<uint64_t>(blen) > limits.bulk_len_max)
       return Fail("Protocol error: invalid bulk length");
+    if (limits.unauthenticated && static_cast<uint64_t>(blen) > RespLimits::kUnauthenticatedBulkMax)
+      return Fail("Protocol error: unauthenticated bulk length");
     const char* body = lcrlf + 2;
     if (static_cast<size_t>(end - body) < static_cast<size_t>(blen) + 2) {
       // Remember how much the whole request needs at least, for one buffer resize.
       needed_ = (body - data) + static_cast<size_t>(blen) + 2;
-      return Result::kNeedMore;
+      return Suspend(data, count, p, args);
     }
     args->emplace_back(body, static_cast<size_t>(blen));
     p = body + blen + 2;  // Redis does not check the trailing CRLF bytes either
+  }
+  if (resuming_) {
+    // The arguments of earlier reads, then those of this one, as views of this buffer.
+    std::vector<std::string_view> tail;
+    tail.swap(*args);
+    args->reserve(offsets_.size() + tail.size());
+    for (auto [off, n] : offsets_) args->emplace_back(data + off, n);
+    args->insert(args->end(), tail.begin(), tail.end());
+    resuming_ = false;
+    offsets_.clear();
+    offsets_.shrink_to_fit();
   }
   *consumed = p - data;
   return Result::kOk;

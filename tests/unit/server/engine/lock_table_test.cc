@@ -87,5 +87,40 @@ TEST(LockTableTest, HeldRequestBlocksLaterOnesUntilReleased) {
   first.on_admit.Run();
 }
 
+// Many waiters behind a blocked prefix: one release admits every one that can run, in
+// FIFO order, and one more admits the rest (each pass looks at each waiter once).
+TEST(LockTableTest, ManyWaitersAreAdmittedInOrderBehindABlockedPrefix) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto holder = Req({"a"}, true, true, &log, "holder");
+  t.Acquire(holder);
+  auto writer = Req({"a"}, true, true, &log, "writer");
+  std::vector<std::string> writer_keys = writer.keys;
+  t.Enqueue(std::move(writer));
+  std::vector<std::string> want_later;
+  for (int i = 0; i < 2000; i++) {
+    std::string name = "reader" + std::to_string(i);
+    // Readers of a wait behind the writer; readers of their own key run at once.
+    if (i % 2 == 0) {
+      t.Enqueue(Req({"a"}, false, false, &log, name));
+      want_later.push_back(name);
+    } else {
+      t.Enqueue(Req({"b" + std::to_string(i)}, false, false, &log, name));
+    }
+  }
+  EXPECT_EQ(t.queued(), 2001u);
+  t.Release(holder.keys, true);
+  // The writer, then every reader of another key (none of them waits for a).
+  ASSERT_EQ(log.size(), 1001u);
+  EXPECT_EQ(log[0], "writer");
+  for (int i = 1; i <= 1000; i++) EXPECT_EQ(log[i], "reader" + std::to_string(2 * i - 1));
+  log.clear();
+  t.Release(writer_keys, true);
+  EXPECT_EQ(log, want_later);
+  EXPECT_EQ(t.queued(), 0u);
+  EXPECT_TRUE(t.empty());
+  holder.on_admit.Run();
+}
+
 }  // namespace
 }  // namespace strata
