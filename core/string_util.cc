@@ -180,4 +180,16 @@ std::string Lowercase(std::string_view s) {
   return out;
 }
 
+bool ConstantTimeEquals(std::string_view guess, std::string_view secret) {
+  // Every byte of the secret is compared with a byte of the guess (cycling through it),
+  // and differences are OR-ed together: no early exit, no branch on the data.
+  unsigned diff = guess.size() == secret.size() ? 0 : 1;
+  size_t n = guess.size();
+  for (size_t i = 0; i < secret.size(); i++) {
+    unsigned char g = n == 0 ? 0 : static_cast<unsigned char>(guess[i % n]);
+    diff |= g ^ static_cast<unsigned char>(secret[i]);
+  }
+  return diff == 0;
+}
+
 }  // namespace strata

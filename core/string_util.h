@@ -35,6 +35,9 @@ std::string DoubleToString(double v);
 std::optional<uint64_t> ParseMemory(std::string_view s);
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// Compares a guess with a secret (a password) in time that depends on the secret's
+// length only: neither the guess's bytes nor its length change how long it takes.
+bool ConstantTimeEquals(std::string_view guess, std::string_view secret);
 void ToLower(std::string* s);
 std::string Lowercase(std::string_view s);
 

@@ -32,7 +32,9 @@ Config::Config() {
   // name, kind, default, mutable at runtime, help (unit and meaning)
   Add("port", Kind::kInt, "6379", false, "TCP port to listen on").max = 65535;
   Add("bind", Kind::kString, "127.0.0.1", false,
-      "space-separated IPv4/IPv6 addresses to listen on");
+      "space-separated IPv4/IPv6 addresses to listen on (\"*\" = every IPv4 address, "
+      "\"-addr\" = skip it when unavailable); with protected-mode on and no requirepass, "
+      "only clients from 127.0.0.1 and ::1 are served whatever the addresses");
   Add("tcp-backlog", Kind::kInt, "511", false, "listen(2) backlog, connections").min = 1;
   Add("tcp-keepalive", Kind::kInt, "300", true, "TCP keepalive period in seconds, 0 = off");
   Add("databases", Kind::kInt, "16", false, "number of logical databases").min = 1;
@@ -123,7 +125,9 @@ Config::Config() {
   ll.enum_values = {"debug", "verbose", "notice", "warning", "nothing"};
   Add("logfile", Kind::kString, "", false, "log file path; \"\" = standard output");
   Add("pidfile", Kind::kString, "", false, "file to write the process id to; \"\" = none");
-  Add("protected-mode", Kind::kBool, "yes", true, "accepted for compatibility");
+  Add("protected-mode", Kind::kBool, "yes", true,
+      "while no requirepass is set, refuse clients that connect from addresses other than "
+      "127.0.0.1 and ::1 (as Redis: -DENIED, then the connection is closed)");
   // Collection encodings (core/object.h): the small packed form is kept up to these sizes.
   auto encoding = [&](const char* name, const char* alias, const char* def, int64_t min,
                       std::atomic<int64_t>* mirror, const char* help) {

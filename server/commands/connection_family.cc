@@ -52,7 +52,7 @@ void CmdSelect(Client& c, CmdArgs args, ReplyBuilder& rb) {
 
 bool CheckPassword(Client& c, std::string_view user, std::string_view pass) {
   std::string required = c.worker().engine().config().String("requirepass");
-  return user == "default" && (required.empty() || pass == required);
+  return user == "default" && (required.empty() || ConstantTimeEquals(pass, required));
 }
 
 void CmdAuth(Client& c, CmdArgs args, ReplyBuilder& rb) {

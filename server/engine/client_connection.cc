@@ -113,6 +113,9 @@ void ClientConnection::ProcessInput() {
   RespLimits limits;
   limits.bulk_len_max =
       static_cast<uint64_t>(engine.config().proto_max_bulk_len().load(std::memory_order_relaxed));
+  // Before AUTH, Redis's small request limits: an unauthenticated client can make the
+  // server hold or scan only a few kilobytes.
+  if (!authenticated) limits.unauthenticated = !engine.config().String("requirepass").empty();
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();

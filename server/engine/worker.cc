@@ -44,6 +44,38 @@ std::string SockName(int fd, bool peer) {
   port = ntohs(a6->sin6_port);
   return std::string(host) + ":" + std::to_string(port);
 }
+// Redis's protected mode counts only these two addresses as local (not all of 127/8).
+bool IsLoopbackPeer(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    return ntohl(a->sin_addr.s_addr) == INADDR_LOOPBACK;
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    return IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+  }
+  return ss.ss_family == AF_UNIX;
+}
+
+// Redis 7's reply to a client refused by protected mode, byte for byte.
+constexpr char kProtectedModeError[] =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from "
+    "the loopback interface. If you want to connect from external computers to Redis you "
+    "may adopt one of the following solutions: 1) Just disable protected mode sending the "
+    "command 'CONFIG SET protected-mode no' from the loopback interface by connecting to "
+    "Redis from the same host the server is running, however MAKE SURE Redis is not "
+    "publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
+    "permanent. 2) Alternatively you can just disable the protected mode by editing the "
+    "Redis configuration file, and setting the protected mode option to 'no', and then "
+    "restarting the server. 3) If you started the server manually just for testing, "
+    "restart it with the '--protected-mode no' option. 4) Setup a an authentication "
+    "password for the default user. NOTE: You only need to do one of the above things in "
+    "order for the server to start accepting connections from the outside.\r\n";
+
 }  // namespace
 
 int64_t WallClockMs() {
@@ -259,6 +291,15 @@ void Worker::AdoptConnection(int fd) {
     stats_.rejected_connections++;
     static const char kMsg[] = "-ERR max number of clients reached\r\n";
     ssize_t w = write(fd, kMsg, sizeof(kMsg) - 1);
+    (void)w;  // best effort, as Redis does
+    close(fd);
+    return;
+  }
+  if (cfg.Bool("protected-mode") && !IsLoopbackPeer(fd) && cfg.String("requirepass").empty()) {
+    // As Redis: told why, then closed, before anything is read.
+    engine_->connected_clients.fetch_sub(1);
+    stats_.rejected_connections++;
+    ssize_t w = write(fd, kProtectedModeError, sizeof(kProtectedModeError) - 1);
     (void)w;  // best effort, as Redis does
     close(fd);
     return;

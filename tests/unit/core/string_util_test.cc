@@ -71,3 +71,24 @@ TEST(StringUtilTest, ParseMemoryUnits) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(ConstantTimeEqualsTest, EqualOnlyWhenEveryByteAndTheLengthMatch) {
+  EXPECT_TRUE(ConstantTimeEquals("secret", "secret"));
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+  EXPECT_FALSE(ConstantTimeEquals("secreT", "secret"));
+  EXPECT_FALSE(ConstantTimeEquals("Secret", "secret"));
+  EXPECT_FALSE(ConstantTimeEquals("secre", "secret"));
+  EXPECT_FALSE(ConstantTimeEquals("secrets", "secret"));
+  EXPECT_FALSE(ConstantTimeEquals("", "secret"));
+  EXPECT_FALSE(ConstantTimeEquals("x", ""));
+  // A guess that repeats the secret's prefix cyclically is still a different length.
+  EXPECT_FALSE(ConstantTimeEquals("ab", "abab"));
+  EXPECT_TRUE(ConstantTimeEquals(std::string("a\0b", 3), std::string("a\0b", 3)));
+  EXPECT_FALSE(ConstantTimeEquals(std::string("a\0c", 3), std::string("a\0b", 3)));
+}
+
+}  // namespace
+}  // namespace strata
