@@ -114,6 +114,48 @@ Config::Config() {
   Add("client-query-buffer-limit", Kind::kMemory, "1gb", true,
       "largest query buffer per client, bytes")
       .min = 1024 * 1024;
+  Add("client-output-buffer-limit", Kind::kString, std::string(kDefaultOutputLimits), true,
+      "per class (normal, replica, pubsub): hard limit, soft limit, soft seconds; a client "
+      "whose queued replies reach the hard limit, or stay over the soft one that long, is "
+      "closed (0 = no limit)")
+      .on_set = [this](std::string_view v, std::string* text) -> std::string {
+    OutputLimits limits;
+    for (int c = 0; c < kClientClasses; c++) {
+      limits.of[c] = {output_limits_[c][0].load(), output_limits_[c][1].load(),
+                      output_limits_[c][2].load()};
+    }
+    std::string err = ParseOutputLimits(v, &limits);
+    if (!err.empty()) return err;
+    for (int c = 0; c < kClientClasses; c++) {
+      output_limits_[c][0].store(limits.of[c].hard_bytes);
+      output_limits_[c][1].store(limits.of[c].soft_bytes);
+      output_limits_[c][2].store(limits.of[c].soft_seconds);
+    }
+    *text = RenderOutputLimits(limits);
+    return "";
+  };
+  Add("maxmemory-clients", Kind::kString, "0", true,
+      "memory all clients' buffers may use together, bytes or a percentage of maxmemory; "
+      "past it the clients using the most are closed, as Redis evicts them (0 = no limit)")
+      .on_set = [this](std::string_view v, std::string* text) -> std::string {
+    if (!v.empty() && v.back() == '%') {
+      int64_t pct = 0;
+      if (!ParseInt64(v.substr(0, v.size() - 1), &pct) || pct < 0)
+        return "argument must be a memory or percent value";
+      if (pct > 100) return "percentage argument must be less or equal to 100";
+      maxmemory_clients_percent_.store(pct);
+      maxmemory_clients_.store(0);
+      *text = std::string(v);
+      return "";
+    }
+    auto bytes = ParseMemory(v);
+    if (!bytes || *bytes > static_cast<uint64_t>(INT64_MAX))
+      return "argument must be a memory or percent value";
+    maxmemory_clients_.store(static_cast<int64_t>(*bytes));
+    maxmemory_clients_percent_.store(0);
+    *text = std::to_string(*bytes);
+    return "";
+  };
   Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second").min =
       1;
   by_name_["hz"]->max = 500;
@@ -256,6 +298,7 @@ std::string Config::Apply(Option& o, std::string_view value) {
       }();
     case Kind::kString: {
       std::lock_guard<std::mutex> lock(mu_);
+      if (o.on_set) return o.on_set(value, &o.text);
       o.text = std::string(value);
       return "";
     }
@@ -380,7 +423,8 @@ bool Config::LoadFileText(std::string_view text, std::string* error) {
         // `save 900 1 300 10` lists pairs as separate words (so may a cron schedule);
         // others take one value.
         std::string value = argv[1];
-        if (name == "save" || name == "bind" || name == "snapshot-cron") {
+        if (name == "save" || name == "bind" || name == "snapshot-cron" ||
+            name == "client-output-buffer-limit") {
           for (size_t i = 2; i < argv.size(); i++) value += " " + argv[i];
         } else if (argv.size() != 2) {
           reason = "wrong number of arguments";

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/base/output_limits.h"
+
 namespace strata {
 
 class Config {
@@ -44,6 +46,9 @@ class Config {
     std::atomic<int64_t>* mirror = nullptr;
     // Other names for the same setting (Redis's old *-ziplist-* names).
     std::vector<std::string> aliases;
+    // String kinds that hold structured values: applies the (validated) value to the
+    // state derived from it and sets the text CONFIG GET shows; returns an error or "".
+    std::function<std::string(std::string_view value, std::string* text)> on_set;
     std::string text;  // string kinds; guarded by Config::mu_
   };
 
@@ -77,6 +82,18 @@ class Config {
   const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
   const std::atomic<int64_t>& maxclients() const { return *maxclients_; }
   const std::atomic<int64_t>& maxmemory() const { return *maxmemory_; }
+  // client-output-buffer-limit for one class of client (server/base/output_limits.h).
+  OutputLimit output_limit(ClientClass c) const {
+    const auto& a = output_limits_[static_cast<int>(c)];
+    return {a[0].load(std::memory_order_relaxed), a[1].load(std::memory_order_relaxed),
+            a[2].load(std::memory_order_relaxed)};
+  }
+  // maxmemory-clients in bytes (a percentage is of maxmemory); 0 = no limit.
+  int64_t maxmemory_clients_bytes() const {
+    int64_t pct = maxmemory_clients_percent_.load(std::memory_order_relaxed);
+    if (pct > 0) return maxmemory_->load(std::memory_order_relaxed) / 100 * pct;
+    return maxmemory_clients_.load(std::memory_order_relaxed);
+  }
 
  private:
   Option& Add(std::string name, Kind kind, std::string def, bool mut, std::string help);
@@ -92,6 +109,9 @@ class Config {
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;
   std::atomic<int64_t>* maxmemory_ = nullptr;
+  std::atomic<int64_t> output_limits_[kClientClasses][3] = {};
+  std::atomic<int64_t> maxmemory_clients_{0};
+  std::atomic<int64_t> maxmemory_clients_percent_{0};
 };
 
 }  // namespace strata

@@ -74,6 +74,11 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     total.total_net_output_bytes += r.stats.total_net_output_bytes;
     total.remote_commands += r.stats.remote_commands;
     total.multi_shard_commands += r.stats.multi_shard_commands;
+    total.client_query_buffer_limit_disconnections +=
+        r.stats.client_query_buffer_limit_disconnections;
+    total.client_output_buffer_limit_disconnections +=
+        r.stats.client_output_buffer_limit_disconnections;
+    total.evicted_clients += r.stats.evicted_clients;
     for (size_t i = 0; i < r.stats.commands.size(); i++) {
       total.commands[i].calls += r.stats.commands[i].calls;
       total.commands[i].usec_ticks += r.stats.commands[i].usec_ticks;
@@ -145,10 +150,15 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
     AddLine(&out, "expired_keys", std::to_string(ks.expired_keys));
     AddLine(&out, "evicted_keys", "0");
+    AddLine(&out, "evicted_clients", std::to_string(total.evicted_clients));
     AddLine(&out, "keyspace_hits", std::to_string(ks.keyspace_hits));
     AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
+    AddLine(&out, "client_query_buffer_limit_disconnections",
+            std::to_string(total.client_query_buffer_limit_disconnections));
+    AddLine(&out, "client_output_buffer_limit_disconnections",
+            std::to_string(total.client_output_buffer_limit_disconnections));
   }
   if (want("replication", true)) {
     section("Replication");

@@ -15,6 +15,8 @@
 #include <string>
 #include <utility>
 
+#include "server/base/output_limits.h"
+
 namespace strata {
 
 class Worker;
@@ -34,6 +36,8 @@ class Client {
   bool no_evict = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;
+  // Which client-output-buffer-limit applies (normal until Pub/Sub and replicas exist).
+  ClientClass client_class = ClientClass::kNormal;
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
 

@@ -73,7 +73,8 @@ size_t ClientConnection::MemoryBytes() const {
 }
 
 void ClientConnection::Recharge() {
-  if (!BuffersChanged()) return;
+  // A closing connection is uncharged when it is destroyed (or at once when evicted).
+  if (closing() || !BuffersChanged()) return;
   size_t now = MemoryBytes();
   worker_->ChargeClientBytes(now, charged_bytes_);
   charged_bytes_ = now;
@@ -92,6 +93,7 @@ void ClientConnection::OnInput(size_t n) {
   if (Connection::query_buffer_bytes() > limit) {
     LogWarning("Closing client that reached max query buffer length: id=%llu addr=%s",
                static_cast<unsigned long long>(id_), addr_.c_str());
+    worker_->stats().client_query_buffer_limit_disconnections++;
     Connection::Kill();
     return;
   }
@@ -229,6 +231,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
     worker_->stats().total_commands_processed++;
     CommitReplyAs(t, skip_before || reply_mode == ReplyMode::kOff, start);
+    if (IsLarge(t)) [[unlikely]]
+      OnLargeReply(t);
     return true;
   }
   uint32_t shard_count = engine.shard_count();
@@ -293,6 +297,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
     w.stats().total_commands_processed++;
     CommitReply(t, suppress, start);
+    if (IsLarge(t)) [[unlikely]]
+      OnLargeReply(t);
     return true;
   }
   uint64_t seq = ReserveSlot(TakeSuppress());
@@ -331,8 +337,9 @@ void ClientConnection::FinishFiber(std::string&& reply) {
 }
 
 void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {
-  FillSlot(seq, data);
+  bool grew = FillSlot(seq, data);
   inflight_--;
+  if (grew && !closing()) CheckOutputLimits();
   if (closing()) {
     MaybeDestroy();
     return;
@@ -375,7 +382,45 @@ void ClientConnection::FlushOutput() {
 
 void ClientConnection::OnSent(size_t bytes) {
   worker_->stats().total_net_output_bytes += bytes;
+  // A client over the soft limit is timed only while it stays over: drained, it starts
+  // again from zero.
+  if (soft_limit_since_ms_ != 0) CheckOutputLimits();
   Recharge();
+}
+
+void ClientConnection::Evict() {
+  LogVerbose("Evicting client: %s", InfoLine(worker_->now_ms()).c_str());
+  worker_->ChargeClientBytes(0, charged_bytes_);
+  charged_bytes_ = 0;
+  Connection::Kill();
+}
+
+void ClientConnection::OnLargeReply(std::string* target) {
+  LargeReplyWritten(target);
+  CheckOutputLimits();
+}
+
+void ClientConnection::CheckOutputLimits() {
+  OutputLimit limit = worker_->engine().config().output_limit(client_class);
+  if (limit.hard_bytes == 0 && limit.soft_bytes == 0) return;
+  int64_t used = static_cast<int64_t>(output_bytes() + pending_reply_bytes());
+  bool hard = limit.hard_bytes > 0 && used >= limit.hard_bytes;
+  bool soft = limit.soft_bytes > 0 && used >= limit.soft_bytes;
+  int64_t now = worker_->now_ms();
+  if (!soft) {
+    soft_limit_since_ms_ = 0;
+  } else if (soft_limit_since_ms_ == 0) {
+    soft_limit_since_ms_ = now;  // the soft limit's clock starts
+    soft = false;
+  } else if (now - soft_limit_since_ms_ <= limit.soft_seconds * 1000) {
+    soft = false;
+  }
+  if (!hard && !soft) return;
+  // Redis's words; its queued replies are dropped with it.
+  LogWarning("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
+             InfoLine(now).c_str());
+  worker_->stats().client_output_buffer_limit_disconnections++;
+  Connection::Kill();
 }
 
 void ClientConnection::OnClosing() {
@@ -404,15 +449,15 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
   std::snprintf(
       buf, sizeof(buf),
       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%u sub=0 psub=0 "
-      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 "
-      "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=%zu "
+      "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
       "lib-ver=%s",
       static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
       static_cast<long long>((now_ms - created_ms) / 1000),
       static_cast<long long>((now_ms - last_interaction_ms) / 1000), db, qbuf,
-      read_buffer_size() - qbuf, read_buffer_size(), output_capacity(),
-      read_buffer_capacity() + output_capacity() + sizeof(*this), cmd.c_str(), resp,
-      lib_name.c_str(), lib_ver.c_str());
+      read_buffer_size() - qbuf, read_buffer_size(), open_block_bytes(), sealed_blocks(),
+      output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), resp, lib_name.c_str(),
+      lib_ver.c_str());
   return buf;
 }
 

@@ -78,6 +78,11 @@ class ClientConnection final : public Connection, public Client {
   // Heap bytes this connection holds: the object, its read and write buffers, reply
   // slots awaiting other shards, and the event loop's state for it (usable sizes).
   size_t MemoryBytes() const;
+  size_t charged_bytes() const { return charged_bytes_; }
+  bool closing() const { return Connection::closing(); }
+  // maxmemory-clients chose this client: logged, closed, and its bytes no longer
+  // counted from now on (so the next loop turn does not evict for them again).
+  void Evict();
 
  private:
   // Connection
@@ -102,6 +107,11 @@ class ClientConnection final : public Connection, public Client {
   // Brings the worker's client-memory total up to date with MemoryBytes(), cheaply
   // skipping the computation when no buffer changed capacity since the last call.
   void Recharge();
+  // After a reply of a block's worth or more: seals the block, then applies the
+  // client-output-buffer-limit of this client's class (closes it when over; logged and
+  // counted as Redis does). Cheap when no limit is set.
+  void OnLargeReply(std::string* target);
+  void CheckOutputLimits();
 
   // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
   const CommandSpec* last_spec_ = nullptr;
@@ -109,6 +119,7 @@ class ClientConnection final : public Connection, public Client {
   size_t charged_bytes_ = 0;
   uint32_t inflight_ = 0;
   bool fiber_running_ = false;
+  int64_t soft_limit_since_ms_ = 0;  // over the soft output limit since; 0 = not over
 };
 
 }  // namespace strata

@@ -69,6 +69,12 @@ size_t Engine::UsedMemory() const {
   return total;
 }
 
+size_t Engine::ClientMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) total += w->published_client_bytes();
+  return total;
+}
+
 size_t Engine::StartupMemory() const {
   size_t total = 0;
   for (const auto& w : workers_) total += w->startup_used_bytes();

@@ -95,6 +95,8 @@ class Engine {
   // Process-wide used_memory: the sum of what every worker published at the end of its
   // last loop turn (any thread; at most one turn old).
   size_t UsedMemory() const;
+  // Every worker's clients' buffers together, as of each one's last loop turn.
+  size_t ClientMemory() const;
   // used_memory when every worker had started (used_memory_startup).
   size_t StartupMemory() const;
   size_t PeakMemory() const { return peak_memory_.load(std::memory_order_relaxed); }

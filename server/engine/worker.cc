@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -321,12 +322,46 @@ void Worker::AdoptConnection(int fd) {
 
 void Worker::UpdateMemoryState() {
   published_used_.store(used_bytes(), std::memory_order_relaxed);
+  published_client_.store(client_bytes_, std::memory_order_relaxed);
   int64_t limit = engine_->config().maxmemory().load(std::memory_order_relaxed);
   if (limit <= 0) {
     over_memory_limit_ = false;
     return;
   }
   over_memory_limit_ = engine_->UsedMemory() > static_cast<size_t>(limit);
+}
+
+void Worker::EvictClientsOverLimit() {
+  int64_t limit = engine_->config().maxmemory_clients_bytes();
+  if (limit <= 0) return;
+  size_t total = engine_->ClientMemory();
+  if (total <= static_cast<size_t>(limit) || client_bytes_ == 0) return;
+  // This worker's share of the excess, so that workers evicting at once free it once.
+  size_t excess = total - static_cast<size_t>(limit);
+  size_t share =
+      static_cast<size_t>(static_cast<unsigned __int128>(excess) * client_bytes_ / total) + 1;
+  std::vector<std::pair<size_t, ClientConnection*>> candidates;
+  for (auto& [id, c] : conns_) {
+    auto* cc = static_cast<ClientConnection*>(c);
+    if (!cc->no_evict && !cc->closing()) candidates.emplace_back(cc->charged_bytes(), cc);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  size_t freed = 0;
+  for (auto& [bytes, cc] : candidates) {
+    if (freed >= share) break;
+    freed += bytes;
+    stats_.evicted_clients++;
+    cc->Evict();  // may delete it: not touched after
+  }
+  if (freed < share && !candidates_exhausted_logged_) {
+    // Redis's words; said once until this worker is under its share again.
+    LogWarning("Over client maxmemory after evicting all evictable clients");
+    candidates_exhausted_logged_ = true;
+  } else if (freed >= share) {
+    candidates_exhausted_logged_ = false;
+  }
+  published_client_.store(client_bytes_, std::memory_order_relaxed);
 }
 
 void Worker::RunTimers() {
@@ -394,6 +429,7 @@ void Worker::Run() {
       for (ShardService* s : services) s->OnWorkerTurn(*this, turn_ns, busy);
     }
     UpdateMemoryState();
+    EvictClientsOverLimit();
     dirty_scratch_.swap(dirty_);
     for (ClientConnection* c : dirty_scratch_) c->FlushOutput();
     dirty_scratch_.clear();

@@ -63,6 +63,9 @@ struct WorkerStats {
   uint64_t total_net_output_bytes = 0;
   uint64_t remote_commands = 0;  // executed here for a client of another worker
   uint64_t multi_shard_commands = 0;
+  uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t client_output_buffer_limit_disconnections = 0;
+  uint64_t evicted_clients = 0;       // maxmemory-clients
   std::vector<CommandStat> commands;  // indexed by CommandSpec::id
 };
 
@@ -100,6 +103,10 @@ class Worker {
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
   bool over_memory_limit() const { return over_memory_limit_; }
   size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
+  // This worker's clients' bytes as of its last loop turn (any thread).
+  size_t published_client_bytes() const {
+    return published_client_.load(std::memory_order_relaxed);
+  }
   // Everything this worker charges to used_memory: its shard's data and table, its
   // connections' buffers and its event loop's buffers (see server/commands/memory_report.h).
   size_t used_bytes() const;
@@ -157,6 +164,9 @@ class Worker {
   void Wake();
   void RunTimers();
   bool ServicesHaveWork() const;
+  // maxmemory-clients: when every worker's clients together use more, this worker closes
+  // its share of the excess, biggest clients first (not those with CLIENT NO-EVICT on).
+  void EvictClientsOverLimit();
   void Shutdown();
 
   Engine* engine_;
@@ -188,6 +198,8 @@ class Worker {
   std::vector<ClientConnection*> dirty_;
   std::vector<ClientConnection*> dirty_scratch_;
   std::atomic<size_t> published_used_{0};
+  std::atomic<size_t> published_client_{0};
+  bool candidates_exhausted_logged_ = false;  // maxmemory-clients
   size_t client_bytes_ = 0;
   BlockingQueues blocking_;
   std::vector<std::pair<uint32_t, std::string>> ready_keys_;

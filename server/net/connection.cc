@@ -58,7 +58,7 @@ void Connection::FinishInput() {
   if (!paused_) ArmRead();
 }
 
-void Connection::FillSlot(uint64_t seq, std::string_view data) {
+bool Connection::FillSlot(uint64_t seq, std::string_view data) {
   Slot& s = slots_[seq - slot_base_];
   if (seq == slot_base_) {
     // The oldest outstanding reply: straight to the output, no intermediate copy.
@@ -74,17 +74,56 @@ void Connection::FillSlot(uint64_t seq, std::string_view data) {
     slots_.pop_front();
     slot_base_++;
   }
+  if (out_.size() < kReplyBlockBytes) return data.size() >= kReplyBlockBytes;
+  SealBlock();
+  return true;
+}
+
+void Connection::SealBlock() {
+  if (out_.empty()) return;
+  blocks_bytes_ += out_.size();
+  blocks_capacity_ += out_.capacity();
+  blocks_heap_ += HeapBytes(out_);
+  blocks_.push_back(std::move(out_));
+  out_ = std::string();
+}
+
+size_t Connection::pending_reply_bytes() const {
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.data.size();
+  return n;
 }
 
 size_t Connection::FlushNow() {
-  if (send_active || out_.empty()) return 0;
-  sending_.swap(out_);
-  out_.clear();
-  size_t n = sending_.size();
-  if (!loop_->Send(this, sending_.data(), sending_.size())) return 0;
-  sending_.clear();
-  if (sending_.capacity() > 1 << 20) sending_.shrink_to_fit();
-  return n;
+  // Oldest first: the sealed blocks, then the open one. Sends that complete at once are
+  // followed by the next block; one that completes later ends the round (OnSendDone).
+  size_t sent = 0;
+  while (!send_active) {
+    if (blocks_head_ < blocks_.size()) {
+      std::string& front = blocks_[blocks_head_++];
+      blocks_bytes_ -= front.size();
+      blocks_capacity_ -= front.capacity();
+      blocks_heap_ -= HeapBytes(front);
+      sending_ = std::move(front);  // frees what sending_ held; no copy
+      front = std::string();
+      if (blocks_head_ == blocks_.size()) {
+        blocks_.clear();
+        if (blocks_.capacity() > 64) blocks_ = std::vector<std::string>();
+        blocks_head_ = 0;
+      }
+    } else if (!out_.empty()) {
+      sending_.swap(out_);
+      out_.clear();
+    } else {
+      break;
+    }
+    size_t n = sending_.size();
+    if (!loop_->Send(this, sending_.data(), sending_.size())) break;
+    sent += n;
+    sending_.clear();
+    if (sending_.capacity() > 1 << 20) sending_ = std::string();
+  }
+  return sent;
 }
 
 void Connection::OnSendDone(int err) {
@@ -94,8 +133,8 @@ void Connection::OnSendDone(int err) {
   }
   size_t n = sending_.size();
   sending_.clear();
-  if (sending_.capacity() > 1 << 20) sending_.shrink_to_fit();
-  if (!out_.empty() || close_after_reply_) ScheduleFlush();
+  if (sending_.capacity() > 1 << 20) sending_ = std::string();
+  if (!out_.empty() || blocks_head_ < blocks_.size() || close_after_reply_) ScheduleFlush();
   OnSent(n);
 }
 
@@ -120,9 +159,10 @@ bool Connection::BuffersChanged() {
   // from other shards) are recounted while any are pending.
   size_t r = rbuf_.capacity(), o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
   if (r == charged_rbuf_ && o == charged_out_ && s == charged_sending_ && a == charged_args_ &&
-      slots_.empty() && !slots_charged_) {
+      blocks_heap_ + blocks_.capacity() == charged_blocks_ && slots_.empty() && !slots_charged_) {
     return false;
   }
+  charged_blocks_ = blocks_heap_ + blocks_.capacity();
   charged_rbuf_ = r;
   charged_out_ = o;
   charged_sending_ = s;
@@ -133,6 +173,8 @@ bool Connection::BuffersChanged() {
 
 size_t Connection::BufferBytes() const {
   size_t n = HeapBytes(rbuf_) + HeapBytes(out_) + HeapBytes(sending_) + HeapBytes(args_);
+  // The sealed blocks and the vector holding them.
+  n += blocks_heap_ + HeapBytes(blocks_);
   // std::deque keeps a map and 512-byte nodes even when empty.
   constexpr size_t kPerNode = sizeof(Slot) < 512 ? 512 / sizeof(Slot) : 1;
   n += (slots_.size() / kPerNode + 1) * kPerNode * sizeof(Slot) + 8 * sizeof(void*);

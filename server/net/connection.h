@@ -12,11 +12,14 @@
 //   closes once the owner's error reply is written.
 //
 // Output
-//   A reply is written at ReplyTarget(): straight into the output buffer while no earlier
-//   reply is pending, otherwise into a new slot. A reply that will arrive later reserves
-//   its slot (ReserveSlot) and is filled by FillSlot(seq, ...); ready slots at the front
-//   move to the output in order. FlushNow() hands the output to the event loop, one send
-//   for everything gathered in a loop turn.
+//   A reply is written at ReplyTarget(): straight into the open output block while no
+//   earlier reply is pending, otherwise into a new slot. A reply that will arrive later
+//   reserves its slot (ReserveSlot) and is filled by FillSlot(seq, ...); ready slots at
+//   the front move to the output in order. Once the open block holds kReplyBlockBytes it
+//   is sealed: moved, not copied, to the end of a chain of blocks, and a new one opens. A
+//   big reply is a block of its own. So queued output never moves as it grows, and each
+//   block is freed once sent. FlushNow() hands the output to the event loop block by
+//   block, oldest first (usually one send for everything gathered in a loop turn).
 //
 // Lifetime: Kill() stops input at once and closes the socket; the object deletes itself
 // (MaybeDestroy) once the loop has released it, no flush is scheduled and the owner says
@@ -41,6 +44,8 @@ namespace strata {
 class Connection : public IoConn {
  public:
   static constexpr size_t kReadChunk = 16 * 1024;
+  // The open output block is sealed once it holds this much (Redis's reply chunk size).
+  static constexpr size_t kReplyBlockBytes = 16 * 1024;
 
   Connection(EventLoop* loop, int fd);
   ~Connection() override = default;
@@ -52,7 +57,15 @@ class Connection : public IoConn {
   void Kill();
 
   size_t query_buffer_bytes() const { return rend_ - rstart_; }
-  size_t output_bytes() const { return out_.size() + sending_.size(); }
+  // Reply bytes queued to be written: sealed blocks, the open block, the send in flight
+  // (not replies still being gathered in slots: pending_reply_bytes()).
+  size_t output_bytes() const { return blocks_bytes_ + out_.size() + sending_.size(); }
+  // Bytes of replies waiting in slots behind one still due from another shard
+  // (O(slots), at most the pipelined commands in flight).
+  size_t pending_reply_bytes() const;
+  // For CLIENT LIST: bytes in the open block (obl), sealed blocks (oll).
+  size_t open_block_bytes() const { return out_.size(); }
+  size_t sealed_blocks() const { return blocks_.size() - blocks_head_; }
 
  protected:
   // ---- hooks for the owner (called on this thread from the loop's callbacks)
@@ -97,6 +110,12 @@ class Connection : public IoConn {
     slots_.push_back(Slot{false, suppress, {}});
     return &slots_.back().data;
   }
+  // True when the reply just written at target made it a block's worth: the open block
+  // is then sealed (LargeReplyWritten) and the owner checks its output limits.
+  static bool IsLarge(const std::string* target) { return target->size() >= kReplyBlockBytes; }
+  void LargeReplyWritten(std::string* target) {
+    if (target == &out_) SealBlock();
+  }
   // Makes a reply written at target since `start` final (dropped when suppressed).
   void CommitReply(std::string* target, bool suppress, size_t start) {
     if (target == &out_) {
@@ -123,8 +142,9 @@ class Connection : public IoConn {
   // The sequence number of the newest reserved slot.
   uint64_t newest_slot() const { return slot_base_ + slots_.size() - 1; }
   bool replies_pending() const { return !slots_.empty(); }
-  // Fills a reserved slot; ready replies at the front move to the output.
-  void FillSlot(uint64_t seq, std::string_view data);
+  // Fills a reserved slot; ready replies at the front move to the output. Returns true
+  // when that made the output grow by a block or more (the owner checks its limits).
+  bool FillSlot(uint64_t seq, std::string_view data);
 
   // Marks the connection as having output to flush (RequestFlush once per turn).
   void ScheduleFlush() {
@@ -134,12 +154,14 @@ class Connection : public IoConn {
   }
   // The owner's flush began: clears the scheduled mark.
   void BeginFlush() { flush_scheduled_ = false; }
-  size_t buffered_output() const { return out_.size(); }
+  size_t buffered_output() const { return blocks_bytes_ + out_.size(); }
   // Hands the gathered output to the loop. Returns the bytes sent at once (0 when the
   // send completes later, with OnSent, or when there was nothing to send).
   size_t FlushNow();
   // Nothing left to write and no reply pending.
-  bool output_drained() const { return !send_active && out_.empty() && slots_.empty(); }
+  bool output_drained() const {
+    return !send_active && out_.empty() && blocks_head_ == blocks_.size() && slots_.empty();
+  }
   bool close_after_reply() const { return close_after_reply_; }
   bool closing() const { return closing_; }
   // Deletes this connection when nothing refers to it any more.
@@ -155,13 +177,16 @@ class Connection : public IoConn {
   // For CLIENT LIST: read buffer size and free space, output buffer capacity.
   size_t read_buffer_size() const { return rbuf_.size(); }
   size_t read_buffer_capacity() const { return rbuf_.capacity(); }
-  size_t output_capacity() const { return out_.capacity() + sending_.capacity(); }
+  size_t output_capacity() const {
+    return out_.capacity() + sending_.capacity() + blocks_capacity_;
+  }
 
  private:
   void OnRecv(ssize_t n) override;
   void OnSendDone(int err) override;
   void OnClosed() override;
   void ArmRead();
+  void SealBlock();
 
   struct Slot {
     bool ready = false;
@@ -176,8 +201,15 @@ class Connection : public IoConn {
   RespParser parser_;
   std::vector<std::string_view> args_;
 
-  std::string out_;
-  std::string sending_;
+  std::string out_;  // the open block
+  // Sealed blocks, oldest first from blocks_head_ (a vector, not a deque: nothing is
+  // allocated while there are none, which is almost always).
+  std::vector<std::string> blocks_;
+  size_t blocks_head_ = 0;
+  size_t blocks_bytes_ = 0;     // their sizes
+  size_t blocks_capacity_ = 0;  // their capacities
+  size_t blocks_heap_ = 0;      // their heap blocks' usable sizes
+  std::string sending_;         // handed to the loop, untouched until the send ends
   std::deque<Slot> slots_;
   uint64_t slot_base_ = 0;  // seq of slots_.front()
 
@@ -187,6 +219,7 @@ class Connection : public IoConn {
   size_t charged_sending_ = SIZE_MAX;
   size_t charged_args_ = SIZE_MAX;
   bool slots_charged_ = false;
+  size_t charged_blocks_ = 0;
 
   bool paused_ = false;
   bool reading_ = false;
