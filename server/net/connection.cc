@@ -6,9 +6,18 @@
 
 namespace strata {
 
-Connection::Connection(EventLoop* loop, int sock) : loop_(loop) {
+Connection::Connection(EventLoop* loop, int sock)
+    : loop_(loop), rbuf_(new char[kReadChunk]), rbuf_size_(kReadChunk) {
   fd = sock;
-  rbuf_.resize(kReadChunk);
+}
+
+void Connection::ResizeReadBuffer(size_t size) {
+  std::unique_ptr<char[]> fresh(new char[size]);  // uninitialized: nothing touched yet
+  std::memcpy(fresh.get(), rbuf_.get() + rstart_, rend_ - rstart_);
+  rend_ -= rstart_;
+  rstart_ = 0;
+  rbuf_ = std::move(fresh);
+  rbuf_size_ = size;
 }
 
 void Connection::Start() {
@@ -20,25 +29,22 @@ void Connection::ArmRead() {
   if (reading_ || closing_ || paused_ || close_after_reply_) return;
   if (rstart_ == rend_) {
     rstart_ = rend_ = 0;
-    if (rbuf_.size() > 4 * kReadChunk) {
-      rbuf_.resize(kReadChunk);
-      rbuf_.shrink_to_fit();
-    }
+    if (rbuf_size_ > 4 * kReadChunk) ResizeReadBuffer(kReadChunk);
   }
   size_t needed = parser_.needed();
-  if (rbuf_.size() - rend_ < kReadChunk / 4 || (needed && rstart_ + needed > rbuf_.size())) {
+  if (rbuf_size_ - rend_ < kReadChunk / 4 || (needed && rstart_ + needed > rbuf_size_)) {
     if (rstart_ > 0) {
-      std::memmove(rbuf_.data(), rbuf_.data() + rstart_, rend_ - rstart_);
+      std::memmove(rbuf_.get(), rbuf_.get() + rstart_, rend_ - rstart_);
       rend_ -= rstart_;
       rstart_ = 0;
     }
-    size_t want = rbuf_.size();
+    size_t want = rbuf_size_;
     if (want - rend_ < kReadChunk / 4) want *= 2;
     if (needed > want) want = needed;
-    if (want != rbuf_.size()) rbuf_.resize(want);
+    if (want != rbuf_size_) ResizeReadBuffer(want);
   }
   reading_ = true;
-  loop_->ArmRecv(this, rbuf_.data() + rend_, rbuf_.size() - rend_);
+  loop_->ArmRecv(this, rbuf_.get() + rend_, rbuf_size_ - rend_);
 }
 
 void Connection::OnRecv(ssize_t n) {
@@ -157,7 +163,7 @@ void Connection::MaybeDestroy() {
 bool Connection::BuffersChanged() {
   // Buffers only change what they cost when their capacity changes; reply slots (data
   // from other shards) are recounted while any are pending.
-  size_t r = rbuf_.capacity(), o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
+  size_t r = rbuf_size_, o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
   if (r == charged_rbuf_ && o == charged_out_ && s == charged_sending_ && a == charged_args_ &&
       blocks_heap_ + blocks_.capacity() == charged_blocks_ && slots_.empty() && !slots_charged_) {
     return false;
@@ -172,7 +178,7 @@ bool Connection::BuffersChanged() {
 }
 
 size_t Connection::BufferBytes() const {
-  size_t n = HeapBytes(rbuf_) + HeapBytes(out_) + HeapBytes(sending_) + HeapBytes(args_);
+  size_t n = HeapBytes(rbuf_.get()) + HeapBytes(out_) + HeapBytes(sending_) + HeapBytes(args_);
   // The sealed blocks and the vector holding them.
   n += blocks_heap_ + HeapBytes(blocks_);
   // std::deque keeps a map and 512-byte nodes even when empty.

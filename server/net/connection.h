@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,7 +87,7 @@ class Connection : public IoConn {
   // (Consume() it once taken). On kError (parse_error() says why) the rest of the input
   // is dropped and the connection closes after its output: the owner replies the error.
   RespParser::Result ParseNext(const RespLimits& limits, size_t* consumed) {
-    auto r = parser_.Parse(rbuf_.data() + rstart_, rend_ - rstart_, limits, consumed, &args_);
+    auto r = parser_.Parse(rbuf_.get() + rstart_, rend_ - rstart_, limits, consumed, &args_);
     if (r == RespParser::Result::kError) {
       close_after_reply_ = true;
       rstart_ = rend_;
@@ -175,8 +176,8 @@ class Connection : public IoConn {
   // (usable sizes); not the object itself.
   size_t BufferBytes() const;
   // For CLIENT LIST: read buffer size and free space, output buffer capacity.
-  size_t read_buffer_size() const { return rbuf_.size(); }
-  size_t read_buffer_capacity() const { return rbuf_.capacity(); }
+  size_t read_buffer_size() const { return rbuf_size_; }
+  size_t read_buffer_capacity() const { return rbuf_size_; }
   size_t output_capacity() const {
     return out_.capacity() + sending_.capacity() + blocks_capacity_;
   }
@@ -195,7 +196,12 @@ class Connection : public IoConn {
   };
 
   EventLoop* loop_;
-  std::string rbuf_;
+  // The read buffer. Not a std::string: resizing one writes every byte, so an idle
+  // connection's 16 KB would all be resident; here only what was received is touched.
+  std::unique_ptr<char[]> rbuf_;
+  size_t rbuf_size_ = 0;
+  // Replaces the read buffer with one of `size` bytes holding the unread bytes at its start.
+  void ResizeReadBuffer(size_t size);
   size_t rstart_ = 0;
   size_t rend_ = 0;
   RespParser parser_;
