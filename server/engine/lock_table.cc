@@ -1,25 +1,20 @@
 #include "server/engine/lock_table.h"
 
+#include <xxhash.h>
+
 #include <unordered_set>
 #include <vector>
 
 namespace strata {
 
-std::string LockTable::LockKey(uint32_t db, std::string_view key) {
-  std::string k;
-  k.reserve(key.size() + 4);
-  k.append(reinterpret_cast<const char*>(&db), sizeof(db));
-  k.append(key);
-  return k;
+LockTable::Key LockTable::LockKey(uint32_t db, std::string_view key) {
+  return XXH3_64bits_withSeed(key.data(), key.size(), db);
 }
 
 bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const {
   if (keys_.empty()) return true;
-  std::string buf;
   for (std::string_view key : keys) {
-    buf.assign(reinterpret_cast<const char*>(&db), sizeof(db));
-    buf.append(key);
-    auto it = keys_.find(std::string_view(buf));
+    auto it = keys_.find(LockKey(db, key));
     if (it == keys_.end()) continue;
     if (it->second.queued > 0 || Conflicts(it->second, exclusive)) return false;
   }
@@ -27,8 +22,8 @@ bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool
 }
 
 bool LockTable::CanRun(const Request& r) const {
-  for (const std::string& key : r.keys) {
-    auto it = keys_.find(std::string_view(key));
+  for (Key key : r.keys) {
+    auto it = keys_.find(key);
     if (it == keys_.end()) continue;
     if (it->second.queued > 0 || Conflicts(it->second, r.exclusive)) return false;
   }
@@ -36,7 +31,7 @@ bool LockTable::CanRun(const Request& r) const {
 }
 
 void LockTable::Acquire(const Request& r) {
-  for (const std::string& key : r.keys) {
+  for (Key key : r.keys) {
     KeyLock& k = keys_[key];
     if (r.exclusive) {
       k.exclusive = true;
@@ -46,16 +41,16 @@ void LockTable::Acquire(const Request& r) {
   }
 }
 
-void LockTable::Drop(const std::string& key) {
-  auto it = keys_.find(std::string_view(key));
+void LockTable::Drop(Key key) {
+  auto it = keys_.find(key);
   if (it != keys_.end() && it->second.shared == 0 && !it->second.exclusive &&
       it->second.queued == 0)
     keys_.erase(it);
 }
 
-void LockTable::Release(const std::vector<std::string>& keys, bool exclusive) {
-  for (const std::string& key : keys) {
-    auto it = keys_.find(std::string_view(key));
+void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
+  for (Key key : keys) {
+    auto it = keys_.find(key);
     if (it == keys_.end()) continue;
     if (exclusive) {
       it->second.exclusive = false;
@@ -68,7 +63,7 @@ void LockTable::Release(const std::vector<std::string>& keys, bool exclusive) {
 }
 
 void LockTable::Enqueue(Request r) {
-  for (const std::string& key : r.keys) keys_[key].queued++;
+  for (Key key : r.keys) keys_[key].queued++;
   queue_.push_back(std::move(r));
 }
 
@@ -82,7 +77,7 @@ void LockTable::ProcessQueue() {
   if (processing_) return;
   processing_ = true;
   bool progress = true;
-  std::unordered_set<std::string_view> blocked;
+  std::unordered_set<Key> blocked;
   std::vector<Task> admitted;
   std::deque<Request> waiting;
   while (progress && !queue_.empty()) {
@@ -92,29 +87,25 @@ void LockTable::ProcessQueue() {
     waiting.clear();
     for (Request& r : queue_) {
       bool ok = true;
-      for (const std::string& key : r.keys) {
+      for (Key key : r.keys) {
         if (blocked.count(key)) {
           ok = false;
           break;
         }
-        auto it = keys_.find(std::string_view(key));
+        auto it = keys_.find(key);
         if (it != keys_.end() && Conflicts(it->second, r.exclusive)) {
           ok = false;
           break;
         }
       }
       if (!ok) {
-        // Moving the request keeps its key strings where they are: the views stay valid.
+        for (Key key : r.keys) blocked.insert(key);
         waiting.push_back(std::move(r));
-        for (const std::string& key : waiting.back().keys) blocked.insert(key);
         continue;
       }
-      for (const std::string& key : r.keys) {
-        auto it = keys_.find(std::string_view(key));
-        it->second.queued--;
-      }
+      for (Key key : r.keys) keys_.find(key)->second.queued--;
       if (r.hold) Acquire(r);
-      for (const std::string& key : r.keys) Drop(key);
+      for (Key key : r.keys) Drop(key);
       admitted.push_back(r.on_admit);
       progress = true;
     }

@@ -11,7 +11,11 @@
 //   The common case costs one branch: empty() is checked before anything else, and a
 //   command on a shard with no locks and no queue runs at once.
 //
-// Keys are scoped by database: the same name in two databases is two locks.
+// Keys are scoped by database: the same name in two databases is two locks. A lock is
+// named by a 64-bit hash of (database, key), not the key itself: locking costs no copy
+// of the key and a lookup compares one integer. Two keys whose hashes collide share a
+// lock; that can only make a command wait for an unrelated one (about once in 2^64
+// pairs), never let two conflicting ones run together.
 // Thread-safety: owned by its shard's thread.
 #pragma once
 
@@ -29,14 +33,16 @@ namespace strata {
 
 class LockTable {
  public:
+  using Key = uint64_t;  // LockKey(db, key)
+
   struct Request {
-    std::vector<std::string> keys;  // db-qualified (LockKey)
+    std::vector<Key> keys;  // LockKey of each key
     bool exclusive = true;
     bool hold = true;  // take the locks on admission (false: just run on_admit)
     Task on_admit;     // runs on this shard's thread once the keys are free
   };
 
-  static std::string LockKey(uint32_t db, std::string_view key);
+  static Key LockKey(uint32_t db, std::string_view key);
 
   bool empty() const { return keys_.empty(); }
   // True when an operation on these keys can run now: no conflicting holder and no
@@ -45,7 +51,7 @@ class LockTable {
   bool CanRun(const Request& r) const;
   void Acquire(const Request& r);
   // Releases a held request's locks and admits whatever can now run.
-  void Release(const std::vector<std::string>& keys, bool exclusive);
+  void Release(const std::vector<Key>& keys, bool exclusive);
   // Queues a request that cannot run now. It is admitted in FIFO order.
   void Enqueue(Request r);
   size_t queued() const { return queue_.size(); }
@@ -64,17 +70,13 @@ class LockTable {
     bool exclusive = false;
     uint32_t queued = 0;
   };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   bool Conflicts(const KeyLock& k, bool exclusive) const {
     return k.exclusive || (exclusive && k.shared > 0);
   }
-  void Drop(const std::string& key);
+  void Drop(Key key);
   void ProcessQueue();
 
-  std::unordered_map<std::string, KeyLock, Hash, std::equal_to<>> keys_;
+  std::unordered_map<Key, KeyLock> keys_;
   std::deque<Request> queue_;
   bool processing_ = false;
 };

@@ -1,7 +1,6 @@
 #include "server/engine/shard_groups.h"
 
 #include <algorithm>
-#include <string>
 #include <unordered_set>
 
 #include "core/hash.h"
@@ -16,11 +15,11 @@ size_t ShardGroups::IndexOf(uint32_t shard) const {
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
                          uint32_t shard_count, bool exclusive) {
   // One pass to place each key, one per shard to build its lock request; a key given
-  // several times is locked once (a hash set, so the cost stays linear in the keys).
+  // several times is locked once (a set of lock keys, so the cost stays linear).
   std::vector<std::vector<size_t>> by_shard(shard_count);
   for (size_t i = 0; i < keys.size(); i++) by_shard[ShardOfKey(keys[i], shard_count)].push_back(i);
   ShardGroups g;
-  std::unordered_set<std::string_view> seen;
+  std::unordered_set<LockTable::Key> seen;
   for (uint32_t shard = 0; shard < shard_count; shard++) {
     std::vector<size_t>& pos = by_shard[shard];
     if (pos.empty()) continue;
@@ -31,7 +30,8 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
     seen.clear();
     seen.reserve(pos.size());
     for (size_t p : pos) {
-      if (seen.insert(keys[p]).second) req.keys.push_back(LockTable::LockKey(db, keys[p]));
+      LockTable::Key k = LockTable::LockKey(db, keys[p]);
+      if (seen.insert(k).second) req.keys.push_back(k);
     }
     g.locks.push_back(std::move(req));
     g.positions.push_back(std::move(pos));

@@ -75,7 +75,7 @@ TEST(LockTableTest, HeldRequestBlocksLaterOnesUntilReleased) {
   auto first = Req({"x"}, true, true, &log, "first");
   t.Acquire(first);
   auto second = Req({"x", "y"}, true, true, &log, "second");
-  std::vector<std::string> second_keys = second.keys;
+  std::vector<LockTable::Key> second_keys = second.keys;
   t.Enqueue(std::move(second));
   t.Enqueue(Req({"y"}, true, false, &log, "y-writer"));
   t.Release(first.keys, true);
@@ -95,7 +95,7 @@ TEST(LockTableTest, ManyWaitersAreAdmittedInOrderBehindABlockedPrefix) {
   auto holder = Req({"a"}, true, true, &log, "holder");
   t.Acquire(holder);
   auto writer = Req({"a"}, true, true, &log, "writer");
-  std::vector<std::string> writer_keys = writer.keys;
+  std::vector<LockTable::Key> writer_keys = writer.keys;
   t.Enqueue(std::move(writer));
   std::vector<std::string> want_later;
   for (int i = 0; i < 2000; i++) {
