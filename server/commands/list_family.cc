@@ -223,6 +223,18 @@ void CmdLRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Integer(0);
     return;
   }
+  if (e->IsExternal()) {
+    // Looked for in place first: a list without the element is not copied to find that.
+    bool found = false;
+    static_cast<ListObject*>(e->Object())->Walk(0, false, [&](std::string_view v) {
+      found = v == args[3];
+      return !found;
+    });
+    if (!found) {
+      rb.Integer(0);
+      return;
+    }
+  }
   int64_t removed = 0;
   OpRewrite(ctx.ks, ctx.db, args[1], e, [&](std::vector<std::string>& v) {
     uint64_t limit =
