@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""Command-sequence fuzzer: random commands over every family against a real server.
+
+Several clients send pipelined batches of random commands (valid, malformed, wrong
+arity, odd numbers, keys on one shard and across shards, blocking pops with short
+timeouts, snapshots) and read one well-formed RESP reply for each. Between batches an
+admin client checks that the server is up and that the keyspace is consistent: DBSIZE
+equals what KEYS and a full SCAN see, and every key listed exists and has a type. At the
+end the server must stop cleanly on SIGTERM. Any failure prints the seed; --seed N
+replays the same commands (the timing of the clients may still differ).
+
+    /usr/bin/python3 tests/fuzz/command_fuzz.py --server-bin build-asan/server/strata-server \\
+        --threads 2 --seconds 60
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+KEYS = [b"k%d" % i for i in range(12)] + [b"{t}k%d" % i for i in range(6)]
+FIELDS = [b"f%d" % i for i in range(8)]
+NUMBERS = [b"0", b"1", b"-1", b"2", b"10", b"-10", b"100", b"9223372036854775807",
+           b"-9223372036854775808", b"3.5", b"-0.5", b"1e3", b"inf", b"-inf", b"+inf", b"nan",
+           b"abc", b"", b"00", b" 1"]
+FLAGS = [b"NX", b"XX", b"GT", b"LT", b"CH", b"INCR", b"EX", b"PX", b"EXAT", b"PXAT",
+         b"KEEPTTL", b"GET", b"WITHSCORES", b"LIMIT", b"COUNT", b"MATCH", b"TYPE", b"REV",
+         b"BYSCORE", b"BYLEX", b"LEFT", b"RIGHT", b"MIN", b"MAX", b"ALPHA", b"DESC", b"ASC",
+         b"BY", b"STORE", b"REPLACE", b"DB", b"ABSOLUTETTL", b"WEIGHTS", b"AGGREGATE",
+         b"SUM", b"RANK", b"MAXLEN", b"WITHVALUES", b"ASYNC", b"SYNC"]
+
+
+class Gen:
+    def __init__(self, rng):
+        self.r = rng
+
+    def key(self):
+        return self.r.choice(KEYS)
+
+    def keys(self, lo=1, hi=5):
+        return [self.key() for _ in range(self.r.randint(lo, hi))]
+
+    def field(self):
+        return self.r.choice(FIELDS)
+
+    def num(self):
+        if self.r.random() < 0.7:
+            return str(self.r.randint(-20, 20)).encode()
+        return self.r.choice(NUMBERS)
+
+    def score(self):
+        if self.r.random() < 0.7:
+            return str(self.r.randint(-5, 5) + self.r.choice([0, 0.5])).encode()
+        return self.r.choice(NUMBERS)
+
+    def timeout(self):
+        return self.r.choice([b"0.01", b"0.02", b"0.05"])
+
+    def value(self):
+        p = self.r.random()
+        if p < 0.6:
+            return self.r.choice([b"a", b"b", b"c", b"1", b"2", b"hello", b""])
+        if p < 0.9:
+            return bytes(self.r.randrange(256) for _ in range(self.r.randint(0, 40)))
+        return b"x" * self.r.choice([100, 1000, 70000])
+
+    def flag(self):
+        return self.r.choice(FLAGS)
+
+    def any(self):
+        return self.r.choice([self.key, self.field, self.num, self.value, self.flag])()
+
+
+def commands(g):
+    """(name, argument builder) per command; builders return the arguments after the
+    name. Blocking pops always get a short positive timeout (0 would wait forever)."""
+    k, ks, f, n, v, fl, sc, to = (g.key, g.keys, g.field, g.num, g.value, g.flag, g.score,
+                                  g.timeout)
+    pairs = lambda gen: sum(([a, b] for a, b in gen), [])  # noqa: E731
+    return [
+        # strings
+        ("SET", lambda: [k(), v()] + g.r.sample([b"NX", b"XX", b"GET", b"KEEPTTL"], 1)),
+        ("SET", lambda: [k(), v(), g.r.choice([b"EX", b"PX"]), n()]),
+        ("GET", lambda: [k()]), ("GETSET", lambda: [k(), v()]), ("GETDEL", lambda: [k()]),
+        ("GETEX", lambda: [k(), fl(), n()]), ("APPEND", lambda: [k(), v()]),
+        ("STRLEN", lambda: [k()]), ("INCR", lambda: [k()]), ("DECRBY", lambda: [k(), n()]),
+        ("INCRBYFLOAT", lambda: [k(), sc()]), ("SETRANGE", lambda: [k(), n(), v()]),
+        ("GETRANGE", lambda: [k(), n(), n()]), ("SETNX", lambda: [k(), v()]),
+        ("SETEX", lambda: [k(), n(), v()]), ("MSET", lambda: pairs((x, v()) for x in ks())),
+        ("MSETNX", lambda: pairs((x, v()) for x in ks())), ("MGET", lambda: ks(1, 8)),
+        ("LCS", lambda: [k(), k()]),
+        # keys
+        ("DEL", lambda: ks()), ("UNLINK", lambda: ks()), ("EXISTS", lambda: ks()),
+        ("TOUCH", lambda: ks()), ("TYPE", lambda: [k()]), ("RENAME", lambda: [k(), k()]),
+        ("RENAMENX", lambda: [k(), k()]), ("COPY", lambda: [k(), k()] + ([b"REPLACE"]
+                                                                         if g.r.random() < .5
+                                                                         else [])),
+        ("MOVE", lambda: [k(), g.r.choice([b"0", b"1", b"2", b"99"])]),
+        ("EXPIRE", lambda: [k(), n()] + ([fl()] if g.r.random() < .3 else [])),
+        ("PEXPIRE", lambda: [k(), g.r.choice([b"1", b"5", b"100000"])]),
+        ("TTL", lambda: [k()]), ("PTTL", lambda: [k()]), ("PERSIST", lambda: [k()]),
+        ("EXPIRETIME", lambda: [k()]), ("OBJECT", lambda: [g.r.choice([b"ENCODING", b"FREQ",
+                                                                       b"IDLETIME", b"HELP"]),
+                                                           k()]),
+        ("RANDOMKEY", lambda: []), ("DBSIZE", lambda: []),
+        ("SCAN", lambda: [n()] + ([b"MATCH", b"k*"] if g.r.random() < .5 else [])),
+        ("KEYS", lambda: [g.r.choice([b"*", b"k?", b"{t}*", b"[a-k]*", b"\\"])]),
+        ("SORT", lambda: [k()] + g.r.sample([b"ALPHA", b"DESC", b"LIMIT", b"0", b"3"], 2)),
+        ("SELECT", lambda: [g.r.choice([b"0", b"0", b"0", b"1", b"16", b"-1"])]),
+        ("SWAPDB", lambda: [b"0", b"1"]),
+        # hashes
+        ("HSET", lambda: [k()] + pairs((f(), v()) for _ in range(g.r.randint(1, 4)))),
+        ("HGET", lambda: [k(), f()]), ("HDEL", lambda: [k(), f(), f()]),
+        ("HGETALL", lambda: [k()]), ("HKEYS", lambda: [k()]), ("HVALS", lambda: [k()]),
+        ("HLEN", lambda: [k()]), ("HEXISTS", lambda: [k(), f()]),
+        ("HINCRBY", lambda: [k(), f(), n()]), ("HINCRBYFLOAT", lambda: [k(), f(), sc()]),
+        ("HMGET", lambda: [k(), f(), f(), f()]), ("HSETNX", lambda: [k(), f(), v()]),
+        ("HSTRLEN", lambda: [k(), f()]), ("HRANDFIELD", lambda: [k(), n()] +
+                                          ([b"WITHVALUES"] if g.r.random() < .5 else [])),
+        ("HSCAN", lambda: [k(), b"0"]),
+        # sets
+        ("SADD", lambda: [k()] + [g.r.choice(FIELDS + NUMBERS[:6]) for _ in range(3)]),
+        ("SREM", lambda: [k(), f(), n()]), ("SMEMBERS", lambda: [k()]),
+        ("SISMEMBER", lambda: [k(), f()]), ("SMISMEMBER", lambda: [k(), f(), n()]),
+        ("SCARD", lambda: [k()]), ("SPOP", lambda: [k()] + ([n()] if g.r.random() < .5
+                                                             else [])),
+        ("SRANDMEMBER", lambda: [k(), n()]), ("SINTER", lambda: ks()),
+        ("SUNION", lambda: ks()), ("SDIFF", lambda: ks()),
+        ("SINTERSTORE", lambda: [k()] + ks()), ("SUNIONSTORE", lambda: [k()] + ks()),
+        ("SDIFFSTORE", lambda: [k()] + ks()), ("SMOVE", lambda: [k(), k(), f()]),
+        ("SINTERCARD", lambda: [b"2", k(), k()] + ([b"LIMIT", n()] if g.r.random() < .5
+                                                   else [])),
+        ("SSCAN", lambda: [k(), b"0"]),
+        # lists
+        ("LPUSH", lambda: [k(), v(), v()]), ("RPUSH", lambda: [k(), v()]),
+        ("LPUSHX", lambda: [k(), v()]), ("LPOP", lambda: [k()] + ([n()] if g.r.random() < .4
+                                                                   else [])),
+        ("RPOP", lambda: [k()]), ("LRANGE", lambda: [k(), n(), n()]), ("LLEN", lambda: [k()]),
+        ("LINDEX", lambda: [k(), n()]), ("LSET", lambda: [k(), n(), v()]),
+        ("LINSERT", lambda: [k(), g.r.choice([b"BEFORE", b"AFTER", b"X"]), v(), v()]),
+        ("LREM", lambda: [k(), n(), v()]), ("LTRIM", lambda: [k(), n(), n()]),
+        ("LPOS", lambda: [k(), v()] + g.r.sample([b"RANK", b"1", b"COUNT", b"0", b"MAXLEN",
+                                                   b"2"], 2)),
+        ("LMOVE", lambda: [k(), k(), g.r.choice([b"LEFT", b"RIGHT"]),
+                           g.r.choice([b"LEFT", b"RIGHT"])]),
+        ("RPOPLPUSH", lambda: [k(), k()]),
+        ("LMPOP", lambda: [b"2", k(), k(), g.r.choice([b"LEFT", b"RIGHT"])]),
+        ("BLPOP", lambda: ks(1, 3) + [to()]), ("BRPOP", lambda: ks(1, 2) + [to()]),
+        ("BLMOVE", lambda: [k(), k(), b"LEFT", b"RIGHT", to()]),
+        ("BLMPOP", lambda: [to(), b"2", k(), k(), b"LEFT"]),
+        # sorted sets
+        ("ZADD", lambda: [k()] + ([fl()] if g.r.random() < .3 else []) +
+         pairs((sc(), f()) for _ in range(g.r.randint(1, 3)))),
+        ("ZREM", lambda: [k(), f(), f()]), ("ZSCORE", lambda: [k(), f()]),
+        ("ZINCRBY", lambda: [k(), sc(), f()]), ("ZCARD", lambda: [k()]),
+        ("ZRANGE", lambda: [k(), n(), n()] + ([b"WITHSCORES"] if g.r.random() < .5 else [])),
+        ("ZRANGE", lambda: [k(), sc(), sc(), b"BYSCORE"]),
+        ("ZRANGEBYSCORE", lambda: [k(), g.r.choice([b"-inf", b"(1", b"0"]),
+                                   g.r.choice([b"+inf", b"5", b"(3"])]),
+        ("ZRANGEBYLEX", lambda: [k(), g.r.choice([b"-", b"[a", b"(f1"]),
+                                 g.r.choice([b"+", b"[z", b"x"])]),
+        ("ZREVRANGE", lambda: [k(), n(), n()]), ("ZRANK", lambda: [k(), f()]),
+        ("ZCOUNT", lambda: [k(), sc(), sc()]), ("ZLEXCOUNT", lambda: [k(), b"-", b"+"]),
+        ("ZPOPMIN", lambda: [k()] + ([n()] if g.r.random() < .5 else [])),
+        ("ZPOPMAX", lambda: [k()]), ("ZMPOP", lambda: [b"2", k(), k(), b"MIN"]),
+        ("BZPOPMIN", lambda: ks(1, 2) + [to()]),
+        ("BZMPOP", lambda: [to(), b"1", k(), b"MAX"]),
+        ("ZUNIONSTORE", lambda: [k(), b"2", k(), k()]),
+        ("ZINTERSTORE", lambda: [k(), b"2", k(), k(), b"AGGREGATE", b"MAX"]),
+        ("ZDIFF", lambda: [b"2", k(), k()]), ("ZRANDMEMBER", lambda: [k(), n()]),
+        ("ZMSCORE", lambda: [k(), f(), f()]), ("ZRANGESTORE", lambda: [k(), k(), n(), n()]),
+        ("ZREMRANGEBYSCORE", lambda: [k(), sc(), sc()]),
+        ("ZREMRANGEBYRANK", lambda: [k(), n(), n()]), ("ZSCAN", lambda: [k(), b"0"]),
+        # server and connection
+        ("PING", lambda: []), ("ECHO", lambda: [v()]), ("TIME", lambda: []),
+        ("INFO", lambda: g.r.sample([b"server", b"memory", b"keyspace", b"stats", b"all"], 1)),
+        ("MEMORY", lambda: [b"USAGE", k()]), ("MEMORY", lambda: [b"STATS"]),
+        ("COMMAND", lambda: [b"COUNT"]), ("CLIENT", lambda: [b"ID"]),
+        ("CLIENT", lambda: [b"SETNAME", g.r.choice([b"fuzz", b"bad name"])]),
+        ("CLIENT", lambda: [b"LIST"]), ("CONFIG", lambda: [b"GET", b"max*"]),
+        ("LASTSAVE", lambda: []), ("BGSAVE", lambda: []),
+        ("HELLO", lambda: [g.r.choice([b"2", b"3", b"4"])]),
+        ("FLUSHDB", lambda: [g.r.choice([b"ASYNC", b"SYNC"])]),
+        # nonsense
+        ("NOSUCHCOMMAND", lambda: [g.any()]),
+    ]
+
+
+class Reader:
+    """Reads one RESP2/RESP3 reply from a socket; raises on anything malformed."""
+
+    def __init__(self, sock):
+        self.sock, self.buf = sock, b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n + 2:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("connection closed")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def read(self):
+        line = self._line()
+        if not line:
+            raise ValueError("empty reply line")
+        t, rest = line[:1], line[1:]
+        if t in b"+-":
+            return (t, rest)
+        if t in b":(":
+            int(rest)
+            return (t, rest)
+        if t == b",":
+            float(rest.replace(b"inf", b"1e999"))
+            return (t, rest)
+        if t in b"_":
+            return (t, None)
+        if t == b"#":
+            if rest not in (b"t", b"f"):
+                raise ValueError("bad boolean %r" % rest)
+            return (t, rest)
+        if t in b"$=!":
+            n = int(rest)
+            return (t, None if n < 0 else self._exact(n))
+        if t in b"*~>":
+            n = int(rest)
+            return (t, None if n < 0 else [self.read() for _ in range(n)])
+        if t == b"%" or t == b"|":
+            n = int(rest)
+            return (t, [(self.read(), self.read()) for _ in range(n)])
+        raise ValueError("bad reply type %r" % line[:40])
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def mutate(g, name, args):
+    """Sometimes break a call: wrong arity, junk argument, lower-case name. Blocking pops
+    are left alone: a junk last argument would be their timeout (0 waits forever)."""
+    if name.startswith("B") and name not in ("BGSAVE",):
+        return [name.encode()] + args
+    p = g.r.random()
+    if p < 0.05 and args:
+        args = args[:-1]
+    elif p < 0.10:
+        args = args + [g.any()]
+    elif p < 0.15:
+        name = name.lower()
+    return [name.encode() if isinstance(name, str) else name] + args
+
+
+class Fuzzer:
+    def __init__(self, port, seed, clients, batch):
+        self.port, self.seed, self.clients, self.batch = port, seed, clients, batch
+        self.sent = 0
+        self.errors = []
+
+    def client_batch(self, index, round_no):
+        g = Gen(random.Random(self.seed * 1000003 + index * 7919 + round_no))
+        table = commands(g)
+        calls = []
+        for _ in range(self.batch):
+            name, build = g.r.choice(table)
+            calls.append(encode(mutate(g, name, build())))
+        sock = self.socks[index]
+        sock.sendall(b"".join(calls))
+        reader = self.readers[index]
+        for _ in calls:
+            kind, payload = reader.read()
+            if kind == b"-" and b"internal error" in payload:
+                raise AssertionError("internal error reply: %r" % payload)
+        self.sent += len(calls)
+
+    def run(self, seconds, check):
+        self.socks = []
+        self.readers = []
+        for _ in range(self.clients):
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+            self.socks.append(s)
+            self.readers.append(Reader(s))
+        deadline = time.monotonic() + seconds
+        round_no = 0
+        try:
+            while time.monotonic() < deadline:
+                threads = []
+                failures = []
+
+                def work(i, r=round_no):
+                    try:
+                        self.client_batch(i, r)
+                    except Exception as e:  # noqa: BLE001 - reported with the seed
+                        failures.append("client %d, round %d: %s: %s" % (i, r, type(e).__name__,
+                                                                          e))
+
+                for i in range(self.clients):
+                    t = threading.Thread(target=work, args=(i,))
+                    t.start()
+                    threads.append(t)
+                for t in threads:
+                    t.join(120)
+                    if t.is_alive():
+                        failures.append("a client got no reply within 120 s")
+                if failures:
+                    raise AssertionError("; ".join(failures))
+                check()
+                round_no += 1
+        finally:
+            for s in self.socks:
+                s.close()
+        return round_no
+
+
+def admin_call(port, *args):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall(encode([a if isinstance(a, bytes) else str(a).encode() for a in args]))
+        return Reader(s).read()
+    finally:
+        s.close()
+
+
+def check_keyspace(port):
+    """DBSIZE, KEYS and a full SCAN agree in every database the fuzzer uses, and every
+    key listed exists and has a type. Expiry is first taken out of the picture: every
+    key the fuzzer can name is touched (an expired one is deleted then, as Redis deletes
+    it on access; DBSIZE counts it until then) and made persistent."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    r = Reader(s)
+    try:
+        for db in (b"0", b"1", b"2"):
+            s.sendall(encode([b"SELECT", db]))
+            r.read()
+            for key in KEYS:
+                s.sendall(encode([b"EXISTS", key]) + encode([b"PERSIST", key]))
+                r.read()
+                r.read()
+            s.sendall(encode([b"DBSIZE"]))
+            _, size = r.read()
+            s.sendall(encode([b"KEYS", b"*"]))
+            _, listed = r.read()
+            names = sorted(x[1] for x in listed)
+            scanned, cursor = [], b"0"
+            for _ in range(10000):
+                s.sendall(encode([b"SCAN", cursor, b"COUNT", b"7"]))
+                _, (c, batch) = r.read()
+                cursor = c[1]
+                scanned += [x[1] for x in batch[1]]
+                if cursor == b"0":
+                    break
+            if int(size) != len(names):
+                raise AssertionError("db %s: DBSIZE %s but KEYS lists %d" % (db, size, len(names)))
+            if sorted(set(scanned)) != names:
+                raise AssertionError("db %s: SCAN saw %d keys, KEYS %d" % (db, len(set(scanned)),
+                                                                         len(names)))
+            for key in names:
+                s.sendall(encode([b"TYPE", key]) + encode([b"EXISTS", key]))
+                _, t = r.read()
+                _, e = r.read()
+                if t not in (b"string", b"list", b"set", b"zset", b"hash") or e != b"1":
+                    raise AssertionError("db %s: key %r listed but TYPE %r EXISTS %r" %
+                                         (db, key, t, e))
+    finally:
+        s.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--server-bin", default=os.environ.get(
+        "STRATA_SERVER_BIN", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "build", "server", "strata-server")))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--batch", type=int, default=200, help="commands per client per round")
+    p.add_argument("--seed", type=int, default=None)
+    a = p.parse_args()
+    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
+    print("command_fuzz: seed %d, %d threads, %.0f s (replay: --seed %d --threads %d)" %
+          (seed, a.threads, a.seconds, seed, a.threads), flush=True)
+    work = tempfile.mkdtemp(prefix="strata-command-fuzz-")
+    port = free_port()
+    log_path = os.path.join(work, "server.log")
+    log = open(log_path, "w")
+    proc = subprocess.Popen([a.server_bin, "--port", str(port), "--bind", "127.0.0.1",
+                             "--threads", str(a.threads), "--save", "", "--dir", work],
+                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    ok = False
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if admin_call(port, "PING")[1] == b"PONG":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("the server did not start")
+            time.sleep(0.05)
+
+        def check():
+            if proc.poll() is not None:
+                raise AssertionError("the server exited with status %s" % proc.returncode)
+            check_keyspace(port)
+
+        fuzzer = Fuzzer(port, seed, a.clients, a.batch)
+        rounds = fuzzer.run(a.seconds, check)
+        proc.send_signal(signal.SIGTERM)
+        status = proc.wait(timeout=60)
+        if status != 0:
+            raise AssertionError("the server exited with status %s on SIGTERM" % status)
+        ok = True
+        print("command_fuzz: %d commands in %d rounds, server consistent and stopped cleanly" %
+              (fuzzer.sent, rounds))
+    except Exception as e:  # noqa: BLE001 - every failure ends with the seed and the log
+        print("command_fuzz: FAILED (seed %d, %d threads): %s" % (seed, a.threads, e))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+        if not ok:
+            with open(log_path, errors="replace") as f:
+                tail = f.read()[-6000:]
+            print("--- server log (last lines) ---\n" + tail)
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
