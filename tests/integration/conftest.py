@@ -179,8 +179,12 @@ def rc(server):
 class RawConnection:
     """A plain socket for byte-exact protocol tests."""
 
-    def __init__(self, port, timeout=5):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, timeout=5, source=None):
+        # source: the local address to connect from (e.g. 127.0.0.2, which is loopback
+        # but not an address Redis's protected mode counts as local).
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), timeout=timeout,
+            source_address=(source, 0) if source else None)
         self.buf = b""
 
     def send(self, data):

@@ -1,9 +1,6 @@
 """protected-mode: while no password is set, clients from any address but 127.0.0.1 and
 ::1 are told why and disconnected, as Redis does. Tests connect from 127.0.0.2 (still the
 loopback interface, but not an address Redis counts as local)."""
-import socket
-import time
-
 from conftest import RawConnection
 from helpers import cmd, read_until_closed, roundtrip
 
@@ -12,34 +9,14 @@ DENIED = (b"-DENIED Redis is running in protected mode because protected mode is
 
 
 def connect_from(port, source):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.bind((source, 0))
-    s.connect(("127.0.0.1", port))
-    return s
-
-
-def read_all_until_closed(sock, timeout=5.0):
-    data = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            chunk = sock.recv(65536)
-        except (ConnectionResetError, BrokenPipeError):
-            return data, True
-        except socket.timeout:
-            return data, False
-        if not chunk:
-            return data, True
-        data += chunk
-    return data, False
+    return RawConnection(port, source=source)
 
 
 def test_non_local_client_is_denied_and_closed(server):
     s = connect_from(server.port, "127.0.0.2")
     try:
-        s.sendall(cmd("PING"))
-        data, closed = read_all_until_closed(s)
+        s.send(cmd("PING"))
+        data, closed = read_until_closed(s)
     finally:
         s.close()
     assert data.startswith(DENIED)
@@ -57,8 +34,7 @@ def test_non_local_client_is_denied_and_closed(server):
 def test_local_client_is_served(server):
     s = connect_from(server.port, "127.0.0.1")
     try:
-        s.sendall(cmd("PING"))
-        assert s.recv(64) == b"+PONG\r\n"
+        assert roundtrip(s, cmd("PING")) == b"+PONG\r\n"
     finally:
         s.close()
 
@@ -67,8 +43,7 @@ def test_protected_mode_off_serves_everyone(server_factory):
     srv = server_factory(extra_args=["--protected-mode", "no"])
     s = connect_from(srv.port, "127.0.0.2")
     try:
-        s.sendall(cmd("PING"))
-        assert s.recv(64) == b"+PONG\r\n"
+        assert roundtrip(s, cmd("PING")) == b"+PONG\r\n"
     finally:
         s.close()
 
@@ -80,14 +55,13 @@ def test_config_set_protected_mode_applies_to_new_connections(server_factory):
         assert c.config_set("protected-mode", "no") is True
         s = connect_from(srv.port, "127.0.0.2")
         try:
-            s.sendall(cmd("PING"))
-            assert s.recv(64) == b"+PONG\r\n"
+            assert roundtrip(s, cmd("PING")) == b"+PONG\r\n"
         finally:
             s.close()
         assert c.config_set("protected-mode", "yes") is True
         s = connect_from(srv.port, "127.0.0.2")
         try:
-            data, closed = read_all_until_closed(s)
+            data, closed = read_until_closed(s)
         finally:
             s.close()
         assert data.startswith(DENIED) and closed
@@ -99,11 +73,8 @@ def test_a_password_lifts_protected_mode(server_factory):
     srv = server_factory(extra_args=["--requirepass", "sekret"])
     s = connect_from(srv.port, "127.0.0.2")
     try:
-        s.sendall(cmd("PING"))
-        assert s.recv(256).startswith(b"-NOAUTH")
-        s.sendall(cmd("AUTH", "sekret"))
-        assert s.recv(64) == b"+OK\r\n"
-        s.sendall(cmd("PING"))
-        assert s.recv(64) == b"+PONG\r\n"
+        assert roundtrip(s, cmd("PING")).startswith(b"-NOAUTH")
+        assert roundtrip(s, cmd("AUTH", "sekret")) == b"+OK\r\n"
+        assert roundtrip(s, cmd("PING")) == b"+PONG\r\n"
     finally:
         s.close()

@@ -17,6 +17,7 @@
 #include "server/engine/blocking.h"
 #include "server/engine/worker.h"
 #include "server/net/event_loop.h"  // IoBackend, as the process chooses it
+#include "tests/unit/server/run_on_worker.h"
 
 namespace strata {
 namespace {
@@ -37,16 +38,6 @@ class CountingService final : public ShardService {
 };
 
 class OtherService final : public ShardService {};
-
-// Runs fn on worker `shard`'s thread and waits for it.
-void RunOnWorker(Engine& engine, uint32_t shard, std::function<void(Worker&)> fn) {
-  std::promise<void> done;
-  engine.worker(shard).PostExternal(MakeTask([&] {
-    fn(*Worker::Current());
-    done.set_value();
-  }));
-  ASSERT_EQ(done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
-}
 
 bool WaitFor(const std::function<bool()>& cond) {
   for (int i = 0; i < 1000 && !cond(); i++) {

@@ -17,18 +17,10 @@
 #include "server/engine/worker.h"
 #include "server/net/event_loop.h"  // IoBackend, as the process chooses it
 #include "server/persistence/snapshot.h"
+#include "tests/unit/server/run_on_worker.h"
 
 namespace strata {
 namespace {
-
-void RunOnWorker(Engine& engine, uint32_t shard, std::function<void(Worker&)> fn) {
-  std::promise<void> done;
-  engine.worker(shard).PostExternal(MakeTask([&] {
-    fn(*Worker::Current());
-    done.set_value();
-  }));
-  ASSERT_EQ(done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
-}
 
 class SnapshotServiceTest : public ::testing::Test {
  protected:
