@@ -75,6 +75,14 @@ size_t Engine::ClientMemory() const {
   return total;
 }
 
+size_t Engine::LargestEvictableClientExcept(uint32_t worker) const {
+  size_t largest = 0;
+  for (const auto& w : workers_) {
+    if (w->index() != worker) largest = std::max(largest, w->published_largest_evictable());
+  }
+  return largest;
+}
+
 size_t Engine::StartupMemory() const {
   size_t total = 0;
   for (const auto& w : workers_) total += w->startup_used_bytes();

@@ -97,6 +97,10 @@ class Engine {
   size_t UsedMemory() const;
   // Every worker's clients' buffers together, as of each one's last loop turn.
   size_t ClientMemory() const;
+  // The biggest evictable client any worker but `worker` published while over
+  // maxmemory-clients, or Worker::kLargestUnknown while one of them has not yet
+  // published (see Worker::EvictClientsOverLimit).
+  size_t LargestEvictableClientExcept(uint32_t worker) const;
   // used_memory when every worker had started (used_memory_startup).
   size_t StartupMemory() const;
   size_t PeakMemory() const { return peak_memory_.load(std::memory_order_relaxed); }

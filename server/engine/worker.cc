@@ -333,13 +333,21 @@ void Worker::UpdateMemoryState() {
 
 void Worker::EvictClientsOverLimit() {
   int64_t limit = engine_->config().maxmemory_clients_bytes();
-  if (limit <= 0) return;
-  size_t total = engine_->ClientMemory();
-  if (total <= static_cast<size_t>(limit) || client_bytes_ == 0) return;
-  // This worker's share of the excess, so that workers evicting at once free it once.
-  size_t excess = total - static_cast<size_t>(limit);
-  size_t share =
-      static_cast<size_t>(static_cast<unsigned __int128>(excess) * client_bytes_ / total) + 1;
+  size_t total = limit > 0 ? engine_->ClientMemory() : 0;
+  if (limit <= 0 || total <= static_cast<size_t>(limit)) {
+    if (published_largest_evictable_.load(std::memory_order_relaxed) != kLargestUnknown) {
+      published_largest_evictable_.store(kLargestUnknown, std::memory_order_relaxed);
+    }
+    candidates_exhausted_logged_ = false;
+    return;
+  }
+  // As in Redis, the biggest clients go first, process-wide: every worker over the
+  // limit publishes its biggest evictable client, and a worker evicts a client only
+  // while it is at least as big as the biggest any other worker published. So a small
+  // client is never closed while a bigger one elsewhere could be (a worker holding only
+  // small clients waits for the hog's worker to free the excess). Under the limit a
+  // worker publishes "unknown", which holds every other worker back until it has
+  // published its figure on its next turn (at most one expiry tick away).
   std::vector<std::pair<size_t, ClientConnection*>> candidates;
   for (auto& [id, c] : conns_) {
     auto* cc = static_cast<ClientConnection*>(c);
@@ -347,19 +355,24 @@ void Worker::EvictClientsOverLimit() {
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
+  size_t elsewhere = engine_->LargestEvictableClientExcept(index_);
+  size_t excess = total - static_cast<size_t>(limit);
   size_t freed = 0;
-  for (auto& [bytes, cc] : candidates) {
-    if (freed >= share) break;
+  size_t next = 0;
+  for (; next < candidates.size() && freed < excess; next++) {
+    auto [bytes, cc] = candidates[next];
+    if (bytes < elsewhere) break;
     freed += bytes;
     stats_.evicted_clients++;
     cc->Evict();  // may delete it: not touched after
   }
-  if (freed < share && !candidates_exhausted_logged_) {
-    // Redis's words; said once until this worker is under its share again.
+  published_largest_evictable_.store(next < candidates.size() ? candidates[next].first : 0,
+                                     std::memory_order_relaxed);
+  if (freed < excess && next == candidates.size() && elsewhere == 0 &&
+      !candidates_exhausted_logged_) {
+    // Redis's words; said once until the process is under the limit again.
     LogWarning("Over client maxmemory after evicting all evictable clients");
     candidates_exhausted_logged_ = true;
-  } else if (freed >= share) {
-    candidates_exhausted_logged_ = false;
   }
   published_client_.store(client_bytes_, std::memory_order_relaxed);
 }

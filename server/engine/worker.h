@@ -111,6 +111,13 @@ class Worker {
   // connections' buffers and its event loop's buffers (see server/commands/memory_report.h).
   size_t used_bytes() const;
   size_t client_bytes() const { return client_bytes_; }
+  // While clients are over maxmemory-clients: the bytes of this worker's biggest
+  // evictable client as of its last loop turn (0: none); kLargestUnknown until this
+  // worker has seen the excess (any thread).
+  static constexpr size_t kLargestUnknown = SIZE_MAX;
+  size_t published_largest_evictable() const {
+    return published_largest_evictable_.load(std::memory_order_relaxed);
+  }
   // Publishes this worker's used bytes and, when maxmemory is set, recomputes
   // over_memory_limit() from every worker's figure. Called once per loop turn and when a
   // connection has read new input.
@@ -199,6 +206,7 @@ class Worker {
   std::vector<ClientConnection*> dirty_scratch_;
   std::atomic<size_t> published_used_{0};
   std::atomic<size_t> published_client_{0};
+  std::atomic<size_t> published_largest_evictable_{kLargestUnknown};
   bool candidates_exhausted_logged_ = false;  // maxmemory-clients
   size_t client_bytes_ = 0;
   BlockingQueues blocking_;

@@ -122,8 +122,13 @@ def test_no_limit_by_default_for_normal_clients(server_factory):
 
 
 def test_maxmemory_clients_evicts_the_biggest_client(server_factory):
-    s = server_factory(extra_args=["--maxmemory-clients", "8mb"])
+    s = server_factory(extra_args=["--maxmemory-clients", "8mb"], threads=3)
     c = s.client(decode_responses=True)
+    # Small clients spread over every worker: none is closed while the hog, on one of
+    # the workers, is the one to go.
+    bystanders = [s.client(decode_responses=True) for _ in range(6)]
+    for b in bystanders:
+        assert b.ping() is True
     try:
         assert c.config_get("maxmemory-clients") == {"maxmemory-clients": "8388608"}
         c.set("big", "x" * VALUE)
@@ -141,8 +146,13 @@ def test_maxmemory_clients_evicts_the_biggest_client(server_factory):
             assert int(c.info("stats")["evicted_clients"]) >= 1
             assert client_fields(c, protected) is not None
             assert c.ping() is True
+            for b in bystanders:
+                assert b.ping() is True
+            assert int(c.info("stats")["evicted_clients"]) == 1
         finally:
             hog.close()
             protected.close()
     finally:
         c.close()
+        for b in bystanders:
+            b.close()
