@@ -68,13 +68,15 @@ size_t Entry::AllocSize() const {
 }
 
 Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
-                     int64_t expire_ms, size_t* usable) {
+                     int64_t expire_ms, size_t* usable, uint32_t access) {
   bool has_expire = expire_ms != kNoExpire;
   bool packed = type == ValueType::kString && value.size() >= kPackMinLen && ascii7::IsAscii(value);
   uint32_t klen = static_cast<uint32_t>(key.size());
   uint32_t vlen = static_cast<uint32_t>(value.size());
   size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
-  size_t size = 1 + VarintSize(klen) + VarintSize(vlen) + (has_expire ? 8 : 0) + klen + stored;
+  bool has_access = access != kNoAccess;
+  size_t size = 1 + (has_access ? 3 : 0) + VarintSize(klen) + VarintSize(vlen) +
+                (has_expire ? 8 : 0) + klen + stored;
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
     mem = heap.Allocate(size);
@@ -86,7 +88,12 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
   }
   char* p = static_cast<char*>(mem);
   *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0) |
-                           (packed ? kPacked : 0));
+                           (packed ? kPacked : 0) | (has_access ? kHasAccess : 0));
+  if (has_access) {
+    *p++ = static_cast<char>(access);
+    *p++ = static_cast<char>(access >> 8);
+    *p++ = static_cast<char>(access >> 16);
+  }
   p = WriteVarint(p, klen);
   p = WriteVarint(p, vlen);
   if (has_expire) {
@@ -104,10 +111,12 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
 }
 
 Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
-                             CollectionObject* obj, int64_t expire_ms, size_t* usable) {
+                             CollectionObject* obj, int64_t expire_ms, size_t* usable,
+                             uint32_t access) {
   char ptr[sizeof(obj)];
   std::memcpy(ptr, &obj, sizeof(obj));
-  Entry* e = Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable);
+  Entry* e =
+      Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable, access);
   e->Base()[0] = static_cast<char>(e->Flags() | kExternal);
   return e;
 }

@@ -3,8 +3,13 @@
 //
 // Layout (byte offsets; no alignment is assumed, multi-byte fields use memcpy):
 //   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed,
-//                     bit 5 external (the value is a CollectionObject*, see object.h)
-//   1..      varint   key length (LEB128: one byte below 128)
+//                     bit 5 external (the value is a CollectionObject*, see object.h),
+//                     bit 6 snapshot skip, bit 7 has-access
+//   1..3     uint24   access state, present only with has-access: the key's last access
+//                     (LRU, seconds) or its frequency counter and decay minute (LFU);
+//                     see core/access.h. Keys carry it; collection elements (hash
+//                     fields, set and zset members, which are entries too) do not.
+//   ..       varint   key length (LEB128: one byte below 128)
 //   ..       varint   value length, as the client sees it (unpacked)
 //   ..       int64    expire_ms, absolute unix ms; present only with has-expire
 //   ..       key bytes
@@ -51,16 +56,22 @@ class Entry {
   // entry's pre-image was already written, or it was created after the cut
   // (core/keyspace.h "Snapshots"). Cleared by the snapshot's traversal.
   static constexpr uint8_t kSnapSkip = 0x40;
+  static constexpr uint8_t kHasAccess = 0x80;
   static constexpr int64_t kNoExpire = 0;
+  // Create's `access` for an entry without the access field.
+  static constexpr uint32_t kNoAccess = UINT32_MAX;
+  static constexpr uint32_t kAccessMask = 0xFFFFFF;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;
 
   // Allocates an entry; *usable receives the bytes charged for it.
+  // With access != kNoAccess the entry carries the 24-bit access field, set to it.
   static Entry* Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
-                       int64_t expire_ms, size_t* usable);
+                       int64_t expire_ms, size_t* usable, uint32_t access = kNoAccess);
   // An entry whose value is a pointer to obj (not owned here: Keyspace frees objects).
   static Entry* CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
-                               CollectionObject* obj, int64_t expire_ms, size_t* usable);
+                               CollectionObject* obj, int64_t expire_ms, size_t* usable,
+                               uint32_t access = kNoAccess);
   // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
@@ -78,6 +89,18 @@ class Entry {
   bool IsPacked() const { return Flags() & kPacked; }
   bool IsExternal() const { return Flags() & kExternal; }
   bool SnapSkip() const { return Flags() & kSnapSkip; }
+  bool HasAccess() const { return Flags() & kHasAccess; }
+  // REQUIRES: HasAccess(). The 24-bit access state (core/access.h).
+  uint32_t Access() const {
+    const auto* p = reinterpret_cast<const uint8_t*>(Base());
+    return p[1] | (uint32_t{p[2]} << 8) | (uint32_t{p[3]} << 16);
+  }
+  void SetAccess(uint32_t v) {
+    auto* p = reinterpret_cast<uint8_t*>(Base());
+    p[1] = static_cast<uint8_t>(v);
+    p[2] = static_cast<uint8_t>(v >> 8);
+    p[3] = static_cast<uint8_t>(v >> 16);
+  }
   void SetSnapSkip(bool on) {
     Base()[0] = static_cast<char>(on ? (Flags() | kSnapSkip) : (Flags() & ~kSnapSkip));
   }
@@ -145,7 +168,7 @@ class Entry {
   static uint32_t ReadVarintSlow(const char* p, uint32_t* off);
   Layout Parse() const {
     Layout l;
-    uint32_t off = 1;
+    uint32_t off = HasAccess() ? 4 : 1;
     l.key_len = ReadVarint(Base(), &off);
     l.value_len = ReadVarint(Base(), &off);
     l.expire_off = off;

@@ -1,5 +1,7 @@
 #include "core/keyspace.h"
 
+#include <algorithm>
+
 #include "core/hash.h"
 
 namespace strata {
@@ -21,7 +23,7 @@ Keyspace::~Keyspace() {
 Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                           int64_t expire_ms) {
   size_t usable = 0;
-  Entry* e = Entry::Create(heap_, key, value, type, expire_ms, &usable);
+  Entry* e = Entry::Create(heap_, key, value, type, expire_ms, &usable, access_clock_.Initial());
   Charge(e, usable);
   if (e->HasExpire()) d.expires++;
   return e;
@@ -33,6 +35,7 @@ void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
     int t = static_cast<int>(e->Type());
     if (lazy && obj->Length() > kLazyFreeMinElements) {
       // The object's bytes stay charged until LazyFreeStep releases them.
+      lazy_pending_bytes_ += obj->Bytes();
       lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
     } else {
       entry_bytes_ -= obj->Bytes();
@@ -48,6 +51,7 @@ void Keyspace::FreeDetached(Entry* e) {
   if (e->IsExternal()) {
     CollectionObject* obj = e->Object();
     if (obj->Length() > kLazyFreeMinElements) {
+      lazy_pending_bytes_ += obj->Bytes();
       lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
     } else {
       entry_bytes_ -= obj->Bytes();
@@ -85,10 +89,12 @@ bool Keyspace::LazyFreeStep(size_t budget) {
     size_t after = obj->Bytes();
     entry_bytes_ -= before - after;
     type_bytes_[t] -= before - after;
+    lazy_pending_bytes_ -= std::min(lazy_pending_bytes_, before - after);
     budget = 0;
     if (left == 0) {
       entry_bytes_ -= after;
       type_bytes_[t] -= after;
+      lazy_pending_bytes_ -= std::min(lazy_pending_bytes_, after);
       delete obj;
       lazy_.pop_front();
     }
@@ -111,6 +117,14 @@ Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   if (PreWrite(d, hash, ref ? Table::At(ref) : nullptr)) e->SetSnapSkip(true);
   Mark(d, hash);
   if (ref) {
+    Entry* old = Table::At(ref);
+    // LFU keeps the key's frequency across overwrites (as Redis), a write counting as
+    // one access: the command's own lookup, or here when it made none. LRU: the new
+    // entry was created with the current clock.
+    if (access_clock_.mode == access::Mode::kLfu && old->HasAccess() && e->HasAccess()) {
+      if (old != last_touched_) TouchLfu(old);
+      e->SetAccess(old->Access());
+    }
     DestroyEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
@@ -123,7 +137,8 @@ Entry* Keyspace::SetObject(uint32_t db, std::string_view key, ValueType type,
   Db& d = dbs_[db];
   size_t usable = 0;
   size_t obj_bytes = obj->Bytes();
-  Entry* e = Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable);
+  Entry* e = Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable,
+                                   access_clock_.Initial());
   Charge(e, usable + obj_bytes);
   if (e->HasExpire()) d.expires++;
   return Insert(d, key, e);
@@ -144,7 +159,16 @@ std::string Keyspace::Serialize(const Entry* e) {
   return out;
 }
 
-Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write) {
+void Keyspace::TouchLfu(Entry* e) {
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  double r = static_cast<double>(rng_ >> 11) * 0x1.0p-53;
+  e->SetAccess(access_clock_.Touched(e->Access(), r));
+}
+
+Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write,
+                        bool touch) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
   Entry* e = d.table->Find(key, hash);
@@ -154,7 +178,11 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool 
     if (tracker_ != nullptr) [[unlikely]]
       tracker_->KeyChanged(db, hash);
   }
-  if (e == nullptr || !e->IsExpired(now_ms)) return e;
+  if (e == nullptr) return nullptr;
+  if (!e->IsExpired(now_ms)) {
+    if (touch && e->HasAccess()) Touch(e);
+    return e;
+  }
   PreWrite(d, hash, e);
   Mark(d, hash);
   DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
@@ -163,11 +191,15 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool 
 }
 
 Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
-  return Lookup(db, key, now_ms, true);
+  return Lookup(db, key, now_ms, true, true);
 }
 
-Entry* Keyspace::FindRead(uint32_t db, std::string_view key, int64_t now_ms) {
-  Entry* e = Lookup(db, key, now_ms, false);
+Entry* Keyspace::FindNoTouch(uint32_t db, std::string_view key, int64_t now_ms) {
+  return Lookup(db, key, now_ms, false, false);
+}
+
+Entry* Keyspace::FindRead(uint32_t db, std::string_view key, int64_t now_ms, bool touch) {
+  Entry* e = Lookup(db, key, now_ms, false, touch);
   if (e != nullptr) {
     stats_.keyspace_hits++;
   } else {
@@ -218,7 +250,8 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
     // The object moves to the new entry; only the entry's own bytes change.
     size_t usable = 0;
     Entry* e =
-        Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable);
+        Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable,
+                              old->HasAccess() ? old->Access() : access_clock_.Initial());
     Charge(e, usable);
     if (want) d.expires++;
     if (skip) e->SetSnapSkip(true);
@@ -227,6 +260,7 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
   }
   std::string scratch;
   Entry* e = NewEntry(d, old->Key(), old->Value(&scratch), old->Type(), expire_ms);
+  if (old->HasAccess()) e->SetAccess(old->Access());
   if (skip) e->SetSnapSkip(true);
   DestroyEntry(d, d.table->Replace(ref, e));
   return e;
@@ -359,7 +393,7 @@ size_t Keyspace::expires_count() const {
 }
 
 size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
-  if (Lookup(db, key, now_ms, false) == nullptr) return 0;
+  if (Lookup(db, key, now_ms, false, false) == nullptr) return 0;
   Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
   Entry* e = Table::At(ref);
   return Entry::UsableSize(e) + Table::ShareBytes(ref) +

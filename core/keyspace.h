@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/access.h"
 #include "core/entry.h"
 #include "core/hash.h"
 #include "core/object.h"
@@ -44,6 +45,7 @@ namespace strata {
 
 struct KeyspaceStats {
   uint64_t expired_keys = 0;
+  uint64_t evicted_keys = 0;
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
 };
@@ -80,7 +82,18 @@ class Keyspace {
   // Returns the live entry for key, or nullptr; deletes it first if it has expired.
   Entry* Find(uint32_t db, std::string_view key, int64_t now_ms);
   // Find() that also counts a keyspace hit or miss (read commands use this).
-  Entry* FindRead(uint32_t db, std::string_view key, int64_t now_ms);
+  Entry* FindRead(uint32_t db, std::string_view key, int64_t now_ms, bool touch = true);
+  // Find() that leaves the key's access state alone and may not change the entry
+  // (OBJECT, TYPE, EXISTS, TTL: Redis's LOOKUP_NOTOUCH).
+  Entry* FindNoTouch(uint32_t db, std::string_view key, int64_t now_ms);
+
+  // Access state (core/access.h): Find and FindRead record an access with this clock,
+  // and new keys start from it. The owner refreshes it once per loop turn.
+  void SetAccessClock(const access::Clock& c) { access_clock_ = c; }
+  const access::Clock& access_clock() const { return access_clock_; }
+  // Before a write command: under LFU a write counts as one access, made by the
+  // command's own lookup or else when the key is overwritten (see Insert).
+  void BeginWrite() { last_touched_ = nullptr; }
 
   // Creates or overwrites key with a string value. expire_ms == Entry::kNoExpire
   // clears any TTL. Returns the new entry.
@@ -118,6 +131,9 @@ class Keyspace {
   // true while work remains. Bytes stay charged (used_memory, per type) until freed.
   bool LazyFreeStep(size_t budget);
   size_t lazyfree_pending() const { return lazy_.size(); }
+  // Bytes of deleted collections still charged while LazyFreeStep frees them (detached
+  // tables are not counted).
+  size_t lazyfree_pending_bytes() const { return lazy_pending_bytes_; }
   // Collections with more elements than this are freed lazily by UNLINK.
   static constexpr size_t kLazyFreeMinElements = 64;
   // Tables with more keys than this are detached by FLUSH ... ASYNC.
@@ -194,7 +210,20 @@ class Keyspace {
   // Frees e's allocation but not its object (the object moved to a new entry).
   void DestroyEntryKeepObject(Db& d, Entry* e);
   Entry* Insert(Db& d, std::string_view key, Entry* e);
-  Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write);
+  Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write, bool touch);
+  void Touch(Entry* e) {
+    if (access_clock_.mode == access::Mode::kLru) {
+      e->SetAccess(access_clock_.lru_clock);
+    } else {
+      TouchLfu(e);
+      last_touched_ = e;
+    }
+  }
+  void TouchLfu(Entry* e);
+  const Entry* last_touched_ = nullptr;  // LFU: the entry the last Touch() counted
+  access::Clock access_clock_;
+  uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+  size_t lazy_pending_bytes_ = 0;
   uint32_t DbIndex(const Db& d) const { return static_cast<uint32_t>(&d - dbs_.data()); }
   // Before e (null for a key being created) changes or goes: writes its pre-image when
   // a running snapshot still needs it. Returns true when an entry created now for this

@@ -57,12 +57,6 @@ int main(int argc, char** argv) {
     std::string ignored = config.Set("dir", cwd, false);
     (void)ignored;  // a string setting accepts any path
   }
-  if (config.String("maxmemory-policy") != "noeviction") {
-    LogWarning(
-        "maxmemory-policy %s is not implemented yet: over maxmemory, writes get OOM "
-        "errors as with noeviction",
-        config.String("maxmemory-policy").c_str());
-  }
   // As in Redis, a PID file that cannot be written is a warning, not a reason to stay
   // down; it is then not removed at exit either.
   std::string pidfile = config.String("pidfile");

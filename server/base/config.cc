@@ -28,6 +28,13 @@ Config::Option& Config::Add(std::string name, Kind kind, std::string def, bool m
   return ref;
 }
 
+const std::vector<std::string>& Config::MaxmemoryPolicyNames() {
+  static const std::vector<std::string> names = {
+      "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+      "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
+  return names;
+}
+
 Config::Config() {
   // name, kind, default, mutable at runtime, help (unit and meaning)
   Add("port", Kind::kInt, "6379", false, "TCP port to listen on").max = 65535;
@@ -98,10 +105,11 @@ Config::Config() {
       "memory limit in bytes for the whole process, 0 = none; over it, commands that add "
       "data get an OOM error");
   auto& pol = Add("maxmemory-policy", Kind::kEnum, "noeviction", true,
-                  "what to do at maxmemory; only noeviction is implemented (the other "
-                  "names are accepted, logged as such, and act as noeviction)");
-  pol.enum_values = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                     "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
+                  "what to do at maxmemory: noeviction refuses writes with an OOM error; "
+                  "allkeys-* evict any key, volatile-* only keys with an expiry, by least "
+                  "recent use (lru), least frequent use (lfu), nearest expiry (ttl) or at "
+                  "random");
+  pol.enum_values = MaxmemoryPolicyNames();
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   {
@@ -205,18 +213,37 @@ Config::Config() {
 
   // Redis settings that strata accepts so existing config files load; each says what
   // it does here.
-  Add("maxmemory-samples", Kind::kInt, "5", true,
-      "keys sampled per eviction decision (used once eviction lands)")
-      .min = 1;
+  {
+    Option& o = Add("maxmemory-samples", Kind::kInt, "5", true,
+                    "keys sampled per database per eviction round; more is closer to "
+                    "exact LRU/LFU and costs more CPU");
+    o.min = 1;
+    o.max = INT32_MAX;
+  }
+  {
+    Option& o = Add("maxmemory-eviction-tenacity", Kind::kInt, "10", true,
+                    "how long a shard may evict before a write goes ahead over the limit: "
+                    "0-10 is 0-500 us, then 15% more per step, capped at 1 ms per loop "
+                    "turn (the rest is evicted on later turns)");
+    o.max = 100;
+  }
+  Add("lfu-log-factor", Kind::kInt, "10", true,
+      "LFU counter growth: higher needs more accesses to reach the top (255)")
+      .max = INT32_MAX;
+  Add("lfu-decay-time", Kind::kInt, "1", true,
+      "minutes for the LFU counter of an unread key to drop by one; 0 = never decays")
+      .max = INT32_MAX;
   Add("lazyfree-lazy-user-del", Kind::kBool, "no", true,
       "DEL frees big collections a slice per loop turn, as UNLINK does");
   Add("lazyfree-lazy-user-flush", Kind::kBool, "no", true,
       "FLUSHALL/FLUSHDB without SYNC or ASYNC act as ASYNC (free a slice per loop turn)");
-  for (const char* name :
-       {"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del"}) {
+  for (const char* name : {"lazyfree-lazy-expire", "lazyfree-lazy-server-del"}) {
     Add(name, Kind::kBool, "no", true,
         "accepted for compatibility; these deletions free at once on the shard thread");
   }
+  Add("lazyfree-lazy-eviction", Kind::kBool, "no", true,
+      "accepted for compatibility; eviction always frees big collections a slice per loop "
+      "turn, so that evicting one never stalls a shard");
   Add("always-show-logo", Kind::kBool, "no", false, "accepted for compatibility; no logo");
   Add("set-proc-title", Kind::kBool, "yes", false, "accepted for compatibility");
 
@@ -231,6 +258,11 @@ Config::Config() {
   query_buf_limit_ = &by_name_["client-query-buffer-limit"]->number;
   maxclients_ = &by_name_["maxclients"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
+  maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
+  maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;
+  eviction_tenacity_ = &by_name_["maxmemory-eviction-tenacity"]->number;
+  lfu_log_factor_ = &by_name_["lfu-log-factor"]->number;
+  lfu_decay_time_ = &by_name_["lfu-decay-time"]->number;
 }
 
 const Config::Option* Config::Find(std::string_view name) const {

@@ -82,6 +82,16 @@ class Config {
   const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
   const std::atomic<int64_t>& maxclients() const { return *maxclients_; }
   const std::atomic<int64_t>& maxmemory() const { return *maxmemory_; }
+  // maxmemory-policy as its index in kPolicyNames order (see EvictionPolicyIndex).
+  int64_t maxmemory_policy_index() const {
+    return maxmemory_policy_->load(std::memory_order_relaxed);
+  }
+  int64_t maxmemory_samples() const { return maxmemory_samples_->load(std::memory_order_relaxed); }
+  int64_t eviction_tenacity() const { return eviction_tenacity_->load(std::memory_order_relaxed); }
+  int64_t lfu_log_factor() const { return lfu_log_factor_->load(std::memory_order_relaxed); }
+  int64_t lfu_decay_time() const { return lfu_decay_time_->load(std::memory_order_relaxed); }
+  // The names maxmemory-policy takes, in the order of maxmemory_policy_index().
+  static const std::vector<std::string>& MaxmemoryPolicyNames();
   // client-output-buffer-limit for one class of client (server/base/output_limits.h).
   OutputLimit output_limit(ClientClass c) const {
     const auto& a = output_limits_[static_cast<int>(c)];
@@ -109,6 +119,11 @@ class Config {
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;
   std::atomic<int64_t>* maxmemory_ = nullptr;
+  std::atomic<int64_t>* maxmemory_policy_ = nullptr;
+  std::atomic<int64_t>* maxmemory_samples_ = nullptr;
+  std::atomic<int64_t>* eviction_tenacity_ = nullptr;
+  std::atomic<int64_t>* lfu_log_factor_ = nullptr;
+  std::atomic<int64_t>* lfu_decay_time_ = nullptr;
   std::atomic<int64_t> output_limits_[kClientClasses][3] = {};
   std::atomic<int64_t> maxmemory_clients_{0};
   std::atomic<int64_t> maxmemory_clients_percent_{0};

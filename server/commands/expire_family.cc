@@ -88,7 +88,7 @@ void CmdPExpireAt(CmdArgs a, ShardCtx& c, ReplyBuilder& rb) {
 
 // mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME
 void TtlGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, int mode) {
-  Entry* e = ctx.ks.FindRead(ctx.db, args[1], ctx.now_ms);
+  Entry* e = ctx.ks.FindRead(ctx.db, args[1], ctx.now_ms, /*touch=*/false);
   if (e == nullptr) {
     rb.Integer(-2);
     return;

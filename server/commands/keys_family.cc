@@ -47,13 +47,13 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 void CmdExists(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
   for (size_t i = 1; i < args.size(); i++) {
-    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr) n++;
+    if (ctx.ks.FindNoTouch(ctx.db, args[i], ctx.now_ms) != nullptr) n++;
   }
   rb.Integer(n);
 }
 
 void CmdType(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  Entry* e = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  Entry* e = ctx.ks.FindNoTouch(ctx.db, args[1], ctx.now_ms);
   rb.Simple(e == nullptr ? "none" : ValueTypeName(e->Type()));
 }
 
@@ -73,7 +73,7 @@ const char* EncodingOf(const Entry* e) {
 
 void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
-  Entry* e = ctx.ks.Find(ctx.db, args[2], ctx.now_ms);
+  Entry* e = ctx.ks.FindNoTouch(ctx.db, args[2], ctx.now_ms);
   if (e == nullptr) {
     rb.Null();
     return;
@@ -86,13 +86,26 @@ void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     bool shared = e->Type() == ValueType::kString && !e->IsExternal() &&
                   ParseInt64(e->Value(&scratch), &n) && n >= 0 && n < 10000;
     rb.Integer(shared ? INT32_MAX : 1);  // Redis shares the integers 0..9999
-  } else if (sub == "idletime") {
-    rb.Integer(0);  // access times are not tracked (no LRU policy yet)
   } else {
-    rb.Error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
-        "note that when switching between policies at runtime LRU and LFU data will take some "
-        "time to adjust.");
+    const access::Clock& clock = ctx.ks.access_clock();
+    bool lfu = clock.mode == access::Mode::kLfu;
+    if (sub == "idletime" && lfu) {
+      rb.Error(
+          "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
+          "when switching between policies at runtime LRU and LFU data will take some time "
+          "to adjust.");
+    } else if (sub == "freq" && !lfu) {
+      rb.Error(
+          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+          "note that when switching between policies at runtime LRU and LFU data will take "
+          "some time to adjust.");
+    } else if (sub == "idletime") {
+      rb.Integer(static_cast<int64_t>(
+          access::LruIdleMs(access::LruClock(ctx.now_ms), e->Access()) / 1000));
+    } else {
+      rb.Integer(access::LfuDecayed(e->Access(), access::LfuMinutes(ctx.now_ms),
+                                    clock.lfu_decay_time));
+    }
   }
 }
 

@@ -86,6 +86,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
       total.commands[i].failed_calls += r.stats.commands[i].failed_calls;
     }
     ks.expired_keys += r.ks.expired_keys;
+    ks.evicted_keys += r.ks.evicted_keys;
     ks.keyspace_hits += r.ks.keyspace_hits;
     ks.keyspace_misses += r.ks.keyspace_misses;
     clients_max_in = std::max(clients_max_in, r.max_input_buffer);
@@ -149,8 +150,12 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "total_net_output_bytes", std::to_string(total.total_net_output_bytes));
     AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
     AddLine(&out, "expired_keys", std::to_string(ks.expired_keys));
-    AddLine(&out, "evicted_keys", "0");
+    AddLine(&out, "evicted_keys", std::to_string(ks.evicted_keys));
     AddLine(&out, "evicted_clients", std::to_string(total.evicted_clients));
+    AddLine(&out, "total_eviction_exceeded_time",
+            std::to_string(srv.total_eviction_exceeded_ms(now)));
+    AddLine(&out, "current_eviction_exceeded_time",
+            std::to_string(srv.current_eviction_exceeded_ms(now)));
     AddLine(&out, "keyspace_hits", std::to_string(ks.keyspace_hits));
     AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
@@ -298,12 +303,6 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         break;
       }
       old.emplace_back(name, *cur);
-      if (name == "maxmemory-policy" && cfg.String(name) != "noeviction") {
-        LogWarning(
-            "maxmemory-policy %s is not implemented yet: over maxmemory, writes get "
-            "OOM errors as with noeviction",
-            cfg.String(name).c_str());
-      }
     }
     if (!error.empty()) {
       for (auto it = old.rbegin(); it != old.rend(); ++it) {

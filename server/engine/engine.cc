@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -81,6 +82,49 @@ size_t Engine::LargestEvictableClientExcept(uint32_t worker) const {
     if (w->index() != worker) largest = std::max(largest, w->published_largest_evictable());
   }
   return largest;
+}
+
+size_t Engine::UsedMemoryAfterLazyFree() const {
+  size_t total = 0;
+  for (const auto& w : workers_) {
+    size_t used = w->published_used_bytes(), lazy = w->published_lazy_bytes();
+    total += used > lazy ? used - lazy : 0;
+  }
+  return total;
+}
+
+bool Engine::EvictionExhausted() const {
+  for (const auto& w : workers_) {
+    if (!w->eviction().exhausted()) return false;
+  }
+  return true;
+}
+
+size_t Engine::EvictableUsedMemory() const {
+  size_t total = 0;
+  for (const auto& w : workers_) {
+    if (!w->eviction().exhausted()) total += w->published_used_bytes();
+  }
+  return total;
+}
+
+void Engine::NoteOverMemory(bool over, int64_t now_ms) {
+  int64_t since = over_since_ms_.load(std::memory_order_relaxed);
+  if (over && since == 0) {
+    over_since_ms_.store(now_ms, std::memory_order_relaxed);
+  } else if (!over && since != 0) {
+    over_total_ms_.fetch_add(now_ms - since, std::memory_order_relaxed);
+    over_since_ms_.store(0, std::memory_order_relaxed);
+  }
+}
+
+int64_t Engine::current_eviction_exceeded_ms(int64_t now_ms) const {
+  int64_t since = over_since_ms_.load(std::memory_order_relaxed);
+  return since == 0 ? 0 : std::max<int64_t>(0, now_ms - since);
+}
+
+int64_t Engine::total_eviction_exceeded_ms(int64_t now_ms) const {
+  return over_total_ms_.load(std::memory_order_relaxed) + current_eviction_exceeded_ms(now_ms);
 }
 
 size_t Engine::StartupMemory() const {

@@ -97,6 +97,17 @@ class Engine {
   size_t UsedMemory() const;
   // Every worker's clients' buffers together, as of each one's last loop turn.
   size_t ClientMemory() const;
+  // True when the process is over maxmemory and every worker has found nothing its
+  // policy may evict (then writes get the OOM error; see shard_eviction.h).
+  bool EvictionExhausted() const;
+  // The published used bytes of the workers that still have keys to evict.
+  size_t EvictableUsedMemory() const;
+  // UsedMemory() less what lazy freeing is about to return: what eviction aims at.
+  size_t UsedMemoryAfterLazyFree() const;
+  // Time over maxmemory (INFO stats *_eviction_exceeded_time), kept by worker 0.
+  void NoteOverMemory(bool over, int64_t now_ms);
+  int64_t total_eviction_exceeded_ms(int64_t now_ms) const;
+  int64_t current_eviction_exceeded_ms(int64_t now_ms) const;
   // The biggest evictable client any worker but `worker` published while over
   // maxmemory-clients, or Worker::kLargestUnknown while one of them has not yet
   // published (see Worker::EvictClientsOverLimit).
@@ -133,6 +144,8 @@ class Engine {
   std::vector<ShardService*> services_;
   ProcessInfo process_;
   std::atomic<size_t> peak_memory_{0};
+  std::atomic<int64_t> over_since_ms_{0};      // 0: under maxmemory
+  std::atomic<int64_t> over_total_ms_{0};      // finished spells over it
   std::atomic<uint32_t> loading_holds_{0};
   std::atomic<bool> shutdown_save_done_{false};
   std::atomic<int> exit_code_{0};

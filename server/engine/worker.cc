@@ -321,14 +321,15 @@ void Worker::AdoptConnection(int fd) {
 }
 
 void Worker::UpdateMemoryState() {
-  published_used_.store(used_bytes(), std::memory_order_relaxed);
+  PublishUsed();
   published_client_.store(client_bytes_, std::memory_order_relaxed);
   int64_t limit = engine_->config().maxmemory().load(std::memory_order_relaxed);
-  if (limit <= 0) {
-    over_memory_limit_ = false;
-    return;
-  }
-  over_memory_limit_ = engine_->UsedMemory() > static_cast<size_t>(limit);
+  bool over = limit > 0 && engine_->UsedMemory() > static_cast<size_t>(limit);
+  if (index_ == 0) engine_->NoteOverMemory(over, now_ms_);
+  eviction_.SetOver(over);
+  // Under an evicting policy, writes are refused only once no shard can evict.
+  over_memory_limit_ =
+      over && (eviction_.policy() == EvictionPolicy::kNoEviction || engine_->EvictionExhausted());
 }
 
 void Worker::EvictClientsOverLimit() {
@@ -393,6 +394,7 @@ void Worker::RunTimers() {
 void Worker::Run() {
   t_current = this;
   now_ms_ = WallClockMs();
+  eviction_.StartTurn(now_ms_);
   loop_->RefreshBufferBytes();
   startup_used_.store(used_bytes(), std::memory_order_relaxed);
   published_used_.store(used_bytes(), std::memory_order_relaxed);
@@ -424,6 +426,7 @@ void Worker::Run() {
     loop_->Poll(timeout);
     sleeping_.store(false, std::memory_order_relaxed);
     now_ms_ = WallClockMs();
+    eviction_.StartTurn(now_ms_);
     DrainInbox();
     // Deferred tasks may defer more; bound the rounds so I/O is never starved.
     for (int round = 0; round < 8 && !deferred_.empty(); round++) {
@@ -442,6 +445,7 @@ void Worker::Run() {
       for (ShardService* s : services) s->OnWorkerTurn(*this, turn_ns, busy);
     }
     UpdateMemoryState();
+    eviction_.OnTurn();
     EvictClientsOverLimit();
     dirty_scratch_.swap(dirty_);
     for (ClientConnection* c : dirty_scratch_) c->FlushOutput();

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/keyspace.h"
+#include "server/engine/shard_eviction.h"
 #include "server/engine/blocking.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/remote_batch.h"
@@ -103,6 +104,9 @@ class Worker {
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
   bool over_memory_limit() const { return over_memory_limit_; }
   size_t published_used_bytes() const { return published_used_.load(std::memory_order_relaxed); }
+  // Of those, bytes of deleted collections still being freed a slice per turn: eviction
+  // counts them as gone (any thread).
+  size_t published_lazy_bytes() const { return published_lazy_.load(std::memory_order_relaxed); }
   // This worker's clients' bytes as of its last loop turn (any thread).
   size_t published_client_bytes() const {
     return published_client_.load(std::memory_order_relaxed);
@@ -122,6 +126,14 @@ class Worker {
   // over_memory_limit() from every worker's figure. Called once per loop turn and when a
   // connection has read new input.
   void UpdateMemoryState();
+  // Publishes this worker's used bytes only (after evicting).
+  void PublishUsed() {
+    published_used_.store(used_bytes(), std::memory_order_relaxed);
+    published_lazy_.store(keyspace_.lazyfree_pending_bytes(), std::memory_order_relaxed);
+  }
+  // maxmemory eviction on this shard (shard_eviction.h).
+  ShardEviction& eviction() { return eviction_; }
+  const ShardEviction& eviction() const { return eviction_; }
   size_t startup_used_bytes() const { return startup_used_.load(std::memory_order_relaxed); }
   // Connections report changes in their buffer sizes here (owning thread only).
   void ChargeClientBytes(size_t add, size_t remove) { client_bytes_ += add - remove; }
@@ -205,6 +217,7 @@ class Worker {
   std::vector<ClientConnection*> dirty_;
   std::vector<ClientConnection*> dirty_scratch_;
   std::atomic<size_t> published_used_{0};
+  std::atomic<size_t> published_lazy_{0};
   std::atomic<size_t> published_client_{0};
   std::atomic<size_t> published_largest_evictable_{kLargestUnknown};
   bool candidates_exhausted_logged_ = false;  // maxmemory-clients
@@ -216,6 +229,7 @@ class Worker {
   void ExpireBlocked();
   std::atomic<size_t> startup_used_{0};
   bool over_memory_limit_ = false;
+  ShardEviction eviction_{*this, keyspace_};
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
   uint64_t rng_state_;

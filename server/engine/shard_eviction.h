@@ -1,0 +1,95 @@
+// ShardEviction: one worker's side of maxmemory eviction (docs/ARCHITECTURE.md
+// "Eviction").
+//
+// The budget is the process's: every worker publishes its used bytes each loop turn
+// (Worker::UpdateMemoryState) and the sum is compared with maxmemory. While the sum is
+// over and the policy evicts, this shard deletes keys of its own (core/eviction.h) in
+// two places:
+//   - before a command that adds data runs here (BeforeWrite), as Redis evicts before
+//     each command: a skewed shard, the one receiving the writes, evicts from itself
+//     first. A write frees up to twice its own request's bytes (kWriteFreeFactor), so
+//     the work is proportional to the write and memory falls while writes continue;
+//   - once per loop turn (OnTurn), its share of the excess: the excess times its part
+//     of the used bytes of the shards that still have something to evict, so memory
+//     written through a shard that has nothing left to evict is freed elsewhere.
+// No shard evicts while the process is under its limit.
+//
+// Bounded work: the catch-up on each turn, and each write's own eviction, stop after
+// Redis's tenacity time (maxmemory-eviction-tenacity) capped at kTurnCapUs; the clock
+// is read every kKeysPerClockCheck keys. A write whose eviction stops early goes ahead
+// over the limit and the next turns catch up, so neither a burst of writes nor a
+// lowered limit stalls a shard for long.
+//
+// OOM: under an evicting policy a write is refused with Redis's OOM error only when
+// every shard has reported that it has nothing it may evict (no keys, or under
+// volatile-* no keys with an expiry); see Engine::EvictionExhausted.
+//
+// Thread-safety: owned by its worker; only that thread calls it. exhausted() is read by
+// every worker.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/eviction.h"
+#include "core/keyspace.h"
+
+namespace strata {
+
+class Worker;
+
+class ShardEviction {
+ public:
+  static constexpr int64_t kTurnCapUs = 1000;
+  static constexpr int kKeysPerClockCheck = 16;
+  static constexpr size_t kWriteFreeFactor = 2;
+  static constexpr size_t kWriteFreeMinBytes = 512;
+
+  ShardEviction(Worker& w, Keyspace& ks) : worker_(w), keyspace_(ks) {}
+
+  // Start of a loop turn: re-reads the settings, sets the keyspace's access clock and
+  // renews the turn's time budget.
+  void StartTurn(int64_t now_ms);
+  // From Worker::UpdateMemoryState: whether the process is over maxmemory now.
+  void SetOver(bool over);
+  // Before a command flagged denyoom runs on this shard, with its arguments.
+  template <class Args>
+  void BeforeWrite(const Args& args) {
+    keyspace_.BeginWrite();
+    if (active_) [[unlikely]] {
+      size_t bytes = 0;
+      for (const auto& a : args) bytes += a.size();
+      EvictForWrite(bytes);
+    }
+  }
+  // End of a loop turn, after publishing: evicts this shard's share of the excess.
+  void OnTurn();
+
+  bool active() const { return active_; }
+  EvictionPolicy policy() const { return policy_; }
+  bool exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
+  // Redis's evictionTimeLimitUs for a tenacity, capped at kTurnCapUs.
+  static int64_t BudgetUs(int64_t tenacity);
+
+ private:
+  void EvictForWrite(size_t request_bytes);
+  // Evicts until the process is under the limit, `share` bytes are freed or budget_us
+  // have passed (the clock read every kKeysPerClockCheck keys).
+  void Evict(size_t share, int64_t budget_us);
+  // The process's used bytes with this worker's current figure (others as published).
+  size_t ProcessUsed() const;
+  // The other workers' used bytes as published, less their pending lazy frees.
+  size_t OthersUsed() const;
+
+  Worker& worker_;
+  Keyspace& keyspace_;
+  Evictor evictor_;
+  EvictionPolicy policy_ = EvictionPolicy::kNoEviction;
+  bool active_ = false;  // over maxmemory with an evicting policy
+  std::atomic<bool> exhausted_{false};
+  int samples_ = 5;
+  int64_t budget_us_ = 0;  // per write, and per turn for the catch-up
+};
+
+}  // namespace strata
