@@ -64,7 +64,7 @@ size_t Entry::StoredValueLen(const Layout& l) const {
 
 size_t Entry::AllocSize() const {
   Layout l = Parse();
-  return l.key_off + l.key_len + StoredValueLen(l);
+  return (HasAccess() ? kAccessBytes : 0) + l.key_off + l.key_len + StoredValueLen(l);
 }
 
 Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
@@ -75,7 +75,7 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
   uint32_t vlen = static_cast<uint32_t>(value.size());
   size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
   bool has_access = access != kNoAccess;
-  size_t size = 1 + (has_access ? 3 : 0) + VarintSize(klen) + VarintSize(vlen) +
+  size_t size = 1 + (has_access ? kAccessBytes : 0) + VarintSize(klen) + VarintSize(vlen) +
                 (has_expire ? 8 : 0) + klen + stored;
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
@@ -87,13 +87,14 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
     *usable = mi_usable_size(mem);
   }
   char* p = static_cast<char*>(mem);
-  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0) |
-                           (packed ? kPacked : 0) | (has_access ? kHasAccess : 0));
   if (has_access) {
     *p++ = static_cast<char>(access);
     *p++ = static_cast<char>(access >> 8);
     *p++ = static_cast<char>(access >> 16);
   }
+  char* entry = p;
+  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0) |
+                           (packed ? kPacked : 0) | (has_access ? kHasAccess : 0));
   p = WriteVarint(p, klen);
   p = WriteVarint(p, vlen);
   if (has_expire) {
@@ -107,7 +108,7 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
   } else if (vlen > 0) {
     std::memcpy(p, value.data(), vlen);
   }
-  return static_cast<Entry*>(mem);
+  return reinterpret_cast<Entry*>(entry);
 }
 
 Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
@@ -123,14 +124,16 @@ Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType typ
 
 size_t Entry::UsableSize(const Entry* e) {
   size_t size = e->AllocSize();
-  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size) : mi_usable_size(e);
+  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size)
+                                         : mi_usable_size(e->AllocBase());
 }
 
 size_t Entry::Destroy(SlabHeap& heap, Entry* e) {
   size_t size = e->AllocSize();
-  if (size <= SlabHeap::kMaxSlotSize) return heap.Free(e);
-  size_t n = mi_usable_size(e);
-  mi_free(e);
+  void* base = const_cast<void*>(e->AllocBase());
+  if (size <= SlabHeap::kMaxSlotSize) return heap.Free(base);
+  size_t n = mi_usable_size(base);
+  mi_free(base);
   return n;
 }
 

@@ -1,15 +1,19 @@
 // Entry: one key and its value in a single allocation, with a 3-byte header for the
 // common case.
 //
-// Layout (byte offsets; no alignment is assumed, multi-byte fields use memcpy):
+// Layout (byte offsets from the Entry pointer; no alignment is assumed, multi-byte
+// fields use memcpy):
+//   -3..-1   uint24   access state, present only with has-access, *before* the entry:
+//                     the key's last access (LRU, seconds) or its frequency counter and
+//                     decay minute (LFU); see core/access.h. Keys carry it; collection
+//                     elements (hash fields, set and zset members, which are entries
+//                     too) do not. Being in front, it moves no other field: reading an
+//                     entry costs the same with or without it, and an access is one
+//                     3-byte store at a fixed offset.
 //   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed,
 //                     bit 5 external (the value is a CollectionObject*, see object.h),
 //                     bit 6 snapshot skip, bit 7 has-access
-//   1..3     uint24   access state, present only with has-access: the key's last access
-//                     (LRU, seconds) or its frequency counter and decay minute (LFU);
-//                     see core/access.h. Keys carry it; collection elements (hash
-//                     fields, set and zset members, which are entries too) do not.
-//   ..       varint   key length (LEB128: one byte below 128)
+//   1..      varint   key length (LEB128: one byte below 128)
 //   ..       varint   value length, as the client sees it (unpacked)
 //   ..       int64    expire_ms, absolute unix ms; present only with has-expire
 //   ..       key bytes
@@ -61,6 +65,7 @@ class Entry {
   // Create's `access` for an entry without the access field.
   static constexpr uint32_t kNoAccess = UINT32_MAX;
   static constexpr uint32_t kAccessMask = 0xFFFFFF;
+  static constexpr size_t kAccessBytes = 3;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;
 
@@ -75,7 +80,7 @@ class Entry {
   // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
-  // Bytes the entry occupies before allocator rounding.
+  // Bytes the entry occupies before allocator rounding (the access field included).
   size_t AllocSize() const;
 
   std::string_view Key() const {
@@ -92,14 +97,16 @@ class Entry {
   bool HasAccess() const { return Flags() & kHasAccess; }
   // REQUIRES: HasAccess(). The 24-bit access state (core/access.h).
   uint32_t Access() const {
-    const auto* p = reinterpret_cast<const uint8_t*>(Base());
-    return p[1] | (uint32_t{p[2]} << 8) | (uint32_t{p[3]} << 16);
+    const auto* p = reinterpret_cast<const uint8_t*>(Base()) - kAccessBytes;
+    uint16_t low;
+    std::memcpy(&low, p, 2);
+    return low | (uint32_t{p[2]} << 16);
   }
   void SetAccess(uint32_t v) {
-    auto* p = reinterpret_cast<uint8_t*>(Base());
-    p[1] = static_cast<uint8_t>(v);
-    p[2] = static_cast<uint8_t>(v >> 8);
-    p[3] = static_cast<uint8_t>(v >> 16);
+    auto* p = reinterpret_cast<uint8_t*>(Base()) - kAccessBytes;
+    uint16_t low = static_cast<uint16_t>(v);
+    std::memcpy(p, &low, 2);
+    p[2] = static_cast<uint8_t>(v >> 16);
   }
   void SetSnapSkip(bool on) {
     Base()[0] = static_cast<char>(on ? (Flags() | kSnapSkip) : (Flags() & ~kSnapSkip));
@@ -156,6 +163,8 @@ class Entry {
   };
   uint8_t Flags() const { return static_cast<uint8_t>(Base()[0]); }
   const char* Base() const { return reinterpret_cast<const char*>(this); }
+  // Where the allocation starts: the access field, when present, precedes the entry.
+  const void* AllocBase() const { return Base() - (HasAccess() ? kAccessBytes : 0); }
   char* Base() { return reinterpret_cast<char*>(this); }
   static uint32_t ReadVarint(const char* p, uint32_t* off) {
     uint8_t b = static_cast<uint8_t>(p[*off]);
@@ -168,7 +177,7 @@ class Entry {
   static uint32_t ReadVarintSlow(const char* p, uint32_t* off);
   Layout Parse() const {
     Layout l;
-    uint32_t off = HasAccess() ? 4 : 1;
+    uint32_t off = 1;
     l.key_len = ReadVarint(Base(), &off);
     l.value_len = ReadVarint(Base(), &off);
     l.expire_off = off;

@@ -117,14 +117,11 @@ Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   if (PreWrite(d, hash, ref ? Table::At(ref) : nullptr)) e->SetSnapSkip(true);
   Mark(d, hash);
   if (ref) {
-    Entry* old = Table::At(ref);
     // LFU keeps the key's frequency across overwrites (as Redis), a write counting as
     // one access: the command's own lookup, or here when it made none. LRU: the new
     // entry was created with the current clock.
-    if (access_clock_.mode == access::Mode::kLfu && old->HasAccess() && e->HasAccess()) {
-      if (old != last_touched_) TouchLfu(old);
-      e->SetAccess(old->Access());
-    }
+    if (access_clock_.mode == access::Mode::kLfu) [[unlikely]]
+      CarryLfu(Table::At(ref), e);
     DestroyEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
@@ -157,6 +154,12 @@ std::string Keyspace::Serialize(const Entry* e) {
   std::string out;
   e->Object()->Serialize(&out);
   return out;
+}
+
+void Keyspace::CarryLfu(Entry* old, Entry* e) {
+  if (!old->HasAccess() || !e->HasAccess()) return;
+  if (old != last_touched_) TouchLfu(old);
+  e->SetAccess(old->Access());
 }
 
 void Keyspace::TouchLfu(Entry* e) {

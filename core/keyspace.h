@@ -220,6 +220,7 @@ class Keyspace {
     }
   }
   void TouchLfu(Entry* e);
+  void CarryLfu(Entry* old, Entry* e);
   const Entry* last_touched_ = nullptr;  // LFU: the entry the last Touch() counted
   access::Clock access_clock_;
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;

@@ -395,7 +395,9 @@ std::string Config::Set(std::string_view name, std::string_view value, bool at_r
   Option* o = FindMutable(name);
   if (o == nullptr) return "unknown option";
   if (at_runtime && !o->mutable_at_runtime) return "can't set immutable config";
-  return Apply(*o, value);
+  std::string err = Apply(*o, value);
+  generation_.fetch_add(1, std::memory_order_release);
+  return err;
 }
 
 std::optional<std::string> Config::Get(std::string_view name) const {

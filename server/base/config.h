@@ -77,6 +77,10 @@ class Config {
   bool Bool(std::string_view name) const { return Int(name) != 0; }
   std::string String(std::string_view name) const;
 
+  // Grows with every Set(): a reader that cached derived settings re-reads them when it
+  // changes (any thread).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
   // Cached handles for hot paths.
   const std::atomic<int64_t>& proto_max_bulk_len() const { return *proto_max_bulk_len_; }
   const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
@@ -119,6 +123,7 @@ class Config {
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;
   std::atomic<int64_t>* maxmemory_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t>* maxmemory_policy_ = nullptr;
   std::atomic<int64_t>* maxmemory_samples_ = nullptr;
   std::atomic<int64_t>* eviction_tenacity_ = nullptr;

@@ -39,23 +39,25 @@ int64_t ShardEviction::BudgetUs(int64_t tenacity) {
   return std::min(us, kTurnCapUs);
 }
 
-void ShardEviction::StartTurn(int64_t now_ms) {
+uint64_t ShardEviction::config_generation() const {
+  return worker_.engine().config().generation();
+}
+
+void ShardEviction::Refresh(int64_t now_ms) {
+  // The settings and the clocks (one-second resolution) change rarely: they are re-read
+  // when the config changed or a new second began.
   const Config& cfg = worker_.engine().config();
+  next_refresh_ms_ = (now_ms / access::kLruResolutionMs + 1) * access::kLruResolutionMs;
+  seen_generation_ = cfg.generation();
   EvictionPolicy p = PolicyAt(cfg.maxmemory_policy_index());
   if (p != policy_) {
     evictor_.Clear();  // scores of the old policy
     policy_ = p;
   }
-  samples_ = static_cast<int>(cfg.maxmemory_samples());
+  samples_ = static_cast<int>(std::min<int64_t>(cfg.maxmemory_samples(), INT32_MAX));
   budget_us_ = BudgetUs(cfg.eviction_tenacity());
-  worker_.keyspace().SetAccessClock(access::Clock::At(
-      now_ms, AccessModeFor(p), cfg.lfu_log_factor(), cfg.lfu_decay_time()));
-}
-
-void ShardEviction::SetOver(bool over) {
-  active_ = over && policy_ != EvictionPolicy::kNoEviction;
-  if (!active_ && exhausted_.load(std::memory_order_relaxed))
-    exhausted_.store(false, std::memory_order_relaxed);
+  keyspace_.SetAccessClock(access::Clock::At(now_ms, AccessModeFor(p), cfg.lfu_log_factor(),
+                                             cfg.lfu_decay_time()));
 }
 
 size_t ShardEviction::OthersUsed() const {
@@ -107,8 +109,7 @@ void ShardEviction::Evict(size_t share, int64_t budget_us) {
   if (evicted > 0) worker_.PublishUsed();
 }
 
-void ShardEviction::OnTurn() {
-  if (!active_) return;
+void ShardEviction::CatchUp() {
   int64_t limit = worker_.engine().config().maxmemory().load(std::memory_order_relaxed);
   size_t used = ProcessUsed();
   if (limit <= 0 || used <= static_cast<size_t>(limit)) return;

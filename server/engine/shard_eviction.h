@@ -48,11 +48,18 @@ class ShardEviction {
 
   ShardEviction(Worker& w, Keyspace& ks) : worker_(w), keyspace_(ks) {}
 
-  // Start of a loop turn: re-reads the settings, sets the keyspace's access clock and
-  // renews the turn's time budget.
-  void StartTurn(int64_t now_ms);
+  // Start of a loop turn: when the config changed or a second passed, re-reads the
+  // settings and sets the keyspace's access clock.
+  void StartTurn(int64_t now_ms) {
+    if (now_ms < next_refresh_ms_ && config_generation() == seen_generation_) return;
+    Refresh(now_ms);
+  }
   // From Worker::UpdateMemoryState: whether the process is over maxmemory now.
-  void SetOver(bool over);
+  void SetOver(bool over) {
+    active_ = over && policy_ != EvictionPolicy::kNoEviction;
+    if (!active_ && exhausted_.load(std::memory_order_relaxed)) [[unlikely]]
+      exhausted_.store(false, std::memory_order_relaxed);
+  }
   // Before a command flagged denyoom runs on this shard, with its arguments.
   template <class Args>
   void BeforeWrite(const Args& args) {
@@ -64,7 +71,10 @@ class ShardEviction {
     }
   }
   // End of a loop turn, after publishing: evicts this shard's share of the excess.
-  void OnTurn();
+  void OnTurn() {
+    if (active_) [[unlikely]]
+      CatchUp();
+  }
 
   bool active() const { return active_; }
   EvictionPolicy policy() const { return policy_; }
@@ -74,6 +84,9 @@ class ShardEviction {
 
  private:
   void EvictForWrite(size_t request_bytes);
+  void Refresh(int64_t now_ms);
+  void CatchUp();
+  uint64_t config_generation() const;
   // Evicts until the process is under the limit, `share` bytes are freed or budget_us
   // have passed (the clock read every kKeysPerClockCheck keys).
   void Evict(size_t share, int64_t budget_us);
@@ -90,6 +103,8 @@ class ShardEviction {
   std::atomic<bool> exhausted_{false};
   int samples_ = 5;
   int64_t budget_us_ = 0;  // per write, and per turn for the catch-up
+  int64_t next_refresh_ms_ = 0;  // the next second's start
+  uint64_t seen_generation_ = UINT64_MAX;
 };
 
 }  // namespace strata

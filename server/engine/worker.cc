@@ -325,7 +325,10 @@ void Worker::UpdateMemoryState() {
   published_client_.store(client_bytes_, std::memory_order_relaxed);
   int64_t limit = engine_->config().maxmemory().load(std::memory_order_relaxed);
   bool over = limit > 0 && engine_->UsedMemory() > static_cast<size_t>(limit);
-  if (index_ == 0) engine_->NoteOverMemory(over, now_ms_);
+  if (index_ == 0 && over != noted_over_) {
+    noted_over_ = over;
+    engine_->NoteOverMemory(over, now_ms_);
+  }
   eviction_.SetOver(over);
   // Under an evicting policy, writes are refused only once no shard can evict.
   over_memory_limit_ =

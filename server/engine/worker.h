@@ -229,6 +229,7 @@ class Worker {
   void ExpireBlocked();
   std::atomic<size_t> startup_used_{0};
   bool over_memory_limit_ = false;
+  bool noted_over_ = false;  // worker 0: what Engine::NoteOverMemory was last told
   ShardEviction eviction_{*this, keyspace_};
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
