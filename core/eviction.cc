@@ -67,8 +67,9 @@ void Evictor::Offer(uint64_t score, uint32_t db, std::string_view key, bool chec
     }
   }
   if (pool_.size() >= kPoolSize && score <= pool_.front().score) return;
-  auto it = std::upper_bound(pool_.begin(), pool_.end(), score,
-                             [](uint64_t s, const Candidate& c) { return s < c.score; });
+  // Before candidates of equal score: among ties, the one sampled first goes first.
+  auto it = std::lower_bound(pool_.begin(), pool_.end(), score,
+                             [](const Candidate& c, uint64_t s) { return c.score < s; });
   Candidate c{score, db, std::string(key), checked};
   if (pool_.size() >= kPoolSize) {
     // Drop the worst (front) to make room; `it` shifts down by one.
