@@ -1,0 +1,115 @@
+// ColdStore: one shard's cold values in RocksDB (docs/ARCHITECTURE.md "The tier").
+//
+// A record is keyed by (database, key) and holds the value's spill sequence number and
+// its canonical serialized form (core/object.h). The store is a cache of values whose
+// keys live in RAM: it has no WAL (a crash loses only what the last snapshot's
+// checkpoint did not hold) and is opened empty unless a checkpoint is restored into it.
+//
+// Memory: every store of the process charges one ColdCache, an LRU cache that holds the
+// data blocks, the index and filter blocks and (through a WriteBufferManager) the
+// memtables, so the tier's RAM is one bounded figure, ColdCache::UsageBytes().
+//
+// Reads: TryGetCached() reads only the memtables and the block cache and never blocks
+// on I/O (it answers kNeedsIo instead); MultiGet() does the I/O and belongs on an I/O
+// thread. Writes go in batches (Write). RocksDB is thread-safe: a shard's worker probes
+// the cache while its I/O thread reads and writes.
+//
+// Thread-safety: all methods may be called from any thread; a ColdStore must outlive
+// the calls in flight. RocksDB types stay inside cold_store.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace strata {
+
+// The RAM budget shared by every ColdStore of a process.
+class ColdCache {
+ public:
+  // capacity_bytes: block cache and memtables together; memtables get at most half.
+  explicit ColdCache(size_t capacity_bytes);
+  ~ColdCache();
+  ColdCache(const ColdCache&) = delete;
+  ColdCache& operator=(const ColdCache&) = delete;
+
+  size_t capacity_bytes() const;
+  // Bytes held now: blocks, index and filter blocks, and memtables (their reservation).
+  size_t UsageBytes() const;
+
+  struct Impl;
+  Impl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+struct ColdStoreOptions {
+  std::string dir;  // created if missing; a store owns its directory
+  // Compression of data blocks: "lz4" (default), "zstd" or "none".
+  std::string compression = "lz4";
+  // Values at least this long go to BlobDB files instead of the LSM tree (0 = never).
+  size_t blob_min_bytes = 0;
+};
+
+// One write of a batch: a value (put) or the removal of a key's copy (erase).
+struct ColdWrite {
+  uint32_t db = 0;
+  std::string key;
+  bool erase = false;
+  uint64_t seq = 0;   // put: the spill sequence number stored with the value
+  std::string value;  // put: the serialized value
+};
+
+// A value read back: its spill sequence number and serialized form.
+struct ColdValue {
+  uint64_t seq = 0;
+  std::string value;
+};
+
+class ColdStore {
+ public:
+  enum class Probe { kFound, kAbsent, kNeedsIo };
+
+  // Opens (creating) the store in options.dir, charging `cache`, which must outlive it.
+  // A directory that cannot be created or written is an error naming it.
+  static Status Open(const ColdStoreOptions& options, ColdCache* cache,
+                     std::unique_ptr<ColdStore>* out);
+  ~ColdStore();
+  ColdStore(const ColdStore&) = delete;
+  ColdStore& operator=(const ColdStore&) = delete;
+
+  // Applies the batch atomically (no WAL: durable once flushed or checkpointed).
+  Status Write(const std::vector<ColdWrite>& batch);
+  // Memtables and block cache only; *out is set when kFound. Never waits for the disk.
+  Probe TryGetCached(uint32_t db, std::string_view key, ColdValue* out);
+  // Reads every key (I/O allowed); (*out)[i] is empty for a key not in the store, and
+  // the status is the first error met (then *out is not to be trusted).
+  Status MultiGet(const std::vector<std::pair<uint32_t, std::string>>& keys,
+                  std::vector<std::optional<ColdValue>>* out);
+  // Flushes the memtables and compacts every file (after many deletes: disk space
+  // follows live data).
+  Status CompactAll();
+  // Bytes of the live SST and blob files on disk.
+  uint64_t DiskBytes() const;
+  // Table readers not held in the cache (RocksDB's estimate; small, counted apart).
+  uint64_t TableReaderBytes() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Impl;
+  ColdStore(std::string dir, std::unique_ptr<Impl> impl);
+  std::string dir_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The RocksDB key of (db, key): db as a 4-byte big-endian prefix, then the key bytes.
+std::string ColdKey(uint32_t db, std::string_view key);
+
+}  // namespace strata
