@@ -148,7 +148,10 @@ Evictor::Result Evictor::EvictOne(Keyspace& ks, EvictionPolicy policy, int sampl
     return EvictRandom(ks, policy, now_ms, freed_bytes);
   bool vol = IsVolatilePolicy(policy);
   const access::Clock& clock = ks.access_clock();
-  for (int round = 0; round < kMaxRounds; round++) {
+  // A volatile round may walk far to find keys with a TTL: fewer of them per call (the
+  // cursor keeps its place, so the next call goes on from there).
+  int rounds = vol ? kMaxVolatileRounds : kMaxRounds;
+  for (int round = 0; round < rounds; round++) {
     bool any = false;
     for (uint32_t db = 0; db < ks.db_count(); db++) {
       if ((vol ? ks.ExpiresCount(db) : ks.DbSize(db)) == 0) continue;

@@ -92,6 +92,7 @@ class Evictor {
   size_t pooled() const { return pool_.size(); }
 
   static constexpr int kMaxRounds = 16;
+  static constexpr int kMaxVolatileRounds = 4;
 
  private:
   struct Candidate {

@@ -148,5 +148,24 @@ TEST(EvictionTest, RandomPoliciesEvictUntilEmpty) {
   EXPECT_EQ(ks.key_count(), 0u);
 }
 
+
+TEST(EvictionTest, ARareKeyWithTtlIsFoundWithinBoundedCalls) {
+  Keyspace ks(1);
+  for (int i = 0; i < 200000; i++) ks.SetString(0, Key("p", i), "v", Entry::kNoExpire);
+  ks.SetString(0, "the-one", "v", 5'000'000);
+  Evictor ev;
+  size_t freed = 0;
+  int calls = 0;
+  Evictor::Result r;
+  // Each call walks a bounded part of the table; the cursor goes on from there.
+  while ((r = ev.EvictOne(ks, EvictionPolicy::kVolatileLru, 5, 0, &freed)) ==
+         Evictor::Result::kNotFound) {
+    ASSERT_LT(++calls, 1000);
+  }
+  EXPECT_EQ(r, Evictor::Result::kEvicted);
+  EXPECT_EQ(ks.FindNoTouch(0, "the-one", 0), nullptr);
+  EXPECT_EQ(ks.DbSize(0), 200000u);
+}
+
 }  // namespace
 }  // namespace strata
