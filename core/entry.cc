@@ -58,24 +58,18 @@ uint32_t Entry::ReadVarintSlow(const char* p, uint32_t* off) {
   }
 }
 
-size_t Entry::StoredValueLen(const Layout& l) const {
-  return IsPacked() ? ascii7::PackedSize(l.value_len) : l.value_len;
-}
+namespace {
 
-size_t Entry::AllocSize() const {
-  Layout l = Parse();
-  return (HasAccess() ? kAccessBytes : 0) + l.key_off + l.key_len + StoredValueLen(l);
-}
-
-Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
-                     int64_t expire_ms, size_t* usable, uint32_t access) {
-  bool has_expire = expire_ms != kNoExpire;
-  bool packed = type == ValueType::kString && value.size() >= kPackMinLen && ascii7::IsAscii(value);
+template <bool kAccess>
+Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
+                   int64_t expire_ms, size_t* usable, uint32_t access) {
+  bool has_expire = expire_ms != Entry::kNoExpire;
+  bool packed =
+      type == ValueType::kString && value.size() >= Entry::kPackMinLen && ascii7::IsAscii(value);
   uint32_t klen = static_cast<uint32_t>(key.size());
   uint32_t vlen = static_cast<uint32_t>(value.size());
   size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
-  bool has_access = access != kNoAccess;
-  size_t size = 1 + (has_access ? kAccessBytes : 0) + VarintSize(klen) + VarintSize(vlen) +
+  size_t size = (kAccess ? Entry::kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
                 (has_expire ? 8 : 0) + klen + stored;
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
@@ -87,14 +81,15 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
     *usable = mi_usable_size(mem);
   }
   char* p = static_cast<char*>(mem);
-  if (has_access) {
-    *p++ = static_cast<char>(access);
-    *p++ = static_cast<char>(access >> 8);
-    *p++ = static_cast<char>(access >> 16);
+  if constexpr (kAccess) {
+    uint16_t low = static_cast<uint16_t>(access);
+    std::memcpy(p, &low, 2);
+    p[2] = static_cast<char>(access >> 16);
+    p += Entry::kAccessBytes;
   }
   char* entry = p;
-  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? kHasExpire : 0) |
-                           (packed ? kPacked : 0) | (has_access ? kHasAccess : 0));
+  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? Entry::kHasExpire : 0) |
+                           (packed ? Entry::kPacked : 0) | (kAccess ? Entry::kHasAccess : 0));
   p = WriteVarint(p, klen);
   p = WriteVarint(p, vlen);
   if (has_expire) {
@@ -109,6 +104,21 @@ Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view valu
     std::memcpy(p, value.data(), vlen);
   }
   return reinterpret_cast<Entry*>(entry);
+}
+
+}  // namespace
+
+static_assert(Entry::kHasAccess == 0x80, "AllocBase() and AllocSize() shift the flag down");
+
+Entry* Entry::CreateKey(SlabHeap& heap, std::string_view key, std::string_view value,
+                        ValueType type, int64_t expire_ms, size_t* usable, uint32_t access) {
+  return CreateEntry<true>(heap, key, value, type, expire_ms, usable, access);
+}
+
+Entry* Entry::Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
+                     int64_t expire_ms, size_t* usable, uint32_t access) {
+  if (access == kNoAccess) return CreateEntry<false>(heap, key, value, type, expire_ms, usable, 0);
+  return CreateEntry<true>(heap, key, value, type, expire_ms, usable, access);
 }
 
 Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,

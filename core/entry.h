@@ -40,6 +40,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/ascii7.h"
+
 namespace strata {
 
 class SlabHeap;
@@ -60,7 +62,7 @@ class Entry {
   // entry's pre-image was already written, or it was created after the cut
   // (core/keyspace.h "Snapshots"). Cleared by the snapshot's traversal.
   static constexpr uint8_t kSnapSkip = 0x40;
-  static constexpr uint8_t kHasAccess = 0x80;
+  static constexpr uint8_t kHasAccess = 0x80;  // the top bit: AllocBase() shifts it
   static constexpr int64_t kNoExpire = 0;
   // Create's `access` for an entry without the access field.
   static constexpr uint32_t kNoAccess = UINT32_MAX;
@@ -73,6 +75,9 @@ class Entry {
   // With access != kNoAccess the entry carries the 24-bit access field, set to it.
   static Entry* Create(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
                        int64_t expire_ms, size_t* usable, uint32_t access = kNoAccess);
+  // Create() for a key of the keyspace: always with the access field.
+  static Entry* CreateKey(SlabHeap& heap, std::string_view key, std::string_view value,
+                          ValueType type, int64_t expire_ms, size_t* usable, uint32_t access);
   // An entry whose value is a pointer to obj (not owned here: Keyspace frees objects).
   static Entry* CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
                                CollectionObject* obj, int64_t expire_ms, size_t* usable,
@@ -81,7 +86,11 @@ class Entry {
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
   // Bytes the entry occupies before allocator rounding (the access field included).
-  size_t AllocSize() const;
+  size_t AllocSize() const {
+    Layout l = Parse();
+    size_t stored = IsPacked() ? ascii7::PackedSize(l.value_len) : l.value_len;
+    return (Flags() >> 7) * kAccessBytes + l.key_off + l.key_len + stored;
+  }
 
   std::string_view Key() const {
     Layout l = Parse();
@@ -164,7 +173,7 @@ class Entry {
   uint8_t Flags() const { return static_cast<uint8_t>(Base()[0]); }
   const char* Base() const { return reinterpret_cast<const char*>(this); }
   // Where the allocation starts: the access field, when present, precedes the entry.
-  const void* AllocBase() const { return Base() - (HasAccess() ? kAccessBytes : 0); }
+  const void* AllocBase() const { return Base() - (Flags() >> 7) * kAccessBytes; }
   char* Base() { return reinterpret_cast<char*>(this); }
   static uint32_t ReadVarint(const char* p, uint32_t* off) {
     uint8_t b = static_cast<uint8_t>(p[*off]);
@@ -184,7 +193,6 @@ class Entry {
     l.key_off = off + (HasExpire() ? 8 : 0);
     return l;
   }
-  size_t StoredValueLen(const Layout& l) const;
 };
 
 }  // namespace strata

@@ -23,7 +23,7 @@ Keyspace::~Keyspace() {
 Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                           int64_t expire_ms) {
   size_t usable = 0;
-  Entry* e = Entry::Create(heap_, key, value, type, expire_ms, &usable, access_clock_.Initial());
+  Entry* e = Entry::CreateKey(heap_, key, value, type, expire_ms, &usable, initial_access_);
   Charge(e, usable);
   if (e->HasExpire()) d.expires++;
   return e;
@@ -135,7 +135,7 @@ Entry* Keyspace::SetObject(uint32_t db, std::string_view key, ValueType type,
   size_t usable = 0;
   size_t obj_bytes = obj->Bytes();
   Entry* e = Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable,
-                                   access_clock_.Initial());
+                                   initial_access_);
   Charge(e, usable + obj_bytes);
   if (e->HasExpire()) d.expires++;
   return Insert(d, key, e);
@@ -159,6 +159,7 @@ std::string Keyspace::Serialize(const Entry* e) {
 void Keyspace::CarryLfu(Entry* old, Entry* e) {
   if (!old->HasAccess() || !e->HasAccess()) return;
   if (old != last_touched_) TouchLfu(old);
+  last_touched_ = nullptr;
   e->SetAccess(old->Access());
 }
 
@@ -170,20 +171,20 @@ void Keyspace::TouchLfu(Entry* e) {
   e->SetAccess(access_clock_.Touched(e->Access(), r));
 }
 
-Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write,
-                        bool touch) {
+template <bool kWrite, bool kTouch>
+Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
   Entry* e = d.table->Find(key, hash);
   // A caller of Find() may change what it gets: pre-image first, and tell the tracker.
-  if (write) {
+  if constexpr (kWrite) {
     PreWrite(d, hash, e);
     if (tracker_ != nullptr) [[unlikely]]
       tracker_->KeyChanged(db, hash);
   }
   if (e == nullptr) return nullptr;
   if (!e->IsExpired(now_ms)) {
-    if (touch && e->HasAccess()) Touch(e);
+    if constexpr (kTouch) Touch<kWrite>(e);
     return e;
   }
   PreWrite(d, hash, e);
@@ -194,15 +195,15 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool 
 }
 
 Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
-  return Lookup(db, key, now_ms, true, true);
+  return Lookup<true, true>(db, key, now_ms);
 }
 
 Entry* Keyspace::FindNoTouch(uint32_t db, std::string_view key, int64_t now_ms) {
-  return Lookup(db, key, now_ms, false, false);
+  return Lookup<false, false>(db, key, now_ms);
 }
 
 Entry* Keyspace::FindRead(uint32_t db, std::string_view key, int64_t now_ms, bool touch) {
-  Entry* e = Lookup(db, key, now_ms, false, touch);
+  Entry* e = touch ? Lookup<false, true>(db, key, now_ms) : Lookup<false, false>(db, key, now_ms);
   if (e != nullptr) {
     stats_.keyspace_hits++;
   } else {
@@ -254,7 +255,7 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
     size_t usable = 0;
     Entry* e =
         Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable,
-                              old->HasAccess() ? old->Access() : access_clock_.Initial());
+                              old->HasAccess() ? old->Access() : initial_access_);
     Charge(e, usable);
     if (want) d.expires++;
     if (skip) e->SetSnapSkip(true);
@@ -396,7 +397,7 @@ size_t Keyspace::expires_count() const {
 }
 
 size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
-  if (Lookup(db, key, now_ms, false, false) == nullptr) return 0;
+  if (Lookup<false, false>(db, key, now_ms) == nullptr) return 0;
   Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
   Entry* e = Table::At(ref);
   return Entry::UsableSize(e) + Table::ShareBytes(ref) +

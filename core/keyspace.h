@@ -27,6 +27,7 @@
 // Thread-safety: one owning thread; no synchronisation inside.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -89,11 +90,11 @@ class Keyspace {
 
   // Access state (core/access.h): Find and FindRead record an access with this clock,
   // and new keys start from it. The owner refreshes it once per loop turn.
-  void SetAccessClock(const access::Clock& c) { access_clock_ = c; }
+  void SetAccessClock(const access::Clock& c) {
+    access_clock_ = c;
+    initial_access_ = c.Initial();
+  }
   const access::Clock& access_clock() const { return access_clock_; }
-  // Before a write command: under LFU a write counts as one access, made by the
-  // command's own lookup or else when the key is overwritten (see Insert).
-  void BeginWrite() { last_touched_ = nullptr; }
 
   // Creates or overwrites key with a string value. expire_ms == Entry::kNoExpire
   // clears any TTL. Returns the new entry.
@@ -210,19 +211,29 @@ class Keyspace {
   // Frees e's allocation but not its object (the object moved to a new entry).
   void DestroyEntryKeepObject(Db& d, Entry* e);
   Entry* Insert(Db& d, std::string_view key, Entry* e);
-  Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms, bool write, bool touch);
+  // kWrite: the caller may change the entry (snapshot pre-image, change tracking);
+  // kTouch: record an access.
+  template <bool kWrite, bool kTouch>
+  Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms);
+  // REQUIRES: e is one of this keyspace's entries (they all carry the access field).
+  // Under LFU a write counts as one access, as in Redis: a write command's own lookup
+  // (kWrite) is remembered, so that overwriting that entry does not count again.
+  template <bool kWrite>
   void Touch(Entry* e) {
+    assert(e->HasAccess());
     if (access_clock_.mode == access::Mode::kLru) {
       e->SetAccess(access_clock_.lru_clock);
     } else {
       TouchLfu(e);
-      last_touched_ = e;
+      if constexpr (kWrite) last_touched_ = e;
     }
   }
   void TouchLfu(Entry* e);
   void CarryLfu(Entry* old, Entry* e);
-  const Entry* last_touched_ = nullptr;  // LFU: the entry the last Touch() counted
+  // LFU: the entry a write lookup last counted (cleared when an overwrite uses it).
+  const Entry* last_touched_ = nullptr;
   access::Clock access_clock_;
+  uint32_t initial_access_ = 0;  // access_clock_.Initial()
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
   size_t lazy_pending_bytes_ = 0;
   uint32_t DbIndex(const Db& d) const { return static_cast<uint32_t>(&d - dbs_.data()); }

@@ -42,7 +42,8 @@ void RunRemoteNow(void* p) {
   Worker* w = Worker::Current();
   ReplyBuilder rb(&rc->reply, rc->resp);
   ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms()};
-  if (rc->spec->flags & kCmdDenyOom) w->eviction().BeforeWrite(rc->args->span());
+  if (w->eviction().active() && (rc->spec->flags & kCmdDenyOom)) [[unlikely]]
+    w->eviction().BeforeWrite(rc->args->span());
   uint64_t t0 = CycleClock::Now();
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
   CommandStat& st = w->stats().commands[rc->spec->id];
@@ -290,7 +291,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
-    if (spec->flags & kCmdDenyOom) w.eviction().BeforeWrite(args);
+    if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
+      w.eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();
     spec->shard_fn(args, ctx, rb);
     CommandStat& st = w.stats().commands[spec->id];

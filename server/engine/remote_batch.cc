@@ -88,7 +88,8 @@ void ExecuteRemoteBatch(void* p) {
     item.reply_offset = static_cast<uint32_t>(batch->replies.size());
     ReplyBuilder rb(&batch->replies, item.resp);
     ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms()};
-    if (item.spec->flags & kCmdDenyOom) w->eviction().BeforeWrite(args);
+    if (w->eviction().active() && (item.spec->flags & kCmdDenyOom)) [[unlikely]]
+      w->eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();
     item.spec->shard_fn(args, ctx, rb);
     CommandStat& st = w->stats().commands[item.spec->id];

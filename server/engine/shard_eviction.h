@@ -60,15 +60,13 @@ class ShardEviction {
     if (!active_ && exhausted_.load(std::memory_order_relaxed)) [[unlikely]]
       exhausted_.store(false, std::memory_order_relaxed);
   }
-  // Before a command flagged denyoom runs on this shard, with its arguments.
+  // Before a command flagged denyoom runs on this shard while active(), with its
+  // arguments (callers test active() first: one load on the path of every command).
   template <class Args>
   void BeforeWrite(const Args& args) {
-    keyspace_.BeginWrite();
-    if (active_) [[unlikely]] {
-      size_t bytes = 0;
-      for (const auto& a : args) bytes += a.size();
-      EvictForWrite(bytes);
-    }
+    size_t bytes = 0;
+    for (const auto& a : args) bytes += a.size();
+    EvictForWrite(bytes);
   }
   // End of a loop turn, after publishing: evicts this shard's share of the excess.
   void OnTurn() {
