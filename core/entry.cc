@@ -126,16 +126,14 @@ Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType typ
                              uint32_t access) {
   char ptr[sizeof(obj)];
   std::memcpy(ptr, &obj, sizeof(obj));
-  Entry* e =
-      Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable, access);
+  Entry* e = Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable, access);
   e->Base()[0] = static_cast<char>(e->Flags() | kExternal);
   return e;
 }
 
 size_t Entry::UsableSize(const Entry* e) {
   size_t size = e->AllocSize();
-  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size)
-                                         : mi_usable_size(e->AllocBase());
+  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size) : mi_usable_size(e->AllocBase());
 }
 
 size_t Entry::Destroy(SlabHeap& heap, Entry* e) {

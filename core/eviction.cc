@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "core/keyspace.h"
-#include "core/table.h"
 #include "core/string_util.h"
+#include "core/table.h"
 
 namespace strata {
 
@@ -140,8 +140,8 @@ Evictor::Result Evictor::EvictRandom(Keyspace& ks, EvictionPolicy policy, int64_
   return any ? Result::kNotFound : Result::kNone;
 }
 
-Evictor::Result Evictor::EvictOne(Keyspace& ks, EvictionPolicy policy, int samples,
-                                  int64_t now_ms, size_t* freed_bytes) {
+Evictor::Result Evictor::EvictOne(Keyspace& ks, EvictionPolicy policy, int samples, int64_t now_ms,
+                                  size_t* freed_bytes) {
   *freed_bytes = 0;
   if (policy == EvictionPolicy::kNoEviction) return Result::kNoEviction;
   if (policy == EvictionPolicy::kAllKeysRandom || policy == EvictionPolicy::kVolatileRandom)

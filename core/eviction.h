@@ -114,7 +114,7 @@ class Evictor {
     return rng_;
   }
 
-  std::vector<Candidate> pool_;  // ascending score: the best candidate is last
+  std::vector<Candidate> pool_;   // ascending score: the best candidate is last
   std::vector<uint64_t> cursor_;  // per database, where the next round's walk starts
   uint64_t rng_;
   uint32_t random_db_ = 0;

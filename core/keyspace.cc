@@ -134,8 +134,8 @@ Entry* Keyspace::SetObject(uint32_t db, std::string_view key, ValueType type,
   Db& d = dbs_[db];
   size_t usable = 0;
   size_t obj_bytes = obj->Bytes();
-  Entry* e = Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable,
-                                   initial_access_);
+  Entry* e =
+      Entry::CreateExternal(heap_, key, type, obj.release(), expire_ms, &usable, initial_access_);
   Charge(e, usable + obj_bytes);
   if (e->HasExpire()) d.expires++;
   return Insert(d, key, e);
@@ -253,9 +253,8 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
   if (old->IsExternal()) {
     // The object moves to the new entry; only the entry's own bytes change.
     size_t usable = 0;
-    Entry* e =
-        Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms, &usable,
-                              old->HasAccess() ? old->Access() : initial_access_);
+    Entry* e = Entry::CreateExternal(heap_, old->Key(), old->Type(), old->Object(), expire_ms,
+                                     &usable, old->HasAccess() ? old->Access() : initial_access_);
     Charge(e, usable);
     if (want) d.expires++;
     if (skip) e->SetSnapSkip(true);

@@ -127,8 +127,7 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
   rocksdb::WriteBatch wb;
   for (const ColdWrite& w : batch) {
     std::string k = ColdKey(w.db, w.key);
-    rocksdb::Status s =
-        w.erase ? wb.Delete(k) : wb.Put(k, EncodeValue(w.seq, w.value));
+    rocksdb::Status s = w.erase ? wb.Delete(k) : wb.Put(k, EncodeValue(w.seq, w.value));
     if (!s.ok()) return FromRocks(s, "building a spill batch");
   }
   return FromRocks(impl_->db->Write(impl_->write_options, &wb),
@@ -139,8 +138,7 @@ ColdStore::Probe ColdStore::TryGetCached(uint32_t db, std::string_view key, Cold
   rocksdb::ReadOptions ro;
   ro.read_tier = rocksdb::kBlockCacheTier;
   rocksdb::PinnableSlice v;
-  rocksdb::Status s =
-      impl_->db->Get(ro, impl_->db->DefaultColumnFamily(), ColdKey(db, key), &v);
+  rocksdb::Status s = impl_->db->Get(ro, impl_->db->DefaultColumnFamily(), ColdKey(db, key), &v);
   if (s.ok()) return DecodeValue(v, out) ? Probe::kFound : Probe::kNeedsIo;
   if (s.IsNotFound()) return Probe::kAbsent;
   return Probe::kNeedsIo;  // Incomplete: the block is not in the cache
@@ -157,8 +155,8 @@ Status ColdStore::MultiGet(const std::vector<std::pair<uint32_t, std::string>>& 
   std::vector<rocksdb::Slice> slices(encoded.begin(), encoded.end());
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  impl_->db->MultiGet(rocksdb::ReadOptions(), impl_->db->DefaultColumnFamily(), n,
-                      slices.data(), values.data(), statuses.data());
+  impl_->db->MultiGet(rocksdb::ReadOptions(), impl_->db->DefaultColumnFamily(), n, slices.data(),
+                      values.data(), statuses.data());
   for (size_t i = 0; i < n; i++) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading from the spill store in " + dir_);

@@ -100,11 +100,11 @@ void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
           "note that when switching between policies at runtime LRU and LFU data will take "
           "some time to adjust.");
     } else if (sub == "idletime") {
-      rb.Integer(static_cast<int64_t>(
-          access::LruIdleMs(access::LruClock(ctx.now_ms), e->Access()) / 1000));
+      rb.Integer(static_cast<int64_t>(access::LruIdleMs(access::LruClock(ctx.now_ms), e->Access()) /
+                                      1000));
     } else {
-      rb.Integer(access::LfuDecayed(e->Access(), access::LfuMinutes(ctx.now_ms),
-                                    clock.lfu_decay_time));
+      rb.Integer(
+          access::LfuDecayed(e->Access(), access::LfuMinutes(ctx.now_ms), clock.lfu_decay_time));
     }
   }
 }

@@ -144,8 +144,8 @@ class Engine {
   std::vector<ShardService*> services_;
   ProcessInfo process_;
   std::atomic<size_t> peak_memory_{0};
-  std::atomic<int64_t> over_since_ms_{0};      // 0: under maxmemory
-  std::atomic<int64_t> over_total_ms_{0};      // finished spells over it
+  std::atomic<int64_t> over_since_ms_{0};  // 0: under maxmemory
+  std::atomic<int64_t> over_total_ms_{0};  // finished spells over it
   std::atomic<uint32_t> loading_holds_{0};
   std::atomic<bool> shutdown_save_done_{false};
   std::atomic<int> exit_code_{0};

@@ -39,9 +39,7 @@ int64_t ShardEviction::BudgetUs(int64_t tenacity) {
   return std::min(us, kTurnCapUs);
 }
 
-uint64_t ShardEviction::config_generation() const {
-  return worker_.engine().config().generation();
-}
+uint64_t ShardEviction::config_generation() const { return worker_.engine().config().generation(); }
 
 void ShardEviction::Refresh(int64_t now_ms) {
   // The settings and the clocks (one-second resolution) change rarely: they are re-read
@@ -56,8 +54,8 @@ void ShardEviction::Refresh(int64_t now_ms) {
   }
   samples_ = static_cast<int>(std::min<int64_t>(cfg.maxmemory_samples(), INT32_MAX));
   budget_us_ = BudgetUs(cfg.eviction_tenacity());
-  keyspace_.SetAccessClock(access::Clock::At(now_ms, AccessModeFor(p), cfg.lfu_log_factor(),
-                                             cfg.lfu_decay_time()));
+  keyspace_.SetAccessClock(
+      access::Clock::At(now_ms, AccessModeFor(p), cfg.lfu_log_factor(), cfg.lfu_decay_time()));
 }
 
 size_t ShardEviction::OthersUsed() const {
@@ -89,8 +87,7 @@ void ShardEviction::Evict(size_t share, int64_t budget_us) {
     size_t used = others + worker_.used_bytes() - ks.lazyfree_pending_bytes();
     if (used <= static_cast<size_t>(limit)) break;
     // The first kKeysPerClockCheck keys always go (as in Redis, even at tenacity 0).
-    if (evicted > 0 && evicted % kKeysPerClockCheck == 0 &&
-        WallClockUs() - start_us >= budget_us) {
+    if (evicted > 0 && evicted % kKeysPerClockCheck == 0 && WallClockUs() - start_us >= budget_us) {
       break;
     }
     size_t freed = 0;
@@ -116,10 +113,9 @@ void ShardEviction::CatchUp() {
   size_t excess = used - static_cast<size_t>(limit);
   size_t mine = worker_.used_bytes();
   size_t pool = std::max(worker_.engine().EvictableUsedMemory(), mine);
-  size_t share = pool == 0 ? excess
-                           : static_cast<size_t>(static_cast<unsigned __int128>(excess) * mine /
-                                                 pool) +
-                                 1;
+  size_t share =
+      pool == 0 ? excess
+                : static_cast<size_t>(static_cast<unsigned __int128>(excess) * mine / pool) + 1;
   Evict(share, budget_us_);
 }
 

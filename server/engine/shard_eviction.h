@@ -100,7 +100,7 @@ class ShardEviction {
   bool active_ = false;  // over maxmemory with an evicting policy
   std::atomic<bool> exhausted_{false};
   int samples_ = 5;
-  int64_t budget_us_ = 0;  // per write, and per turn for the catch-up
+  int64_t budget_us_ = 0;        // per write, and per turn for the catch-up
   int64_t next_refresh_ms_ = 0;  // the next second's start
   uint64_t seen_generation_ = UINT64_MAX;
 };

@@ -31,10 +31,10 @@
 #include <vector>
 
 #include "core/keyspace.h"
-#include "server/engine/shard_eviction.h"
 #include "server/engine/blocking.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/remote_batch.h"
+#include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
 #include "server/engine/task.h"
 

@@ -43,8 +43,7 @@ TEST(EvictionTest, NothingToEvict) {
             Evictor::Result::kNoEviction);
   EXPECT_EQ(ks.DbSize(2), 1u);
   // One key in a sparse database is still found.
-  EXPECT_EQ(ev.EvictOne(ks, EvictionPolicy::kAllKeysLru, 5, 0, &freed),
-            Evictor::Result::kEvicted);
+  EXPECT_EQ(ev.EvictOne(ks, EvictionPolicy::kAllKeysLru, 5, 0, &freed), Evictor::Result::kEvicted);
   EXPECT_GT(freed, 0u);
   EXPECT_EQ(ks.DbSize(2), 0u);
   EXPECT_EQ(ks.stats().evicted_keys, 1u);
@@ -88,8 +87,7 @@ TEST(EvictionTest, LruTakesTheLongestIdleFirst) {
   // the few a sample of recent keys alone may give (approximated LRU, as Redis).
   int read_left = 0, new_left = 0, unread_left = 0;
   for (int i = 0; i < 1000; i++) read_left += ks.FindNoTouch(0, Key("old", i), 0) != nullptr;
-  for (int i = 1000; i < 2000; i++)
-    unread_left += ks.FindNoTouch(0, Key("old", i), 0) != nullptr;
+  for (int i = 1000; i < 2000; i++) unread_left += ks.FindNoTouch(0, Key("old", i), 0) != nullptr;
   for (int i = 0; i < 2000; i++) new_left += ks.FindNoTouch(0, Key("new", i), 0) != nullptr;
   EXPECT_GE(read_left, 990);
   EXPECT_GE(new_left, 1980);
@@ -135,19 +133,16 @@ TEST(EvictionTest, RandomPoliciesEvictUntilEmpty) {
   Evictor ev;
   size_t freed = 0;
   int n = 0;
-  while (ev.EvictOne(ks, EvictionPolicy::kVolatileRandom, 5, 0, &freed) !=
-         Evictor::Result::kNone) {
+  while (ev.EvictOne(ks, EvictionPolicy::kVolatileRandom, 5, 0, &freed) != Evictor::Result::kNone) {
     ASSERT_LT(++n, 100000);
   }
   EXPECT_EQ(ks.expires_count(), 0u);
   EXPECT_EQ(ks.key_count(), 250u);
-  while (ev.EvictOne(ks, EvictionPolicy::kAllKeysRandom, 5, 0, &freed) !=
-         Evictor::Result::kNone) {
+  while (ev.EvictOne(ks, EvictionPolicy::kAllKeysRandom, 5, 0, &freed) != Evictor::Result::kNone) {
     ASSERT_LT(++n, 100000);
   }
   EXPECT_EQ(ks.key_count(), 0u);
 }
-
 
 TEST(EvictionTest, ARareKeyWithTtlIsFoundWithinBoundedCalls) {
   Keyspace ks(1);
