@@ -90,6 +90,10 @@ void Evictor::Populate(Keyspace& ks, uint32_t db, EvictionPolicy policy, int sam
   int chunks = vol ? kVolatileChunksPerRound : kChunksPerRound;
   Table& t = ks.table(db);
   uint64_t& cursor = cursor_[db];
+  // From a random place, as Redis samples; but where keys with a TTL are sparse, on
+  // from where the last round stopped, so that over rounds every one of them is met.
+  bool sparse = vol && ks.ExpiresCount(db) * kSparseTtlRatio < ks.DbSize(db);
+  if (!sparse) cursor = Next() & (Table::kCursorEnd - 1);
   for (int i = 0; i < chunks && taken < n; i++) {
     cursor = t.ScanChunk(cursor, [&](Entry* e) {
       if (taken >= n || (vol && !e->HasExpire())) return false;

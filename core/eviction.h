@@ -12,12 +12,12 @@
 // rounds. The key evicted is the pool's best that still exists (the pool holds copies
 // of keys: one deleted since is skipped, and one sampled in an earlier round is scored
 // again first, so a key read since is not evicted for an old score).
-// A database is sampled by walking its table from a cursor that each round resumes
-// (Table::ScanChunk order): table positions follow the key's hash, so consecutive keys
-// are a random sample, successive rounds see different keys, and a sparse table (few
-// keys, or under volatile-* few with an expiry) is still found. A round walks at most
-// kChunksPerRound (kVolatileChunksPerRound) chunks, so it is bounded however sparse the
-// table; over rounds the cursor covers every key.
+// A database is sampled by walking its table (Table::ScanChunk order) from a random
+// place: table positions follow the key's hash, so consecutive keys are a random sample
+// and one short walk yields them. Under volatile-* with few keys with a TTL (under one in
+// kSparseTtlRatio), each round instead goes on from where the last one stopped, so that
+// over rounds every key with a TTL is met. A round walks at most kChunksPerRound
+// (kVolatileChunksPerRound) chunks, so it is bounded however sparse the table.
 //
 // Cost: a round is O(samples * databases with keys); evicting a key is one Delete
 // (big collections are freed a slice at a time, Keyspace::LazyFreeStep). The caller
@@ -71,6 +71,7 @@ class Evictor {
   // A chunk is 1/256 of a table segment (Table::ScanChunk): a few slots.
   static constexpr int kChunksPerRound = 64;
   static constexpr int kVolatileChunksPerRound = 256;
+  static constexpr size_t kSparseTtlRatio = 16;
 
   enum class Result {
     kEvicted,     // a key was deleted
@@ -115,7 +116,7 @@ class Evictor {
   }
 
   std::vector<Candidate> pool_;   // ascending score: the best candidate is last
-  std::vector<uint64_t> cursor_;  // per database, where the next round's walk starts
+  std::vector<uint64_t> cursor_;  // per database, where a sparse volatile walk goes on
   uint64_t rng_;
   uint32_t random_db_ = 0;
 };

@@ -89,9 +89,11 @@ TEST(EvictionTest, LruTakesTheLongestIdleFirst) {
   for (int i = 0; i < 1000; i++) read_left += ks.FindNoTouch(0, Key("old", i), 0) != nullptr;
   for (int i = 1000; i < 2000; i++) unread_left += ks.FindNoTouch(0, Key("old", i), 0) != nullptr;
   for (int i = 0; i < 2000; i++) new_left += ks.FindNoTouch(0, Key("new", i), 0) != nullptr;
-  EXPECT_GE(read_left, 990);
-  EXPECT_GE(new_left, 1980);
-  EXPECT_LE(unread_left, 530);
+  // Evicting at random would leave ~875 of the 1000 unread old keys and take ~375 of
+  // the 3000 others.
+  EXPECT_GE(read_left, 950);
+  EXPECT_GE(new_left, 1900);
+  EXPECT_LE(unread_left, 620);
 }
 
 TEST(EvictionTest, LfuTakesTheLeastFrequentFirst) {
