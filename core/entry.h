@@ -66,7 +66,6 @@ class Entry {
   static constexpr int64_t kNoExpire = 0;
   // Create's `access` for an entry without the access field.
   static constexpr uint32_t kNoAccess = UINT32_MAX;
-  static constexpr uint32_t kAccessMask = 0xFFFFFF;
   static constexpr size_t kAccessBytes = 3;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;

@@ -90,7 +90,6 @@ class Evictor {
 
   // Forgets the pooled candidates (after FLUSHALL or a policy change).
   void Clear() { pool_.clear(); }
-  size_t pooled() const { return pool_.size(); }
 
   static constexpr int kMaxRounds = 16;
   static constexpr int kMaxVolatileRounds = 4;
