@@ -60,17 +60,16 @@ uint32_t Entry::ReadVarintSlow(const char* p, uint32_t* off) {
 
 namespace {
 
+// Allocates and fills an entry: `stored` is written as the value bytes (packed when
+// `pack`), `vlen` is the value length recorded in the header.
 template <bool kAccess>
-Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
-                   int64_t expire_ms, size_t* usable, uint32_t access) {
+Entry* CreateWith(SlabHeap& heap, std::string_view key, uint32_t vlen, std::string_view stored,
+                  bool pack, uint8_t flags, int64_t expire_ms, size_t* usable, uint32_t access) {
   bool has_expire = expire_ms != Entry::kNoExpire;
-  bool packed =
-      type == ValueType::kString && value.size() >= Entry::kPackMinLen && ascii7::IsAscii(value);
   uint32_t klen = static_cast<uint32_t>(key.size());
-  uint32_t vlen = static_cast<uint32_t>(value.size());
-  size_t stored = packed ? ascii7::PackedSize(vlen) : vlen;
+  size_t stored_len = pack ? ascii7::PackedSize(vlen) : stored.size();
   size_t size = (kAccess ? Entry::kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
-                (has_expire ? 8 : 0) + klen + stored;
+                (has_expire ? 8 : 0) + klen + stored_len;
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
     mem = heap.Allocate(size);
@@ -88,8 +87,8 @@ Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value,
     p += Entry::kAccessBytes;
   }
   char* entry = p;
-  *p++ = static_cast<char>(static_cast<uint8_t>(type) | (has_expire ? Entry::kHasExpire : 0) |
-                           (packed ? Entry::kPacked : 0) | (kAccess ? Entry::kHasAccess : 0));
+  *p++ = static_cast<char>(flags | (has_expire ? Entry::kHasExpire : 0) |
+                           (pack ? Entry::kPacked : 0) | (kAccess ? Entry::kHasAccess : 0));
   p = WriteVarint(p, klen);
   p = WriteVarint(p, vlen);
   if (has_expire) {
@@ -98,12 +97,21 @@ Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value,
   }
   if (klen > 0) std::memcpy(p, key.data(), klen);
   p += klen;
-  if (packed) {
-    ascii7::Pack(value, p);
-  } else if (vlen > 0) {
-    std::memcpy(p, value.data(), vlen);
+  if (pack) {
+    ascii7::Pack(stored, p);
+  } else if (!stored.empty()) {
+    std::memcpy(p, stored.data(), stored.size());
   }
   return reinterpret_cast<Entry*>(entry);
+}
+
+template <bool kAccess>
+Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value, ValueType type,
+                   int64_t expire_ms, size_t* usable, uint32_t access) {
+  bool packed =
+      type == ValueType::kString && value.size() >= Entry::kPackMinLen && ascii7::IsAscii(value);
+  return CreateWith<kAccess>(heap, key, static_cast<uint32_t>(value.size()), value, packed,
+                             static_cast<uint8_t>(type), expire_ms, usable, access);
 }
 
 }  // namespace
@@ -129,6 +137,17 @@ Entry* Entry::CreateExternal(SlabHeap& heap, std::string_view key, ValueType typ
   Entry* e = Create(heap, key, std::string_view(ptr, sizeof(ptr)), type, expire_ms, usable, access);
   e->Base()[0] = static_cast<char>(e->Flags() | kExternal);
   return e;
+}
+
+Entry* Entry::CreateCold(SlabHeap& heap, std::string_view key, ValueType type, uint32_t value_len,
+                         uint64_t seq, uint32_t disk_len, int64_t expire_ms, size_t* usable,
+                         uint32_t access) {
+  char locator[kColdBytes];
+  std::memcpy(locator, &seq, 8);
+  std::memcpy(locator + 8, &disk_len, 4);
+  uint8_t flags = static_cast<uint8_t>(type) | kColdBits;
+  return CreateWith<true>(heap, key, value_len, std::string_view(locator, kColdBytes), false, flags,
+                          expire_ms, usable, access);
 }
 
 size_t Entry::UsableSize(const Entry* e) {

@@ -12,14 +12,19 @@
 //                     3-byte store at a fixed offset.
 //   0        uint8    flags: bits 0-2 value type, bit 3 has-expire, bit 4 value packed,
 //                     bit 5 external (the value is a CollectionObject*, see object.h),
-//                     bit 6 snapshot skip, bit 7 has-access
+//                     bit 6 snapshot skip, bit 7 has-access. Bits 4 and 5 together
+//                     (a pair no hot entry uses) mark a cold entry: its value is on
+//                     disk (the spill tier, docs/ARCHITECTURE.md "The tier")
 //   1..      varint   key length (LEB128: one byte below 128)
 //   ..       varint   value length, as the client sees it (unpacked)
 //   ..       int64    expire_ms, absolute unix ms; present only with has-expire
 //   ..       key bytes
 //   ..       value bytes: raw, or (strings only) ascii7-packed when every byte is below
 //            0x80 and the value is at least kPackMinLen long; for an external
-//            collection, the 8-byte pointer to its object
+//            collection, the 8-byte pointer to its object; for a cold entry the
+//            locator, kColdBytes: u64 spill sequence number (the disk record's key),
+//            u32 length of the serialized value on disk. A cold entry's value length
+//            is the hot value's, so STRLEN needs no disk read.
 // The table slot that points at an entry carries hash bits (see table.h), so an entry
 // needs no chain link and no stored hash.
 //
@@ -69,6 +74,8 @@ class Entry {
   static constexpr size_t kAccessBytes = 3;
   // Shorter values are stored raw: packing saves at most 1 byte per 8 and costs a decode.
   static constexpr size_t kPackMinLen = 16;
+  static constexpr uint8_t kColdBits = kPacked | kExternal;
+  static constexpr size_t kColdBytes = 12;
 
   // Allocates an entry; *usable receives the bytes charged for it.
   // With access != kNoAccess the entry carries the 24-bit access field, set to it.
@@ -81,13 +88,21 @@ class Entry {
   static Entry* CreateExternal(SlabHeap& heap, std::string_view key, ValueType type,
                                CollectionObject* obj, int64_t expire_ms, size_t* usable,
                                uint32_t access = kNoAccess);
+  // A cold entry (the locator of a value on disk): value_len is the hot value's length
+  // as the client sees it, disk_len the serialized value's.
+  static Entry* CreateCold(SlabHeap& heap, std::string_view key, ValueType type, uint32_t value_len,
+                           uint64_t seq, uint32_t disk_len, int64_t expire_ms, size_t* usable,
+                           uint32_t access);
   // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
   // Bytes the entry occupies before allocator rounding (the access field included).
   size_t AllocSize() const {
     Layout l = Parse();
-    size_t stored = IsPacked() ? ascii7::PackedSize(l.value_len) : l.value_len;
+    uint8_t form = Flags() & kColdBits;
+    size_t stored = form == kPacked     ? ascii7::PackedSize(l.value_len)
+                    : form == kColdBits ? kColdBytes
+                                        : l.value_len;
     return (Flags() >> 7) * kAccessBytes + l.key_off + l.key_len + stored;
   }
 
@@ -99,8 +114,22 @@ class Entry {
   uint32_t ValueLen() const { return Parse().value_len; }
   ValueType Type() const { return static_cast<ValueType>(Flags() & kTypeMask); }
   bool HasExpire() const { return Flags() & kHasExpire; }
-  bool IsPacked() const { return Flags() & kPacked; }
-  bool IsExternal() const { return Flags() & kExternal; }
+  bool IsPacked() const { return (Flags() & kColdBits) == kPacked; }
+  bool IsExternal() const { return (Flags() & kColdBits) == kExternal; }
+  // The value is on disk (ColdSeq() names it); Value(), Object() and CopyValue() must
+  // not be called.
+  bool IsCold() const { return (Flags() & kColdBits) == kColdBits; }
+  // REQUIRES: IsCold().
+  uint64_t ColdSeq() const {
+    uint64_t v;
+    std::memcpy(&v, ColdLocator(), 8);
+    return v;
+  }
+  uint32_t ColdDiskLen() const {
+    uint32_t v;
+    std::memcpy(&v, ColdLocator() + 8, 4);
+    return v;
+  }
   bool SnapSkip() const { return Flags() & kSnapSkip; }
   bool HasAccess() const { return Flags() & kHasAccess; }
   // REQUIRES: HasAccess(). The 24-bit access state (core/access.h).
@@ -170,6 +199,10 @@ class Entry {
     uint32_t key_off;
   };
   uint8_t Flags() const { return static_cast<uint8_t>(Base()[0]); }
+  const char* ColdLocator() const {
+    Layout l = Parse();
+    return Base() + l.key_off + l.key_len;
+  }
   const char* Base() const { return reinterpret_cast<const char*>(this); }
   // Where the allocation starts: the access field, when present, precedes the entry.
   const void* AllocBase() const { return Base() - (Flags() >> 7) * kAccessBytes; }

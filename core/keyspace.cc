@@ -15,6 +15,7 @@ Keyspace::~Keyspace() {
   // server's snapshot manager, which may already be gone.
   snap_hook_ = nullptr;
   tracker_ = nullptr;
+  cold_hook_ = nullptr;
   FlushAll();
   while (LazyFreeStep(SIZE_MAX)) {
   }
@@ -30,6 +31,8 @@ Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, V
 }
 
 void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
+  if (e->IsCold()) [[unlikely]]
+    NoteColdFreed(e);
   if (e->IsExternal()) {
     CollectionObject* obj = e->Object();
     int t = static_cast<int>(e->Type());
@@ -48,6 +51,7 @@ void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
 
 void Keyspace::FreeDetached(Entry* e) {
   int t = static_cast<int>(e->Type());
+  if (e->IsCold()) NoteColdFreed(e);
   if (e->IsExternal()) {
     CollectionObject* obj = e->Object();
     if (obj->Length() > kLazyFreeMinElements) {
@@ -171,7 +175,7 @@ void Keyspace::TouchLfu(Entry* e) {
   e->SetAccess(access_clock_.Touched(e->Access(), r));
 }
 
-template <bool kWrite, bool kTouch>
+template <bool kWrite, bool kTouch, bool kLoad>
 Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);
@@ -184,6 +188,12 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   }
   if (e == nullptr) return nullptr;
   if (!e->IsExpired(now_ms)) {
+    if constexpr (kLoad) {
+      if (e->IsCold()) [[unlikely]] {
+        e = LoadColdNow(db, e);
+        if (e == nullptr) return nullptr;
+      }
+    }
     if constexpr (kTouch) Touch<kWrite>(e);
     return e;
   }
@@ -200,6 +210,96 @@ Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {
 
 Entry* Keyspace::FindNoTouch(uint32_t db, std::string_view key, int64_t now_ms) {
   return Lookup<false, false>(db, key, now_ms);
+}
+
+Entry* Keyspace::FindMeta(uint32_t db, std::string_view key, int64_t now_ms, bool count,
+                          bool touch) {
+  Entry* e = touch ? Lookup<false, true, false>(db, key, now_ms)
+                   : Lookup<false, false, false>(db, key, now_ms);
+  if (count) {
+    if (e != nullptr) {
+      stats_.keyspace_hits++;
+    } else {
+      stats_.keyspace_misses++;
+    }
+  }
+  return e;
+}
+
+Entry* Keyspace::LoadColdNow(uint32_t db, Entry* e) {
+  cold_sync_reads_++;
+  std::string value;
+  if (cold_hook_ == nullptr || !cold_hook_->ReadColdNow(e->ColdSeq(), &value)) {
+    cold_sync_failures_++;
+    return nullptr;
+  }
+  return MakeHot(db, e, value);
+}
+
+Entry* Keyspace::MakeCold(uint32_t db, Entry* e, uint64_t seq, uint32_t disk_len) {
+  Db& d = dbs_[db];
+  std::string_view key = e->Key();
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
+  assert(ref && Table::At(ref) == e);
+  bool skip = PreWrite(d, hash, e);
+  size_t usable = 0;
+  uint32_t value_len = e->IsExternal() ? 0 : e->ValueLen();
+  if (e->IsExternal() && e->Type() != ValueType::kString) value_len = disk_len;
+  Entry* c = Entry::CreateCold(heap_, key, e->Type(), value_len, seq, disk_len, e->ExpireMs(),
+                               &usable, e->HasAccess() ? e->Access() : initial_access_);
+  Charge(c, usable);
+  if (c->HasExpire()) d.expires++;
+  if (skip) c->SetSnapSkip(true);
+  cold_keys_++;
+  cold_value_bytes_ += disk_len;
+  if (last_touched_ == e) last_touched_ = nullptr;
+  DestroyEntry(d, d.table->Replace(ref, c));
+  return c;
+}
+
+Entry* Keyspace::MakeHot(uint32_t db, Entry* e, std::string_view serialized) {
+  Db& d = dbs_[db];
+  std::string_view key = e->Key();
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
+  assert(ref && Table::At(ref) == e);
+  bool skip = PreWrite(d, hash, e);
+  if (tracker_ != nullptr) tracker_->KeyChanged(db, hash);
+  Entry* h = nullptr;
+  if (e->Type() != ValueType::kString) {
+    std::unique_ptr<CollectionObject> obj = MaterializeCollection(e->Type(), serialized, heap_);
+    if (obj != nullptr) {
+      size_t usable = 0;
+      size_t obj_bytes = obj->Bytes();
+      h = Entry::CreateExternal(heap_, key, e->Type(), obj.release(), e->ExpireMs(), &usable,
+                                initial_access_);
+      Charge(h, usable + obj_bytes);
+      if (h->HasExpire()) d.expires++;
+    }
+  }
+  if (h == nullptr) h = NewEntry(d, key, serialized, e->Type(), e->ExpireMs());
+  // Read back for a command: that is an access (and keeps the value from being chosen
+  // to go cold again before the command runs).
+  if (e->HasAccess()) h->SetAccess(e->Access());
+  Touch<false>(h);
+  if (skip) h->SetSnapSkip(true);
+  if (last_touched_ == e) last_touched_ = nullptr;
+  DestroyEntry(d, d.table->Replace(ref, h));
+  return h;
+}
+
+Entry* Keyspace::InsertCold(uint32_t db, std::string_view key, ValueType type, uint32_t value_len,
+                            uint64_t seq, uint32_t disk_len, int64_t expire_ms) {
+  Db& d = dbs_[db];
+  size_t usable = 0;
+  Entry* c = Entry::CreateCold(heap_, key, type, value_len, seq, disk_len, expire_ms, &usable,
+                               initial_access_);
+  Charge(c, usable);
+  if (c->HasExpire()) d.expires++;
+  cold_keys_++;
+  cold_value_bytes_ += disk_len;
+  return Insert(d, key, c);
 }
 
 Entry* Keyspace::FindRead(uint32_t db, std::string_view key, int64_t now_ms, bool touch) {
@@ -249,6 +349,18 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
   if (old->HasExpire() == want) {
     if (want) old->SetExpireInPlace(expire_ms);
     return old;
+  }
+  if (old->IsCold()) {
+    // The locator moves to the new entry; the disk copy stays.
+    size_t usable = 0;
+    Entry* e = Entry::CreateCold(heap_, old->Key(), old->Type(), old->ValueLen(), old->ColdSeq(),
+                                 old->ColdDiskLen(), expire_ms, &usable,
+                                 old->HasAccess() ? old->Access() : initial_access_);
+    Charge(e, usable);
+    if (want) d.expires++;
+    if (skip) e->SetSnapSkip(true);
+    DestroyEntryKeepObject(d, d.table->Replace(ref, e));
+    return e;
   }
   if (old->IsExternal()) {
     // The object moves to the new entry; only the entry's own bytes change.
@@ -304,6 +416,7 @@ void Keyspace::FlushDb(uint32_t db, bool lazy) {
   d.table->ForEach([&](Entry* e) {
     int t = static_cast<int>(e->Type());
     size_t n = Entry::UsableSize(e);
+    if (e->IsCold()) NoteColdFreed(e);
     if (e->IsExternal()) {
       n += e->Object()->Bytes();
       delete e->Object();  // Clear() below frees the entries themselves
@@ -396,7 +509,7 @@ size_t Keyspace::expires_count() const {
 }
 
 size_t Keyspace::MemoryUsage(uint32_t db, std::string_view key, int64_t now_ms) {
-  if (Lookup<false, false>(db, key, now_ms) == nullptr) return 0;
+  if (Lookup<false, false, false>(db, key, now_ms) == nullptr) return 0;
   Table::Ref ref = dbs_[db].table->Locate(key, TableHash(key));
   Entry* e = Table::At(ref);
   return Entry::UsableSize(e) + Table::ShareBytes(ref) +

@@ -24,6 +24,17 @@
 //   key that may have changed, and of whole databases that did.
 //   With no snapshot running and no tracker, all of this is one predictable branch.
 //
+// Cold entries (the spill tier, docs/ARCHITECTURE.md "The tier")
+//   MakeCold() replaces an entry by the locator of its value on disk, MakeHot() puts the
+//   value back. Lookups that hand an entry to a command (Find, FindRead, FindNoTouch)
+//   never return a cold entry: the server brings the values a command needs back
+//   without blocking before the command runs, and a lookup that still meets one (a
+//   command whose keys are not known in advance) reads it now through the ColdHook.
+//   FindMeta() and the traversals (ScanBucket, RandomKey, eviction's sampling) do see
+//   cold entries: they use only the key, type, expiry and access state. Freeing a cold
+//   entry (delete, overwrite, expiry, eviction, flush) tells the hook, which deletes the
+//   disk copy.
+//
 // Thread-safety: one owning thread; no synchronisation inside.
 #pragma once
 
@@ -32,6 +43,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +85,17 @@ class ChangeTracker {
   virtual void DbChanged(uint32_t db) = 0;  // any key of db, flushed or swapped
 };
 
+// The spill tier's side of cold entries (on the shard's thread).
+class ColdHook {
+ public:
+  virtual ~ColdHook() = default;
+  // A cold entry was freed: the disk copy named by seq is garbage.
+  virtual void ColdFreed(uint64_t seq) = 0;
+  // A lookup met a cold entry outside the asynchronous path: reads its serialized value
+  // now (blocking the shard); false when the disk read failed (logged by the hook).
+  virtual bool ReadColdNow(uint64_t seq, std::string* out) = 0;
+};
+
 class Keyspace {
  public:
   explicit Keyspace(uint32_t db_count);
@@ -87,6 +110,32 @@ class Keyspace {
   // Find() that leaves the key's access state alone and may not change the entry
   // (OBJECT, TYPE, EXISTS, TTL: Redis's LOOKUP_NOTOUCH).
   Entry* FindNoTouch(uint32_t db, std::string_view key, int64_t now_ms);
+  // Like FindNoTouch, but a cold entry is returned as it is (EXISTS, TYPE, TTL, OBJECT
+  // IDLETIME, MEMORY USAGE: what needs only the key's metadata). Counts a hit or miss
+  // when `count`.
+  // `touch`: counts as an access (EXPIRE, PERSIST, as Redis's write lookup).
+  Entry* FindMeta(uint32_t db, std::string_view key, int64_t now_ms, bool count = false,
+                  bool touch = false);
+
+  // The spill tier (null: none, and no entry is ever cold).
+  void set_cold_hook(ColdHook* h) { cold_hook_ = h; }
+  // Replaces the hot entry e of `key` by a cold one naming disk record seq, whose
+  // serialized value is disk_len bytes long. Not a change: snapshots and the tracker
+  // see the same value. Returns the cold entry.
+  Entry* MakeCold(uint32_t db, Entry* e, uint64_t seq, uint32_t disk_len);
+  // Replaces the cold entry e by a hot one holding `serialized` (the value read back).
+  // The tracker is told (the next delta writes the key again: its old disk record is
+  // deleted). Returns the hot entry.
+  Entry* MakeHot(uint32_t db, Entry* e, std::string_view serialized);
+  // A snapshot load's cold record: inserts the key as a cold entry.
+  Entry* InsertCold(uint32_t db, std::string_view key, ValueType type, uint32_t value_len,
+                    uint64_t seq, uint32_t disk_len, int64_t expire_ms);
+  size_t cold_keys() const { return cold_keys_; }
+  // Sum of the cold entries' serialized value lengths (the bytes they keep on disk).
+  uint64_t cold_value_bytes() const { return cold_value_bytes_; }
+  // Cold entries met by lookups and read back synchronously; and those reads failed.
+  uint64_t cold_sync_reads() const { return cold_sync_reads_; }
+  uint64_t cold_sync_failures() const { return cold_sync_failures_; }
 
   // Access state (core/access.h): Find and FindRead record an access with this clock,
   // and new keys start from it. The owner refreshes it once per loop turn.
@@ -213,8 +262,21 @@ class Keyspace {
   Entry* Insert(Db& d, std::string_view key, Entry* e);
   // kWrite: the caller may change the entry (snapshot pre-image, change tracking);
   // kTouch: record an access.
-  template <bool kWrite, bool kTouch>
+  template <bool kWrite, bool kTouch, bool kLoad = true>
   Entry* Lookup(uint32_t db, std::string_view key, int64_t now_ms);
+  // A lookup met cold entry e: reads it through the hook and returns the hot entry, or
+  // nullptr when the read failed.
+  Entry* LoadColdNow(uint32_t db, Entry* e);
+  void NoteColdFreed(const Entry* e) {
+    cold_keys_--;
+    cold_value_bytes_ -= e->ColdDiskLen();
+    if (cold_hook_ != nullptr) cold_hook_->ColdFreed(e->ColdSeq());
+  }
+  ColdHook* cold_hook_ = nullptr;
+  size_t cold_keys_ = 0;
+  uint64_t cold_value_bytes_ = 0;
+  uint64_t cold_sync_reads_ = 0;
+  uint64_t cold_sync_failures_ = 0;
   // REQUIRES: e is one of this keyspace's entries (they all carry the access field).
   // Under LFU a write counts as one access, as in Redis: a write command's own lookup
   // (kWrite) is remembered, so that overwriting that entry does not count again.

@@ -22,6 +22,7 @@
 #include "server/engine/worker.h"
 #include "server/net/event_loop.h"
 #include "server/persistence/snapshot.h"
+#include "server/persistence/tier_service.h"
 #include "server/sd_notify.h"
 
 namespace strata {
@@ -52,6 +53,7 @@ Server::Server(Config* config) : config_(config) {
 
 Server::~Server() {
   snapshots_.reset();
+  tier_.reset();  // the workers have stopped; the keyspaces it hooks go with the engine
   engine_.reset();
   for (int fd : listen_fds_) close(fd);
 }
@@ -136,13 +138,27 @@ bool Server::Start(std::string* error) {
   process.executable = executable_;
   process.port = port_;
   process.start_time_ms = start_time_ms;
+  if (!config_->String("spill-dir").empty()) {
+    // Before the snapshot manager: a worker's store is in place before its load starts.
+    tier_ = std::make_unique<TierService>(engine_.get());
+    engine_->AddService(tier_.get());
+  }
   snapshots_ = std::make_unique<SnapshotManager>(engine_.get());
+  snapshots_->set_tier(tier_.get());
   engine_->AddService(snapshots_.get());
   Status load = snapshots_->PrepareLoad();
   if (!load.ok()) {
     *error = "Can't load the snapshot: " + load.message() +
              " (refusing to start; set snapshot-on-corrupt start-empty to start with no data)";
     return false;
+  }
+  if (tier_ != nullptr) {
+    tier_->SetRestore(snapshots_->ColdCheckpointsToLoad());
+    Status s = tier_->Prepare();
+    if (!s.ok()) {
+      *error = "Can't open the spill store: " + s.message();
+      return false;
+    }
   }
   // One worker per CPU of the affinity mask, when there are enough CPUs: a shard's data
   // then stays in one core's caches.

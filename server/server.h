@@ -22,6 +22,7 @@ namespace strata {
 
 class Engine;
 class SnapshotManager;
+class TierService;
 
 class Server {
  public:
@@ -42,6 +43,7 @@ class Server {
   Config* config_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<SnapshotManager> snapshots_;
+  std::unique_ptr<TierService> tier_;  // spill-dir set
   std::vector<int> listen_fds_;
   std::string run_id_;
   std::string executable_;

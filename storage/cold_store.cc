@@ -4,11 +4,16 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 namespace strata {
@@ -24,33 +29,25 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   return Status::IoError(msg);
 }
 
-std::string EncodeValue(uint64_t seq, std::string_view value) {
-  std::string out(8 + value.size(), '\0');
-  for (int i = 0; i < 8; i++) out[i] = static_cast<char>(seq >> (8 * i));
-  if (!value.empty()) std::memcpy(out.data() + 8, value.data(), value.size());
+}  // namespace
+
+std::string ColdKey(uint64_t seq) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; i++) out[i] = static_cast<char>(seq >> (8 * (7 - i)));
   return out;
 }
 
-bool DecodeValue(const rocksdb::Slice& raw, ColdValue* out) {
-  if (raw.size() < 8) return false;
+namespace {
+
+uint64_t DecodeKey(const rocksdb::Slice& k) {
   uint64_t seq = 0;
-  for (int i = 0; i < 8; i++) seq |= uint64_t{static_cast<unsigned char>(raw.data()[i])} << (8 * i);
-  out->seq = seq;
-  out->value.assign(raw.data() + 8, raw.size() - 8);
-  return true;
+  for (size_t i = 0; i < 8 && i < k.size(); i++) {
+    seq = (seq << 8) | static_cast<unsigned char>(k.data()[i]);
+  }
+  return seq;
 }
 
 }  // namespace
-
-std::string ColdKey(uint32_t db, std::string_view key) {
-  std::string out(4 + key.size(), '\0');
-  out[0] = static_cast<char>(db >> 24);
-  out[1] = static_cast<char>(db >> 16);
-  out[2] = static_cast<char>(db >> 8);
-  out[3] = static_cast<char>(db);
-  if (!key.empty()) std::memcpy(out.data() + 4, key.data(), key.size());
-  return out;
-}
 
 struct ColdCache::Impl {
   size_t capacity;
@@ -74,6 +71,7 @@ size_t ColdCache::capacity_bytes() const { return impl_->capacity; }
 size_t ColdCache::UsageBytes() const { return impl_->cache->GetUsage(); }
 
 struct ColdStore::Impl {
+  std::shared_ptr<rocksdb::Statistics> stats;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
 };
@@ -107,16 +105,23 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
     o.blob_compression_type = o.compression;
     o.enable_blob_garbage_collection = true;
   }
+  // Files dense with deletes (values deleted, overwritten or read back) are compacted
+  // on their own, so disk space follows live data without a full compaction.
+  o.table_properties_collector_factories.emplace_back(
+      rocksdb::NewCompactOnDeletionCollectorFactory(128, 32, 0.25));
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache->impl()->cache;
   t.cache_index_and_filter_blocks = true;
   t.pin_l0_filter_and_index_blocks_in_cache = true;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  auto impl = std::make_unique<Impl>();
+  impl->stats = rocksdb::CreateDBStatistics();
+  impl->stats->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
+  o.statistics = impl->stats;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(o, options.dir, &raw);
   if (!s.ok()) return FromRocks(s, "opening the spill store in " + options.dir);
-  auto impl = std::make_unique<Impl>();
   impl->db.reset(raw);
   impl->write_options.disableWAL = true;
   out->reset(new ColdStore(options.dir, std::move(impl)));
@@ -126,32 +131,37 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
 Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
   rocksdb::WriteBatch wb;
   for (const ColdWrite& w : batch) {
-    std::string k = ColdKey(w.db, w.key);
-    rocksdb::Status s = w.erase ? wb.Delete(k) : wb.Put(k, EncodeValue(w.seq, w.value));
+    std::string k = ColdKey(w.seq);
+    rocksdb::Status s = !w.erase             ? wb.Put(k, w.value)
+                        : w.erase_to > w.seq ? wb.DeleteRange(k, ColdKey(w.erase_to))
+                                             : wb.Delete(k);
     if (!s.ok()) return FromRocks(s, "building a spill batch");
   }
   return FromRocks(impl_->db->Write(impl_->write_options, &wb),
                    "writing to the spill store in " + dir_);
 }
 
-ColdStore::Probe ColdStore::TryGetCached(uint32_t db, std::string_view key, ColdValue* out) {
+ColdStore::Probe ColdStore::TryGetCached(uint64_t seq, std::string* out) {
   rocksdb::ReadOptions ro;
   ro.read_tier = rocksdb::kBlockCacheTier;
   rocksdb::PinnableSlice v;
-  rocksdb::Status s = impl_->db->Get(ro, impl_->db->DefaultColumnFamily(), ColdKey(db, key), &v);
-  if (s.ok()) return DecodeValue(v, out) ? Probe::kFound : Probe::kNeedsIo;
+  rocksdb::Status s = impl_->db->Get(ro, impl_->db->DefaultColumnFamily(), ColdKey(seq), &v);
+  if (s.ok()) {
+    out->assign(v.data(), v.size());
+    return Probe::kFound;
+  }
   if (s.IsNotFound()) return Probe::kAbsent;
   return Probe::kNeedsIo;  // Incomplete: the block is not in the cache
 }
 
-Status ColdStore::MultiGet(const std::vector<std::pair<uint32_t, std::string>>& keys,
-                           std::vector<std::optional<ColdValue>>* out) {
-  size_t n = keys.size();
+Status ColdStore::MultiGet(const std::vector<uint64_t>& seqs,
+                           std::vector<std::optional<std::string>>* out) {
+  size_t n = seqs.size();
   out->assign(n, std::nullopt);
   if (n == 0) return Status::Ok();
   std::vector<std::string> encoded;
   encoded.reserve(n);
-  for (const auto& [db, key] : keys) encoded.push_back(ColdKey(db, key));
+  for (uint64_t seq : seqs) encoded.push_back(ColdKey(seq));
   std::vector<rocksdb::Slice> slices(encoded.begin(), encoded.end());
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
@@ -160,13 +170,56 @@ Status ColdStore::MultiGet(const std::vector<std::pair<uint32_t, std::string>>& 
   for (size_t i = 0; i < n; i++) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading from the spill store in " + dir_);
-    ColdValue v;
-    if (!DecodeValue(values[i], &v)) {
-      return Status::Corruption("spill store in " + dir_ + ": a record shorter than its header");
-    }
-    (*out)[i] = std::move(v);
+    (*out)[i] = std::string(values[i].data(), values[i].size());
   }
   return Status::Ok();
+}
+
+uint64_t ColdStore::MaxSeq() const {
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions()));
+  it->SeekToLast();
+  return it->Valid() ? DecodeKey(it->key()) : 0;
+}
+
+Status ColdStore::Checkpoint(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // an abandoned attempt's
+  Status s = FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
+  if (!s.ok()) return s;
+  rocksdb::Checkpoint* raw = nullptr;
+  s = FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), "checkpointing " + dir_);
+  if (!s.ok()) return s;
+  std::unique_ptr<rocksdb::Checkpoint> cp(raw);
+  return FromRocks(cp->CreateCheckpoint(dir), "writing the spill checkpoint " + dir);
+}
+
+Status ColdStore::RestoreCheckpoint(const std::string& from, const std::string& live_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) {
+    return Status::Corruption("the spill checkpoint " + from + " is missing");
+  }
+  fs::remove_all(live_dir, ec);
+  if (ec) return Status::IoError("removing " + live_dir + ": " + ec.message());
+  fs::create_directories(live_dir, ec);
+  if (ec) return Status::IoError("creating " + live_dir + ": " + ec.message());
+  for (const fs::directory_entry& f : fs::directory_iterator(from, ec)) {
+    fs::path to = fs::path(live_dir) / f.path().filename();
+    std::string ext = f.path().extension().string();
+    std::error_code lec;
+    if (ext == ".sst" || ext == ".blob") {
+      fs::create_hard_link(f.path(), to, lec);
+      if (!lec) continue;  // else (another file system) copied below
+    }
+    fs::copy_file(f.path(), to, fs::copy_options::overwrite_existing, lec);
+    if (lec) return Status::IoError("copying " + f.path().string() + ": " + lec.message());
+  }
+  if (ec) return Status::IoError("reading " + from + ": " + ec.message());
+  return Status::Ok();
+}
+
+uint64_t ColdStore::CompactionBytes() const {
+  return impl_->stats->getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
 }
 
 Status ColdStore::CompactAll() {

@@ -1,9 +1,13 @@
 // ColdStore: one shard's cold values in RocksDB (docs/ARCHITECTURE.md "The tier").
 //
-// A record is keyed by (database, key) and holds the value's spill sequence number and
-// its canonical serialized form (core/object.h). The store is a cache of values whose
-// keys live in RAM: it has no WAL (a crash loses only what the last snapshot's
-// checkpoint did not hold) and is opened empty unless a checkpoint is restored into it.
+// A record is keyed by the value's spill sequence number (8 bytes, big-endian: records
+// are appended in key order, so the files of the tree rarely overlap) and holds its
+// canonical serialized form (core/object.h). The cold entry in RAM names its record by
+// that number, so RENAME, MOVE, SWAPDB and FLUSHDB never touch the store, and a record
+// read back for a key that has since been written is told apart by its number. The
+// store holds values whose keys live in RAM: it has no WAL (what survives a crash is
+// the last snapshot's checkpoint, Checkpoint()) and is opened empty unless a checkpoint
+// is restored into it (RestoreCheckpoint).
 //
 // Memory: every store of the process charges one ColdCache, an LRU cache that holds the
 // data blocks, the index and filter blocks and (through a WriteBufferManager) the
@@ -58,19 +62,13 @@ struct ColdStoreOptions {
   size_t blob_min_bytes = 0;
 };
 
-// One write of a batch: a value (put) or the removal of a key's copy (erase).
+// One write of a batch: a value (put) or the removal of a record (erase).
 struct ColdWrite {
-  uint32_t db = 0;
-  std::string key;
+  uint64_t seq = 0;  // the record's key
   bool erase = false;
-  uint64_t seq = 0;   // put: the spill sequence number stored with the value
   std::string value;  // put: the serialized value
-};
-
-// A value read back: its spill sequence number and serialized form.
-struct ColdValue {
-  uint64_t seq = 0;
-  std::string value;
+  // erase: every record from seq up to (not including) erase_to, when above seq.
+  uint64_t erase_to = 0;
 };
 
 class ColdStore {
@@ -88,11 +86,23 @@ class ColdStore {
   // Applies the batch atomically (no WAL: durable once flushed or checkpointed).
   Status Write(const std::vector<ColdWrite>& batch);
   // Memtables and block cache only; *out is set when kFound. Never waits for the disk.
-  Probe TryGetCached(uint32_t db, std::string_view key, ColdValue* out);
-  // Reads every key (I/O allowed); (*out)[i] is empty for a key not in the store, and
+  Probe TryGetCached(uint64_t seq, std::string* out);
+  // Reads every record (I/O allowed); (*out)[i] is empty for one not in the store, and
   // the status is the first error met (then *out is not to be trusted).
-  Status MultiGet(const std::vector<std::pair<uint32_t, std::string>>& keys,
-                  std::vector<std::optional<ColdValue>>* out);
+  Status MultiGet(const std::vector<uint64_t>& seqs, std::vector<std::optional<std::string>>* out);
+  // The highest record key in the store (0 when empty): a restored store's next
+  // sequence number starts above it.
+  uint64_t MaxSeq() const;
+  // Flushes the memtables and writes a consistent copy of the store into `dir` (which
+  // must not exist) by hard-linking its files: cost proportional to what the memtables
+  // held, not to the store's size.
+  Status Checkpoint(const std::string& dir);
+  // Replaces the contents of `live_dir` by a copy of checkpoint `from` (SST and blob
+  // files hard-linked, the rest copied), so the store opened there never changes the
+  // checkpoint. A missing or damaged checkpoint is an error naming it.
+  static Status RestoreCheckpoint(const std::string& from, const std::string& live_dir);
+  // Rocksdb's cumulative compaction writes, in bytes.
+  uint64_t CompactionBytes() const;
   // Flushes the memtables and compacts every file (after many deletes: disk space
   // follows live data).
   Status CompactAll();
@@ -109,7 +119,7 @@ class ColdStore {
   std::unique_ptr<Impl> impl_;
 };
 
-// The RocksDB key of (db, key): db as a 4-byte big-endian prefix, then the key bytes.
-std::string ColdKey(uint32_t db, std::string_view key);
+// The RocksDB key of record seq: its 8 bytes, big-endian.
+std::string ColdKey(uint64_t seq);
 
 }  // namespace strata

@@ -10,8 +10,13 @@ constexpr std::string_view kMagic = "STRATA-MANIFEST";
 }
 
 std::string EncodeManifest(const Manifest& m) {
+  bool cold = false;
+  for (const ManifestLink& l : m.chain) {
+    for (const ManifestFile& f : l.files) cold = cold || !f.cold.empty();
+  }
+  uint32_t version = cold ? 2 : 1;
   std::string b(kMagic);
-  PutVarint(&b, kManifestVersion);
+  PutVarint(&b, version);
   PutVarint(&b, m.seq);
   PutFixed64(&b, static_cast<uint64_t>(m.created_ms));
   PutVarint(&b, m.shard_count);
@@ -32,6 +37,7 @@ std::string EncodeManifest(const Manifest& m) {
         PutVarint(&b, db);
         PutVarint(&b, n);
       }
+      if (version >= 2) PutBytes(&b, f.cold);
     }
   }
   std::string out;
@@ -52,7 +58,7 @@ Status DecodeManifest(std::string_view data, std::string_view name, Manifest* ou
   size_t p = kMagic.size();
   uint64_t version = 0, seq = 0, created = 0, shards = 0, hash = 0, bits = 0, links = 0;
   if (!GetVarint(b, &p, &version)) return bad("malformed manifest");
-  if (version != kManifestVersion) {
+  if (version < 1 || version > kManifestVersion) {
     return bad("manifest version " + std::to_string(version) +
                " is not supported (this build reads version " + std::to_string(kManifestVersion) +
                ")");
@@ -96,6 +102,13 @@ Status DecodeManifest(std::string_view data, std::string_view name, Manifest* ou
         if (!GetVarint(b, &p, &db) || !GetVarint(b, &p, &n) || db > UINT32_MAX)
           return bad("malformed manifest file entry");
         mf.db_records.emplace_back(static_cast<uint32_t>(db), n);
+      }
+      if (version >= 2) {
+        std::string_view cold;
+        if (!GetBytes(b, &p, &cold) || cold.find('/') != std::string_view::npos) {
+          return bad("malformed manifest file entry");
+        }
+        mf.cold = std::string(cold);
       }
       mf.name = std::string(fname);
       l.files.push_back(std::move(mf));

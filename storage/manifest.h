@@ -20,7 +20,9 @@
 
 namespace strata {
 
-constexpr uint32_t kManifestVersion = 1;
+// Version 2 adds each shard file's spill checkpoint; a manifest without one is written
+// as version 1, so builds without spill read it.
+constexpr uint32_t kManifestVersion = 2;
 // Identifies how keys map to shards (core/hash.h ShardOf over ShardHash), so that a
 // future change of that function is detected instead of misplacing keys.
 constexpr uint32_t kShardHashId = 1;
@@ -31,6 +33,9 @@ struct ManifestFile {
   uint64_t records = 0;
   // Records per database (db, count), so a loader can size its tables first.
   std::vector<std::pair<uint32_t, uint64_t>> db_records;
+  // The shard's spill store at the cut (a RocksDB checkpoint directory in the snapshot
+  // directory), holding every value its cold records name; "" when none.
+  std::string cold;
 };
 
 struct ManifestLink {

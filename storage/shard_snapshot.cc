@@ -10,6 +10,7 @@ constexpr std::string_view kMagic = "STRATA-SNAP";
 constexpr std::string_view kRangesMagic = "RANGES";
 constexpr uint8_t kRecordEntry = 1;
 constexpr uint8_t kFlagExpire = 1;
+constexpr uint8_t kFlagCold = 2;
 constexpr uint8_t kTypeMax = static_cast<uint8_t>(ValueType::kHash);
 
 }  // namespace
@@ -43,6 +44,24 @@ void ShardSnapshotWriter::Add(uint32_t db, ValueType type, std::string_view key,
   if (has_expire) PutFixed64(&pending_, static_cast<uint64_t>(expire_ms));
   PutBytes(&pending_, key);
   PutBytes(&pending_, value);
+  raw_bytes_ += pending_.size() - before;
+  records_++;
+  if (pending_.size() >= block_bytes_) FlushBlock();
+}
+
+void ShardSnapshotWriter::AddCold(uint32_t db, ValueType type, std::string_view key,
+                                  const ColdRecord& cold, int64_t expire_ms) {
+  size_t before = pending_.size();
+  pending_.push_back(static_cast<char>(kRecordEntry));
+  PutVarint(&pending_, db);
+  pending_.push_back(static_cast<char>(type));
+  bool has_expire = expire_ms != Entry::kNoExpire;
+  pending_.push_back(static_cast<char>((has_expire ? kFlagExpire : 0) | kFlagCold));
+  if (has_expire) PutFixed64(&pending_, static_cast<uint64_t>(expire_ms));
+  PutBytes(&pending_, key);
+  PutVarint(&pending_, cold.value_len);
+  PutFixed64(&pending_, cold.seq);
+  PutVarint(&pending_, cold.disk_len);
   raw_bytes_ += pending_.size() - before;
   records_++;
   if (pending_.size() >= block_bytes_) FlushBlock();
@@ -168,13 +187,29 @@ Status ShardSnapshotReader::Next(const SnapshotSink& sink, size_t max_records, b
     }
     uint8_t type = static_cast<uint8_t>(b[q++]);
     uint8_t flags = static_cast<uint8_t>(b[q++]);
-    if (type > kTypeMax || (flags & ~kFlagExpire) != 0 ||
+    if (type > kTypeMax || (flags & ~(kFlagExpire | kFlagCold)) != 0 ||
         ((flags & kFlagExpire) && !GetFixed64(b, &q, &expire)) || !GetBytes(b, &q, &key) ||
-        !GetBytes(b, &q, &value) || db > UINT32_MAX) {
+        db > UINT32_MAX) {
       return Bad("malformed record", block_offset_);
     }
     int64_t exp = (flags & kFlagExpire) ? static_cast<int64_t>(expire) : Entry::kNoExpire;
-    Status s = sink(static_cast<uint32_t>(db), static_cast<ValueType>(type), key, value, exp);
+    Status s;
+    if (flags & kFlagCold) {
+      uint64_t value_len = 0, seq = 0, disk_len = 0;
+      if (!GetVarint(b, &q, &value_len) || !GetFixed64(b, &q, &seq) ||
+          !GetVarint(b, &q, &disk_len) || value_len > UINT32_MAX || disk_len > UINT32_MAX) {
+        return Bad("malformed cold record", block_offset_);
+      }
+      if (!cold_sink_) {
+        return Status::InvalidArgument(
+            name_ + ": holds spilled values (cold records); set spill-dir to load it");
+      }
+      ColdRecord c{static_cast<uint32_t>(value_len), seq, static_cast<uint32_t>(disk_len)};
+      s = cold_sink_(static_cast<uint32_t>(db), static_cast<ValueType>(type), key, c, exp);
+    } else {
+      if (!GetBytes(b, &q, &value)) return Bad("malformed record", block_offset_);
+      s = sink(static_cast<uint32_t>(db), static_cast<ValueType>(type), key, value, exp);
+    }
     if (!s.ok()) return s;
     records_++;
     delivered++;

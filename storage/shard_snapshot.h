@@ -41,6 +41,14 @@ struct SnapshotHeader {
   int64_t created_ms = 0;
 };
 
+// A cold record's locator: the value's length as the client sees it, its record in the
+// spill store and the serialized value's length there.
+struct ColdRecord {
+  uint32_t value_len = 0;
+  uint64_t seq = 0;
+  uint32_t disk_len = 0;
+};
+
 class ShardSnapshotWriter {
  public:
   static constexpr size_t kDefaultBlockBytes = 64 * 1024;
@@ -53,6 +61,10 @@ class ShardSnapshotWriter {
   // canonical serialized form) and absolute expiry (Entry::kNoExpire for none).
   void Add(uint32_t db, ValueType type, std::string_view key, std::string_view value,
            int64_t expire_ms);
+  // A key whose value is in the shard's spill store (docs/FORMAT.md "Cold records"):
+  // the record names it by sequence number in the snapshot's checkpoint of the store.
+  void AddCold(uint32_t db, ValueType type, std::string_view key, const ColdRecord& cold,
+               int64_t expire_ms);
   // Encoded bytes not yet taken: a streaming caller writes them out and clears it.
   std::string* output() { return &out_; }
   // Flushes the last block and appends the trailer; returns what output() then holds
@@ -80,9 +92,15 @@ class ShardSnapshotWriter {
 using SnapshotSink = std::function<Status(uint32_t db, ValueType type, std::string_view key,
                                           std::string_view value, int64_t expire_ms)>;
 
+using ColdSnapshotSink = std::function<Status(uint32_t db, ValueType type, std::string_view key,
+                                              const ColdRecord& cold, int64_t expire_ms)>;
+
 // Reads one file a slice at a time. `file` must stay valid while the reader is used.
 class ShardSnapshotReader {
  public:
+  // Where cold records go; without one, a cold record is an error (the snapshot needs
+  // its spill checkpoint, so spill-dir must be set).
+  void set_cold_sink(ColdSnapshotSink sink) { cold_sink_ = std::move(sink); }
   // Checks and reads the header (and a delta's range block).
   Status Open(std::string_view file, std::string_view name);
   const SnapshotHeader& header() const { return header_; }
@@ -108,6 +126,7 @@ class ShardSnapshotReader {
   size_t block_offset_ = 0;
   uint64_t records_ = 0;
   bool done_ = false;
+  ColdSnapshotSink cold_sink_;
 };
 
 // Reads a whole file, calling sink for every record in order. `name` (the file's name)

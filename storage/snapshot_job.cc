@@ -52,6 +52,15 @@ void ShardSnapshotJob::Drain(bool all) {
 
 void ShardSnapshotJob::Emit(uint32_t db, const Entry* e) {
   keys_visited_++;
+  if (e->IsCold()) {
+    // The value stays on disk: the snapshot's checkpoint of the spill store holds it.
+    if (db >= db_records_.size()) db_records_.resize(db + 1);
+    db_records_[db]++;
+    writer_->AddCold(db, e->Type(), e->Key(),
+                     ColdRecord{e->ValueLen(), e->ColdSeq(), e->ColdDiskLen()},
+                     e->HasExpire() ? e->ExpireMs() : Entry::kNoExpire);
+    return;
+  }
   std::string_view value;
   if (e->IsExternal()) {
     scratch_.clear();

@@ -39,6 +39,24 @@ ShardLoadJob::ShardLoadJob(Keyspace& ks, std::string dir, const Manifest& m, uin
   }
 }
 
+void ShardLoadJob::AllowCold() {
+  reader_.set_cold_sink([this](uint32_t db, ValueType type, std::string_view key,
+                               const ColdRecord& c, int64_t expire_ms) -> Status {
+    if (db >= ks_.db_count()) {
+      return Status::InvalidArgument("a key of database " + std::to_string(db) +
+                                     " does not fit 'databases' " + std::to_string(ks_.db_count()));
+    }
+    if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms_) {
+      ks_.Delete(db, key);
+      stats_.keys_expired++;
+      return Status::Ok();
+    }
+    ks_.InsertCold(db, key, type, c.value_len, c.seq, c.disk_len, expire_ms);
+    stats_.keys_loaded++;
+    return Status::Ok();
+  });
+}
+
 Status ShardLoadJob::OpenNext() {
   const Item& it = items_[next_];
   Status s = file_.Open(it.path);
@@ -77,6 +95,7 @@ Status ShardLoadJob::OpenNext() {
 
 Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
   int64_t deadline = MonoNs() + budget_ns;
+  now_ms_ = now_ms;
   *done = false;
   bool filter = old_count_ != shard_count_;
   SnapshotSink sink = [&](uint32_t db, ValueType type, std::string_view key, std::string_view value,

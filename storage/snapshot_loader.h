@@ -41,6 +41,9 @@ class ShardLoadJob {
   // Applies records for about budget_ns; *done when the whole chain is loaded.
   Status Step(int64_t budget_ns, int64_t now_ms, bool* done);
   const LoadStats& stats() const { return stats_; }
+  // Cold records (values in the spill store) are loaded as cold entries: the shard's
+  // store was restored from the chain's checkpoint. Without this they are an error.
+  void AllowCold();
   static constexpr size_t kRecordsPerCall = 32;
 
  private:
@@ -60,6 +63,7 @@ class ShardLoadJob {
   MappedFile file_;
   ShardSnapshotReader reader_;
   LoadStats stats_;
+  int64_t now_ms_ = 0;
 };
 
 }  // namespace strata

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -210,6 +211,38 @@ Config::Config() {
       .validate = [](std::string_view v) -> std::string {
     return v == "0" ? "" : "client idle timeout is not supported by strata yet";
   };
+
+  // The spill tier (docs/ARCHITECTURE.md "The tier").
+  Add("spill-dir", Kind::kString, "", false,
+      "directory for values spilled to disk (a RocksDB store per shard under it); "
+      "empty: spill off");
+  auto fraction = [](std::string_view v) -> std::string {
+    std::string text(v);
+    char* end = nullptr;
+    double d = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(d > 0) || d > 1) {
+      return "argument must be a fraction of maxmemory above 0 and at most 1";
+    }
+    return "";
+  };
+  Add("spill-high-watermark", Kind::kString, "0.9", true,
+      "spilling starts when used memory passes this fraction of maxmemory")
+      .validate = fraction;
+  Add("spill-low-watermark", Kind::kString, "0.8", true,
+      "spilling goes on until used memory is below this fraction of maxmemory")
+      .validate = fraction;
+  Add("spill-min-value-size", Kind::kMemory, "64", true,
+      "values smaller than this many bytes stay in RAM");
+  Add("spill-max-disk-size", Kind::kMemory, "0", true,
+      "spilling stops when the spill store's files reach this size; 0 = no limit");
+  Add("spill-cache-size", Kind::kMemory, "0", false,
+      "the spill store's block cache and memtables, counted in used_memory; "
+      "0 = a tenth of maxmemory, at least 4mb");
+  {
+    Option& o = Add("spill-compression", Kind::kEnum, "lz4", false,
+                    "compression of the spill store's blocks");
+    o.enum_values = {"lz4", "zstd", "none"};
+  }
 
   // Redis settings that strata accepts so existing config files load; each says what
   // it does here.

@@ -258,7 +258,8 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (a.kind == Kind::kMove && !blocked->pushed) {
     // The destination is on another shard: push under its lock.
     uint32_t dst = ShardOfKey(a.destination, n);
-    LockTable::Request dst_lock{{LockTable::LockKey(db, a.destination)}, true, true, {}};
+    LockTable::Request dst_lock{
+        {LockTable::LockKey(db, a.destination)}, true, true, {}, db, {a.destination}};
     co_await LockOn(dst, &dst_lock);
     bool dst_wrong = false;
     co_await RunOn(std::vector<uint32_t>(1, dst), [&](Worker& w) {

@@ -53,7 +53,8 @@ void ExpireGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit uni
     }
     when += ctx.now_ms;
   }
-  Entry* e = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  // The expiry is in the entry: a cold value stays on disk.
+  Entry* e = ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false, /*touch=*/true);
   if (e == nullptr) {
     rb.Integer(0);
     return;
@@ -88,7 +89,7 @@ void CmdPExpireAt(CmdArgs a, ShardCtx& c, ReplyBuilder& rb) {
 
 // mode: 0 TTL, 1 PTTL, 2 EXPIRETIME, 3 PEXPIRETIME
 void TtlGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, int mode) {
-  Entry* e = ctx.ks.FindRead(ctx.db, args[1], ctx.now_ms, /*touch=*/false);
+  Entry* e = ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, /*count=*/true);
   if (e == nullptr) {
     rb.Integer(-2);
     return;
@@ -122,7 +123,7 @@ void CmdExpireTime(CmdArgs a, ShardCtx& c, ReplyBuilder& rb) { TtlGeneric(a, c, 
 void CmdPExpireTime(CmdArgs a, ShardCtx& c, ReplyBuilder& rb) { TtlGeneric(a, c, rb, 3); }
 
 void CmdPersist(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  Entry* e = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  Entry* e = ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false, /*touch=*/true);
   if (e == nullptr || !e->HasExpire()) {
     rb.Integer(0);
     return;

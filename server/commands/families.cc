@@ -1,5 +1,6 @@
 #include "server/commands/families.h"
 
+#include "core/string_util.h"
 #include "server/engine/command.h"
 
 namespace strata {
@@ -20,6 +21,22 @@ void RegisterAllCommands() {
   RegisterSortFamily(r);
   RegisterZSetFamily(r);
   RegisterPersistenceFamily(r);
+  // Commands that read only their keys' metadata: a spilled value stays on disk.
+  for (const char* name :
+       {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",
+        "unlink",  "strlen", "memory", "expire", "pexpire",    "expireat",    "pexpireat",
+        "persist", "touch",  "set",    "setnx",  "setex",      "psetex"}) {
+    if (CommandSpec* spec = r.FindMutable(name)) spec->flags |= kCmdNoValue;
+  }
+  // SET ... GET returns the old value.
+  if (CommandSpec* set = r.FindMutable("set")) {
+    set->needs_value = [](CmdArgs args) {
+      for (size_t i = 3; i < args.size(); i++) {
+        if (EqualsIgnoreCase(args[i], "get")) return true;
+      }
+      return false;
+    };
+  }
 }
 
 }  // namespace strata

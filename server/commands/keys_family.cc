@@ -35,8 +35,8 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
   bool lazy = LazyDelete(args[0], ctx.worker);
   for (size_t i = 1; i < args.size(); i++) {
-    // Expired keys count as absent.
-    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr &&
+    // Expired keys count as absent; a cold value is not read back to be deleted.
+    if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms) != nullptr &&
         ctx.ks.Delete(ctx.db, args[i], lazy)) {
       n++;
     }
@@ -46,14 +46,15 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 void CmdExists(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
+  bool touch = EqualsIgnoreCase(args[0], "touch");  // TOUCH counts as an access
   for (size_t i = 1; i < args.size(); i++) {
-    if (ctx.ks.FindNoTouch(ctx.db, args[i], ctx.now_ms) != nullptr) n++;
+    if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms, false, touch) != nullptr) n++;
   }
   rb.Integer(n);
 }
 
 void CmdType(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  Entry* e = ctx.ks.FindNoTouch(ctx.db, args[1], ctx.now_ms);
+  Entry* e = ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms);
   rb.Simple(e == nullptr ? "none" : ValueTypeName(e->Type()));
 }
 
@@ -73,7 +74,10 @@ const char* EncodingOf(const Entry* e) {
 
 void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
-  Entry* e = ctx.ks.FindNoTouch(ctx.db, args[2], ctx.now_ms);
+  // IDLETIME and FREQ need only the access state: a cold value stays on disk.
+  bool meta = sub == "idletime" || sub == "freq";
+  Entry* e = meta ? ctx.ks.FindMeta(ctx.db, args[2], ctx.now_ms)
+                  : ctx.ks.FindNoTouch(ctx.db, args[2], ctx.now_ms);
   if (e == nullptr) {
     rb.Null();
     return;
@@ -266,15 +270,18 @@ void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   bool del = EqualsIgnoreCase(args[0], "del") || EqualsIgnoreCase(args[0], "unlink");
+  bool touch = EqualsIgnoreCase(args[0], "touch");
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del);
+  for (auto& l : g.locks) l.names.clear();  // metadata only: cold values stay on disk
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   std::vector<int64_t> counts(g.shards.size(), 0);
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
-      bool present = w.keyspace().Find(db, keys[p], w.now_ms()) != nullptr;
+      // Metadata only: a cold value stays on disk. TOUCH counts as an access.
+      bool present = w.keyspace().FindMeta(db, keys[p], w.now_ms(), false, touch) != nullptr;
       if (present && (!del || w.keyspace().Delete(db, keys[p], LazyDelete(args[0], w)))) {
         counts[gi]++;
       }
@@ -305,8 +312,9 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
-  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, !copy, true, {}};
-  LockTable::Request dst_lock{{LockTable::LockKey(o.dst_db, args[2])}, true, true, {}};
+  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, !copy, true, {}, db, {args[1]}};
+  LockTable::Request dst_lock{
+      {LockTable::LockKey(o.dst_db, args[2])}, true, true, {}, o.dst_db, {args[2]}};
   // Lock in increasing shard order.
   if (src_shard < dst_shard) {
     co_await LockOn(src_shard, &src_lock);

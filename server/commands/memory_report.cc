@@ -73,6 +73,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   m.table_bytes = ks.table_bytes();
   m.client_bytes = w.client_bytes();
   m.io_bytes = w.RefreshIoBufferBytes();
+  m.tier_bytes = w.tier_bytes();
   m.clients = w.connections().size();
   m.keys = ks.key_count();
   m.expires = ks.expires_count();
@@ -97,6 +98,7 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
     m.table += s.table_bytes;
     m.clients += s.client_bytes;
     m.io += s.io_bytes;
+    m.tiered += s.tier_bytes;
     m.keys += s.keys;
     m.expires += s.expires;
     m.client_count += s.clients;
@@ -109,7 +111,7 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
     }
   }
   m.shards = std::move(shards);
-  m.used = m.dataset + m.table + m.clients + m.io;
+  m.used = m.dataset + m.table + m.clients + m.io + m.tiered;
   m.overhead = m.used - m.dataset;
   m.startup = srv.StartupMemory();
   srv.UpdatePeakMemory(m.used);
@@ -150,6 +152,7 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "total_system_memory", m.total_system_memory);
   AddLine(out, "total_system_memory_human", HumanBytes(m.total_system_memory));
   AddLine(out, "used_memory_lua", "0");
+  AddLine(out, "used_memory_tiered", m.tiered);
   AddLine(out, "used_memory_vm_eval", "0");
   AddLine(out, "used_memory_lua_human", "0B");
   AddLine(out, "used_memory_scripts_eval", "0");

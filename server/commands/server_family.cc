@@ -23,6 +23,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/worker.h"
 #include "server/persistence/snapshot_await.h"
+#include "server/persistence/tier_service.h"
 
 namespace strata {
 namespace {
@@ -138,6 +139,14 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   if (want("persistence", true)) {
     section("Persistence");
     srv.Service<SnapshotManager>().AppendInfo(&out);
+  }
+  if (want("tiered", true)) {
+    section("Tiered");
+    if (const TierService* tier = srv.FindService<TierService>()) {
+      tier->AppendInfo(&out);
+    } else {
+      AppendTierOffInfo(&out);
+    }
   }
   if (want("stats", true)) {
     section("Stats");

@@ -398,8 +398,8 @@ Fiber SMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
-  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, true, true, {}};
-  LockTable::Request dst_lock{{LockTable::LockKey(db, args[2])}, true, true, {}};
+  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, true, true, {}, db, {args[1]}};
+  LockTable::Request dst_lock{{LockTable::LockKey(db, args[2])}, true, true, {}, db, {args[2]}};
   if (src_shard < dst_shard) {
     co_await LockOn(src_shard, &src_lock);
     co_await LockOn(dst_shard, &dst_lock);

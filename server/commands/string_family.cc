@@ -102,7 +102,9 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string_view key = args[1];
   Entry* old = nullptr;
   if (o.get || o.nx || o.xx || o.keepttl) {
-    old = ctx.ks.Find(ctx.db, key, ctx.now_ms);
+    // Only GET needs the old value: a cold one is not read back for NX, XX, KEEPTTL.
+    old = o.get ? ctx.ks.Find(ctx.db, key, ctx.now_ms)
+                : ctx.ks.FindMeta(ctx.db, key, ctx.now_ms, false, /*touch=*/true);
     if (o.get && old != nullptr && old->Type() != ValueType::kString) {
       rb.Error(errors::kWrongType);
       return;
@@ -133,7 +135,7 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 void CmdSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  if (ctx.ks.Find(ctx.db, args[1], ctx.now_ms) != nullptr) {
+  if (ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false, /*touch=*/true) != nullptr) {
     rb.Integer(0);
     return;
   }
@@ -205,8 +207,12 @@ void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 void CmdStrlen(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  Entry* e;
-  if (!ReadString(ctx, args[1], rb, &e, false)) return;
+  // The length is in the entry, hot or cold: a spilled value stays on disk.
+  Entry* e = ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms);
+  if (e != nullptr && e->Type() != ValueType::kString) {
+    rb.Error(errors::kWrongType);
+    return;
+  }
   rb.Integer(e == nullptr ? 0 : e->ValueLen());
 }
 

@@ -37,8 +37,7 @@ void DeliverReply(void* p) {
 }
 
 // Runs a shard command now, on the current (owning) worker, and sends the reply home.
-void RunRemoteNow(void* p) {
-  auto* rc = static_cast<RemoteCommand*>(p);
+void RunRemoteCommand(RemoteCommand* rc) {
   Worker* w = Worker::Current();
   ReplyBuilder rb(&rc->reply, rc->resp);
   ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms()};
@@ -53,6 +52,44 @@ void RunRemoteNow(void* p) {
   w->stats().total_commands_processed++;
   if (rc->origin != w->index()) w->stats().remote_commands++;
   w->Post(rc->origin, Task{DeliverReply, rc});
+}
+
+// A command the cold gate held: its values are back.
+void RunHeld(void* p) { RunRemoteCommand(static_cast<RemoteCommand*>(p)); }
+
+// A command the cold gate held: a disk read it needed failed.
+void FailHeld(void* p, const std::string& error) {
+  auto* rc = static_cast<RemoteCommand*>(p);
+  Worker* w = Worker::Current();
+  ReplyBuilder rb(&rc->reply, rc->resp);
+  rb.Error(error);
+  CommandStat& st = w->stats().commands[rc->spec->id];
+  st.calls++;
+  st.failed_calls++;
+  w->Post(rc->origin, Task{DeliverReply, rc});
+}
+
+// True when the gate took rc (a cold value it needs is being read).
+bool HeldByColdGate(Worker* w, RemoteCommand* rc) {
+  ColdGate* gate = w->cold_gate();
+  if (gate == nullptr) return false;
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  rc->spec->Keys(rc->args->span(), &keys);
+  if (keys.empty() || !gate->MustWait(rc->db, keys, rc->spec->NeedsValues(rc->args->span()))) {
+    return false;
+  }
+  gate->Hold(rc->db, keys, HeldCommand{RunHeld, FailHeld, rc});
+  return true;
+}
+
+// A command admitted by the lock table: it may still wait for cold values.
+void RunRemoteNow(void* p) {
+  auto* rc = static_cast<RemoteCommand*>(p);
+  Worker* w = Worker::Current();
+  if (w->cold_gate() != nullptr && HeldByColdGate(w, rc)) [[unlikely]]
+    return;
+  RunRemoteCommand(rc);
 }
 
 }  // namespace
@@ -169,11 +206,44 @@ void ClientConnection::ProcessInput() {
         break;
       }
     }
+    if (spec != nullptr && (spec->flags & kCmdDenyOom) && worker_->spill_wait()) [[unlikely]] {
+      // Over maxmemory while values are being moved to disk: the write (and what this
+      // client sent after it) waits for memory, at most Worker::kSpillWaitMs.
+      int64_t now = worker_->now_ms();
+      if (memory_wait_since_ms_ == 0) memory_wait_since_ms_ = now;
+      if (now - memory_wait_since_ms_ < Worker::kSpillWaitMs) {
+        PauseInput();
+        if (!memory_waiting_) {
+          memory_waiting_ = true;
+          inflight_++;  // keeps the connection alive while the worker holds it
+          worker_->WaitForMemory(this);
+        }
+        break;
+      }
+      memory_wait_expired_ = true;
+    }
     Consume(consumed);
     Dispatch(spec, cmd_args);
+    memory_wait_since_ms_ = 0;
+    memory_wait_expired_ = false;
   }
   FinishInput();
   Recharge();
+}
+
+void ClientConnection::WakeFromMemoryWait() {
+  memory_waiting_ = false;
+  ResumeInput();
+  worker_->Defer(Task{[](void* p) {
+                        auto* c = static_cast<ClientConnection*>(p);
+                        c->inflight_--;
+                        if (c->closing()) {
+                          c->MaybeDestroy();
+                          return;
+                        }
+                        c->ProcessInput();
+                      },
+                      this});
 }
 
 void ClientConnection::ReplyError(std::string_view msg) {
@@ -210,7 +280,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     ReplyError("LOADING Redis is loading the dataset in memory");
     return true;
   }
-  if ((spec->flags & kCmdDenyOom) && worker_->over_memory_limit()) {
+  if ((spec->flags & kCmdDenyOom) &&
+      (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
     worker_->stats().commands[spec->id].rejected_calls++;
     ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
     return true;
@@ -286,6 +357,20 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
         return true;
       }
     }
+    if (ColdGate* gate = w.cold_gate(); gate != nullptr) [[unlikely]] {
+      thread_local std::vector<std::string_view> keys;
+      keys.clear();
+      spec->Keys(args, &keys);
+      if (!keys.empty() && gate->MustWait(db, keys, spec->NeedsValues(args))) {
+        // Wait for the cold values; the reply slot keeps pipelined replies in order.
+        uint64_t seq = ReserveSlot(TakeSuppress());
+        auto* rc =
+            new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+        inflight_++;
+        gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
+        return true;
+      }
+    }
     bool suppress = TakeSuppress();
     std::string* t = ReplyTarget(suppress);
     size_t start = t->size();
@@ -309,6 +394,11 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   inflight_++;
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size());
   return true;
+}
+
+void ClientConnection::HoldForColdValues(RemoteCommand* rc,
+                                         const std::vector<std::string_view>& keys) {
+  Worker::Current()->cold_gate()->Hold(rc->db, keys, HeldCommand{RunHeld, FailHeld, rc});
 }
 
 void ClientConnection::QueueBehindLocks(RemoteCommand* rc,

@@ -62,11 +62,16 @@ class ClientConnection final : public Connection, public Client {
   void Start();
   // Worker calls at the end of a turn for connections with new output.
   void FlushOutput();
+  // The worker's memory wait ended (Worker::WaitForMemory): input is read again.
+  void WakeFromMemoryWait();
   // A remote command's reply arrived (this worker's thread).
   void CompleteSlot(uint64_t seq, std::string_view data);
 
   // Queues rc on the current worker's lock table; it runs when its keys are free.
   static void QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys);
+  // A command from another worker's batch whose cold values are being read (the gate's
+  // MustWait said so): the gate holds it, then runs it and sends the reply.
+  static void HoldForColdValues(RemoteCommand* rc, const std::vector<std::string_view>& keys);
 
   // Client
   void CloseAfterReply() override { Connection::CloseAfterReply(); }
@@ -120,6 +125,11 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   bool fiber_running_ = false;
   int64_t soft_limit_since_ms_ = 0;  // over the soft output limit since; 0 = not over
+  // The next command is a write waiting for the spill tier to free memory: since when
+  // (0 = not waiting), and whether its wait ran out (it is then refused with OOM).
+  int64_t memory_wait_since_ms_ = 0;
+  bool memory_wait_expired_ = false;
+  bool memory_waiting_ = false;  // registered with the worker (holds inflight_)
 };
 
 }  // namespace strata

@@ -52,6 +52,9 @@ enum CommandFlag : uint32_t {
   kCmdBlocking = 1 << 16,  // may block the client (BLPOP, ...)
   // acl category @sortedset
   kCmdSortedSet = 1 << 17,
+  // Reads only its keys' metadata (existence, type, expiry, access state): a value on
+  // disk is not read back for it (cold_gate.h).
+  kCmdNoValue = 1 << 18,
 };
 
 // The shard-side context of a command.
@@ -86,6 +89,9 @@ struct CommandSpec {
   FiberFn fiber_fn = nullptr;
   // For commands with both conn_fn and fiber_fn: true when this call needs the fiber.
   bool (*needs_fiber)(CmdArgs args) = nullptr;
+  // For kCmdNoValue commands that read the value with some arguments (SET ... GET):
+  // true when this call does.
+  bool (*needs_value)(CmdArgs args) = nullptr;
   // Container commands (CONFIG, CLIENT, COMMAND): their subcommand names, lowercase.
   const std::vector<std::string>* subcommands = nullptr;
   uint32_t id = 0;
@@ -94,6 +100,10 @@ struct CommandSpec {
   const char* since = "1.0.0";
 
   bool is_write() const { return flags & kCmdWrite; }
+  // Whether this call reads its keys' values (cold ones are read back first).
+  bool NeedsValues(CmdArgs args) const {
+    return !(flags & kCmdNoValue) || (needs_value != nullptr && needs_value(args));
+  }
   // Appends the key arguments of a call to out.
   void Keys(CmdArgs args, std::vector<std::string_view>* out) const;
   bool CheckArity(size_t argc) const {

@@ -75,6 +75,13 @@ class Engine {
   // The service of type T (a command's way to its manager, e.g. the snapshot manager).
   // Aborts when none was added: that is a wiring error of the process.
   template <class T>
+  T* FindService() const {
+    for (ShardService* s : services_) {
+      if (T* t = dynamic_cast<T*>(s)) return t;
+    }
+    return nullptr;
+  }
+  template <class T>
   T& Service() const {
     for (ShardService* s : services_) {
       if (T* t = dynamic_cast<T*>(s)) return *t;

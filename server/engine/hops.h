@@ -13,6 +13,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "server/engine/lock_table.h"
@@ -71,7 +72,10 @@ class LockOn {
 
   bool await_ready() {
     origin_ = Worker::Current();
-    if (shard_ == origin_->index() && origin_->locks().CanRun(*req_)) {
+    // With the spill tier on, the locks are taken through await_suspend, which also
+    // waits for the cold values among the keys.
+    if (shard_ == origin_->index() && origin_->cold_gate() == nullptr &&
+        origin_->locks().CanRun(*req_)) {
       origin_->locks().Acquire(*req_);
       return true;
     }
@@ -80,12 +84,12 @@ class LockOn {
 
   void await_suspend(std::coroutine_handle<> h) {
     handle_ = h;
-    uint32_t home = origin_->index();
-    auto grant = [this, home] {
+    home_ = origin_->index();
+    auto grant = [this] {
       Worker* w = Worker::Current();
       LockTable::Request r = *req_;
       r.hold = true;
-      r.on_admit = MakeTask([this, home] { Worker::Current()->Post(home, ResumeTask(handle_)); });
+      r.on_admit = MakeTask([this] { Admitted(); });
       if (w->locks().CanRun(r)) {
         w->locks().Acquire(r);
         r.on_admit.Run();
@@ -93,7 +97,7 @@ class LockOn {
         w->locks().Enqueue(std::move(r));
       }
     };
-    if (shard_ == home) {
+    if (shard_ == home_) {
       grant();
     } else {
       origin_->Post(shard_, MakeTask(std::move(grant)));
@@ -103,9 +107,29 @@ class LockOn {
   void await_resume() {}
 
  private:
+  // On the locked shard: the keys' cold values are read back first (the fiber's shard
+  // functions then find them in RAM), then the fiber resumes at home.
+  void Admitted() {
+    Worker* w = Worker::Current();
+    ColdGate* gate = w->cold_gate();
+    if (gate != nullptr && !req_->names.empty() && gate->MustWait(req_->db, req_->names)) {
+      gate->Hold(req_->db, req_->names, HeldCommand{Resume, ResumeAfterError, this});
+      return;
+    }
+    Resume(this);
+  }
+  static void Resume(void* p) {
+    auto* self = static_cast<LockOn*>(p);
+    Worker::Current()->Post(self->home_, ResumeTask(self->handle_));
+  }
+  // A failed read: the fiber goes on, and its lookup meets the cold value again (and
+  // reads it then, or finds the error).
+  static void ResumeAfterError(void* p, const std::string&) { Resume(p); }
+
   uint32_t shard_;
   LockTable::Request* req_;
   Worker* origin_ = nullptr;
+  uint32_t home_ = 0;
   std::coroutine_handle<> handle_;
 };
 

@@ -40,6 +40,11 @@ class LockTable {
     bool exclusive = true;
     bool hold = true;  // take the locks on admission (false: just run on_admit)
     Task on_admit;     // runs on this shard's thread once the keys are free
+    // The keys by name (views that live as long as the request), for the spill tier:
+    // once a fiber's locks are taken on a shard, the cold values among them are read
+    // back before it goes on (hops.h LockOn). Empty: none checked.
+    uint32_t db = 0;
+    std::vector<std::string_view> names;
   };
 
   static Key LockKey(uint32_t db, std::string_view key);

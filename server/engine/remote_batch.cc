@@ -85,6 +85,17 @@ void ExecuteRemoteBatch(void* p) {
         continue;
       }
     }
+    if (ColdGate* gate = w->cold_gate(); gate != nullptr) [[unlikely]] {
+      keys.clear();
+      item.spec->Keys(args, &keys);
+      if (!keys.empty() && gate->MustWait(item.db, keys, item.spec->NeedsValues(args))) {
+        item.detached = true;
+        auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
+                                     item.db,   item.resp, OwnedArgs::Copy(args), {}};
+        ClientConnection::HoldForColdValues(rc, keys);
+        continue;
+      }
+    }
     item.reply_offset = static_cast<uint32_t>(batch->replies.size());
     ReplyBuilder rb(&batch->replies, item.resp);
     ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms()};

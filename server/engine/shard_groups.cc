@@ -26,12 +26,16 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
     g.shards.push_back(shard);
     LockTable::Request req;
     req.exclusive = exclusive;
+    req.db = db;
     req.keys.reserve(pos.size());
     seen.clear();
     seen.reserve(pos.size());
     for (size_t p : pos) {
       LockTable::Key k = LockTable::LockKey(db, keys[p]);
-      if (seen.insert(k).second) req.keys.push_back(k);
+      if (seen.insert(k).second) {
+        req.keys.push_back(k);
+        req.names.push_back(keys[p]);
+      }
     }
     g.locks.push_back(std::move(req));
     g.positions.push_back(std::move(pos));

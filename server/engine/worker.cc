@@ -111,7 +111,7 @@ Worker::~Worker() {
 Worker* Worker::Current() { return t_current; }
 
 size_t Worker::used_bytes() const {
-  return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes();
+  return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes() + tier_bytes_;
 }
 
 const char* Worker::backend_name() const { return loop_->name(); }
@@ -333,6 +333,19 @@ void Worker::UpdateMemoryState() {
   // Under an evicting policy, writes are refused only once no shard can evict.
   over_memory_limit_ =
       over && (eviction_.policy() == EvictionPolicy::kNoEviction || engine_->EvictionExhausted());
+  // While the spill tier can still free memory, writes wait for it first.
+  spill_wait_ = over_memory_limit_ && cold_gate_ != nullptr && cold_gate_->CanFreeMemory();
+  if (!memory_waiters_.empty()) [[unlikely]]
+    WakeMemoryWaiters();
+}
+
+void Worker::WaitForMemory(ClientConnection* c) { memory_waiters_.push_back(c); }
+
+void Worker::WakeMemoryWaiters() {
+  // Every waiter looks again: it goes on, waits more, or (its time run out) is refused.
+  std::vector<ClientConnection*> waiters;
+  waiters.swap(memory_waiters_);
+  for (ClientConnection* c : waiters) c->WakeFromMemoryWait();
 }
 
 void Worker::EvictClientsOverLimit() {
@@ -409,6 +422,7 @@ void Worker::Run() {
         keyspace_.lazyfree_pending() == 0 && !ServicesHaveWork() &&
         !external_pending_.load(std::memory_order_acquire)) {
       int64_t wake = next_expire_ms_;
+      if (!memory_waiters_.empty()) wake = std::min(wake, now_ms_ + 1);
       for (const auto& b : blocked_) {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
       }

@@ -32,6 +32,7 @@
 
 #include "core/keyspace.h"
 #include "server/engine/blocking.h"
+#include "server/engine/cold_gate.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/remote_batch.h"
 #include "server/engine/shard_eviction.h"
@@ -131,6 +132,20 @@ class Worker {
     published_used_.store(used_bytes(), std::memory_order_relaxed);
     published_lazy_.store(keyspace_.lazyfree_pending_bytes(), std::memory_order_relaxed);
   }
+  // The spill tier's gate on this shard (null: spill off; see cold_gate.h), and the
+  // bytes the tier charges to this worker's used memory (its share of the spill
+  // store's cache and its I/O buffers).
+  ColdGate* cold_gate() const { return cold_gate_; }
+  void set_cold_gate(ColdGate* g) { cold_gate_ = g; }
+  void set_tier_bytes(size_t n) { tier_bytes_ = n; }
+  // Over maxmemory while the spill tier can still free memory: writes wait (up to
+  // kSpillWaitMs each) instead of being refused (see "The tier" in ARCHITECTURE.md).
+  static constexpr int64_t kSpillWaitMs = 500;
+  bool spill_wait() const { return spill_wait_; }
+  // A connection whose next command is a write waiting for memory: it is woken when
+  // memory is under the limit again or its wait ran out (owning thread only).
+  void WaitForMemory(ClientConnection* c);
+  size_t tier_bytes() const { return tier_bytes_; }
   // maxmemory eviction on this shard (shard_eviction.h).
   ShardEviction& eviction() { return eviction_; }
   const ShardEviction& eviction() const { return eviction_; }
@@ -231,6 +246,11 @@ class Worker {
   bool over_memory_limit_ = false;
   bool noted_over_ = false;  // worker 0: what Engine::NoteOverMemory was last told
   ShardEviction eviction_{*this, keyspace_};
+  ColdGate* cold_gate_ = nullptr;
+  size_t tier_bytes_ = 0;
+  bool spill_wait_ = false;
+  std::vector<ClientConnection*> memory_waiters_;
+  void WakeMemoryWaiters();
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
   uint64_t rng_state_;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <future>
+#include <system_error>
 
 #include "core/split_args.h"
 #include "core/string_util.h"
@@ -13,6 +15,7 @@
 #include "server/base/log.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/persistence/tier_service.h"
 #include "storage/file_io.h"
 #include "storage/mono_clock.h"
 
@@ -56,6 +59,13 @@ struct SnapshotManager::Shard {
   std::atomic<uint64_t> buffer_bytes{0};
   std::atomic<uint64_t> load_read{0};
   std::atomic<uint64_t> load_total{0};
+  // The spill checkpoint of the snapshot being written: pending until the I/O thread
+  // has made it; the file's report waits for it.
+  bool cold_pending = false;
+  uint64_t cold_gen = 0;  // counts checkpoints asked for: an abandoned one is ignored
+  Status cold_status;
+  std::string cold_name;
+  std::function<void()> report;
 };
 
 struct SnapshotManager::Cut {
@@ -70,6 +80,8 @@ struct SnapshotManager::Cut {
   BlockCodec codec = BlockCodec::kLz4;
   bool tracking = false;
   std::vector<std::string> tmp_paths;
+  std::string dir;
+  std::vector<std::string> cold_names;  // per shard, when the tier is on
   int64_t posted_ns = 0;
 };
 
@@ -108,6 +120,25 @@ std::string SnapshotManager::FileName(uint64_t seq, uint32_t shard) const {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "-%06" PRIu64 "-%u.snap", seq, shard);
   return run_->dbfilename + buf;
+}
+
+std::string SnapshotManager::ColdName(uint64_t seq, uint32_t shard) const {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "-%06" PRIu64 "-%u.cold", seq, shard);
+  return run_->dbfilename + buf;
+}
+
+std::vector<std::string> SnapshotManager::ColdCheckpointsToLoad() const {
+  std::vector<std::string> out;
+  if (!load_manifest_ || load_manifest_->chain.empty()) return out;
+  const ManifestLink& newest = load_manifest_->chain.back();
+  bool any = false;
+  for (const ManifestFile& f : newest.files) any = any || !f.cold.empty();
+  if (!any) return out;
+  for (const ManifestFile& f : newest.files) {
+    out.push_back(f.cold.empty() ? std::string() : JoinPath(load_dir_, f.cold));
+  }
+  return out;
 }
 
 bool SnapshotManager::AutoSaveEnabled() const {
@@ -157,6 +188,23 @@ Status SnapshotManager::PrepareLoad() {
       if (!s.ok()) break;
     }
   }
+  if (s.ok() && !m.chain.empty()) {
+    // Spilled values live in the newest link's checkpoints of the shards' stores.
+    for (const ManifestFile& f : m.chain.back().files) {
+      if (f.cold.empty()) continue;
+      if (tier_ == nullptr) {
+        s = Status::InvalidArgument(path + " holds spilled values (" + f.cold +
+                                    "); set spill-dir to load it");
+      } else if (m.shard_count != engine_->shard_count()) {
+        s = Status::InvalidArgument(path + " holds spilled values written by " +
+                                    std::to_string(m.shard_count) +
+                                    " threads; start with the same --threads to load it");
+      } else if (!std::filesystem::is_directory(JoinPath(load_dir_, f.cold))) {
+        s = Status::Corruption(JoinPath(load_dir_, f.cold) + " (named by " + path + ") is missing");
+      }
+      if (!s.ok()) break;
+    }
+  }
   if (!s.ok()) {
     if (c.String("snapshot-on-corrupt") == "start-empty") {
       LogWarning("Snapshot not loaded, starting empty (snapshot-on-corrupt start-empty): %s",
@@ -182,6 +230,7 @@ void SnapshotManager::OnWorkerStart(Worker& w) {
   if (load_manifest_) {
     sh.load = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
                                              engine_->shard_count());
+    if (tier_ != nullptr && !ColdCheckpointsToLoad().empty()) sh.load->AllowCold();
     sh.load_total.store(sh.load->stats().bytes_total);
   }
 }
@@ -313,10 +362,24 @@ void SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   uint64_t bytes = sh.job->bytes_written(), records = sh.job->records();
   auto per_db = sh.job->db_records();
   uint32_t index = w.index();
-  w.Post(0, MakeTask([this, index, st, fd, bytes, records, per_db] {
-           run_->files[index].db_records = per_db;
-           OnShardWritten(index, st, fd, bytes, records);
-         }));
+  sh.report = [this, &w, &sh, index, st, fd, bytes, records, per_db] {
+    Status s = st.ok() ? sh.cold_status : st;
+    std::string cold = sh.cold_name;
+    w.Post(0, MakeTask([this, index, s, fd, bytes, records, per_db, cold] {
+             run_->files[index].db_records = per_db;
+             run_->files[index].cold = cold;
+             OnShardWritten(index, s, fd, bytes, records);
+           }));
+  };
+  ReportWritten(w, sh);
+}
+
+void SnapshotManager::ReportWritten(Worker& w, Shard& sh) {
+  (void)w;
+  if (sh.cold_pending || !sh.report) return;
+  auto report = std::move(sh.report);
+  sh.report = nullptr;
+  report();
 }
 
 // ---------------------------------------------------------------------------- requests
@@ -405,9 +468,11 @@ void SnapshotManager::PostCut() {
   run_->created_ms = cut->header.created_ms;
   cut->codec = run_->codec;
   cut->tracking = run_->tracking;
+  cut->dir = run_->dir;
   for (uint32_t i = 0; i < n; i++) {
     run_->files[i].name = FileName(run_->seq, i);
     cut->tmp_paths.push_back(JoinPath(run_->dir, run_->files[i].name) + ".tmp");
+    if (tier_ != nullptr) cut->cold_names.push_back(ColdName(run_->seq, i));
   }
   cut->posted_ns = MonoNs();
   run_->cut = cut;
@@ -454,6 +519,26 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
     job->Start(std::move(ranges));
     sh.job = std::move(job);
     sh.reported = false;
+    sh.cold_pending = false;
+    sh.cold_status = Status::Ok();
+    sh.cold_name.clear();
+    sh.report = nullptr;
+    if (ShardTier* t = tier_ != nullptr ? tier_->tier(w.index()) : nullptr) {
+      // The store at the cut: erases wait until the snapshot ends, so the checkpoint,
+      // made after the writes submitted so far, holds every record a cold entry names.
+      t->BeginSnapshot();
+      sh.cold_pending = true;
+      uint64_t gen = ++sh.cold_gen;
+      sh.cold_name = cut->cold_names[w.index()];
+      Shard* shp = &sh;
+      Worker* wp = &w;
+      t->Checkpoint(JoinPath(cut->dir, sh.cold_name), [this, shp, wp, gen](const Status& st) {
+        if (shp->cold_gen != gen) return;  // an abandoned snapshot's
+        shp->cold_pending = false;
+        shp->cold_status = st;
+        ReportWritten(*wp, *shp);
+      });
+    }
   } else {
     job->Abort();
   }
@@ -524,6 +609,11 @@ void SnapshotManager::Commit() {
   link.seq = run_->seq;
   link.created_ms = run_->created_ms;
   link.files = run_->files;
+  // Only the newest link's checkpoints are needed: each holds every value the chain's
+  // cold entries name (erases wait for the snapshot to end).
+  for (ManifestLink& old : m.chain) {
+    for (ManifestFile& f : old.files) f.cold.clear();
+  }
   m.chain.push_back(std::move(link));
   std::vector<int> fds = run_->fds;
   std::string dir = run_->dir, name = run_->dbfilename;
@@ -548,19 +638,30 @@ void SnapshotManager::Commit() {
         std::string prefix = name + "-";
         for (const std::string& f : names) {
           if (f.compare(0, prefix.size(), prefix) != 0) continue;
-          bool ours = f.size() > 5 && (f.ends_with(".snap") || f.ends_with(".snap.tmp"));
+          bool cold = f.ends_with(".cold");
+          bool ours = f.size() > 5 && (f.ends_with(".snap") || f.ends_with(".snap.tmp") || cold);
           if (!ours) continue;
           bool named = false;
           for (const auto& l : m.chain) {
-            for (const auto& mf : l.files) named = named || mf.name == f;
+            for (const auto& mf : l.files) named = named || mf.name == f || mf.cold == f;
           }
-          if (!named) unlink(JoinPath(dir, f).c_str());
+          if (named) continue;
+          if (cold) {
+            std::error_code ec;
+            std::filesystem::remove_all(JoinPath(dir, f), ec);
+          } else {
+            unlink(JoinPath(dir, f).c_str());
+          }
         }
       }
     } else {
       for (const auto& mf : m.chain.back().files) {
         unlink(JoinPath(dir, mf.name).c_str());
         unlink((JoinPath(dir, mf.name) + ".tmp").c_str());
+        if (!mf.cold.empty()) {
+          std::error_code ec;
+          std::filesystem::remove_all(JoinPath(dir, mf.cold), ec);
+        }
       }
     }
     engine_->worker(0).PostExternal(
@@ -586,6 +687,12 @@ void SnapshotManager::Finish(const Status& st) {
     w0.Post(i, MakeTask([this, ok] {
               Worker& w = *Worker::Current();
               Shard& sh = *shards_[w.index()];
+              if (tier_ != nullptr && tier_->tier(w.index()) != nullptr) {
+                tier_->tier(w.index())->EndSnapshot();
+                sh.cold_gen++;
+                sh.cold_pending = false;
+                sh.report = nullptr;
+              }
               if (sh.job == nullptr) return;
               if (ok) {
                 sh.changes_saved.store(sh.changes_at_cut);

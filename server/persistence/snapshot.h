@@ -61,6 +61,7 @@
 namespace strata {
 
 class Worker;
+class TierService;
 
 class SnapshotManager final : public ShardService {
  public:
@@ -71,6 +72,13 @@ class SnapshotManager final : public ShardService {
   explicit SnapshotManager(Engine* engine);
   ~SnapshotManager() override;
 
+  // Main thread, before PrepareLoad: the spill tier, when spill-dir is set. Snapshots
+  // then commit each shard's spill store as a checkpoint with the manifest, and loading
+  // restores it (docs/FORMAT.md "Cold records").
+  void set_tier(TierService* t) { tier_ = t; }
+  // Main thread, after PrepareLoad: the checkpoint each shard's spill store is restored
+  // from (full paths; empty when the snapshot has none).
+  std::vector<std::string> ColdCheckpointsToLoad() const;
   // Main thread, before the workers start. Reads the manifest, if any, and checks that
   // the files it names are there with their sizes. A problem is returned (the caller
   // refuses to start) unless snapshot-on-corrupt is start-empty.
@@ -127,9 +135,15 @@ class SnapshotManager final : public ShardService {
   void CutOnShard(Worker& w, std::shared_ptr<Cut> cut);
   void StepLoad(Worker& w, Shard& sh);
   std::string FileName(uint64_t seq, uint32_t shard) const;
+  // The shard's spill checkpoint directory for snapshot seq.
+  std::string ColdName(uint64_t seq, uint32_t shard) const;
+  // Posts this shard's written report to worker 0 once its file and its checkpoint are
+  // both done.
+  void ReportWritten(Worker& w, Shard& sh);
   bool WantTracking() const;
 
   Engine* engine_;
+  TierService* tier_ = nullptr;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<bool> in_progress_{false};
   std::atomic<int64_t> last_save_s_{0};

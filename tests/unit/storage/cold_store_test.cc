@@ -37,12 +37,11 @@ class ColdStoreTest : public ::testing::Test {
     return v;
   }
 
-  static std::vector<ColdWrite> Puts(int from, int to, uint32_t db = 0) {
+  // Records seq from+1 .. to, holding Value(i).
+  static std::vector<ColdWrite> Puts(int from, int to) {
     std::vector<ColdWrite> batch;
     for (int i = from; i < to; i++) {
       ColdWrite w;
-      w.db = db;
-      w.key = "key:" + std::to_string(i);
       w.seq = static_cast<uint64_t>(i) + 1;
       w.value = Value(i);
       batch.push_back(std::move(w));
@@ -53,51 +52,49 @@ class ColdStoreTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(ColdStoreTest, KeysSortByDatabaseThenKey) {
-  EXPECT_EQ(ColdKey(0, "a"), std::string("\0\0\0\0a", 5));
-  EXPECT_EQ(ColdKey(258, ""), std::string("\0\0\1\2", 4));
-  EXPECT_LT(ColdKey(1, "zzz"), ColdKey(2, "a"));
+TEST_F(ColdStoreTest, KeysSortBySequenceNumber) {
+  EXPECT_EQ(ColdKey(1), std::string("\0\0\0\0\0\0\0\1", 8));
+  EXPECT_EQ(ColdKey(0x0102), std::string("\0\0\0\0\0\0\1\2", 8));
+  EXPECT_LT(ColdKey(255), ColdKey(256));
+  EXPECT_LT(ColdKey(UINT32_MAX), ColdKey(uint64_t{UINT32_MAX} + 1));
 }
 
 TEST_F(ColdStoreTest, WritesReadBackByteExact) {
   ColdCache cache(8 << 20);
   auto store = OpenStore(&cache);
+  EXPECT_EQ(store->MaxSeq(), 0u);
   ASSERT_TRUE(store->Write(Puts(0, 2000)).ok());
-  std::vector<ColdWrite> other = Puts(0, 10, /*db=*/3);
-  other[0].value = std::string("\0bin\xff", 5);
-  ASSERT_TRUE(store->Write(other).ok());
-  std::vector<std::pair<uint32_t, std::string>> keys = {
-      {0, "key:7"}, {0, "missing"}, {3, "key:0"}, {1, "key:7"}, {0, "key:1999"}};
-  std::vector<std::optional<ColdValue>> got;
-  ASSERT_TRUE(store->MultiGet(keys, &got).ok());
-  ASSERT_EQ(got.size(), 5u);
+  std::vector<ColdWrite> bin(1);
+  bin[0].seq = 5000;
+  bin[0].value = std::string("\0bin\xff", 5);
+  ASSERT_TRUE(store->Write(bin).ok());
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({8, 4999, 5000, 2000}, &got).ok());
+  ASSERT_EQ(got.size(), 4u);
   ASSERT_TRUE(got[0].has_value());
-  EXPECT_EQ(got[0]->seq, 8u);
-  EXPECT_EQ(got[0]->value, Value(7));
+  EXPECT_EQ(*got[0], Value(7));
   EXPECT_FALSE(got[1].has_value());
   ASSERT_TRUE(got[2].has_value());
-  EXPECT_EQ(got[2]->value, std::string("\0bin\xff", 5));
-  EXPECT_FALSE(got[3].has_value());  // databases are apart
-  EXPECT_EQ(got[4]->value, Value(1999));
+  EXPECT_EQ(*got[2], std::string("\0bin\xff", 5));
+  EXPECT_EQ(*got[3], Value(1999));
+  EXPECT_EQ(store->MaxSeq(), 5000u);
 }
 
-TEST_F(ColdStoreTest, ErasesAndOverwrites) {
+TEST_F(ColdStoreTest, Erases) {
   ColdCache cache(8 << 20);
   auto store = OpenStore(&cache);
   ASSERT_TRUE(store->Write(Puts(0, 100)).ok());
   std::vector<ColdWrite> batch(2);
-  batch[0].key = "key:5";
+  batch[0].seq = 5;
   batch[0].erase = true;
-  batch[1].key = "key:6";
-  batch[1].seq = 99;
+  batch[1].seq = 200;
   batch[1].value = "new";
   ASSERT_TRUE(store->Write(batch).ok());
-  std::vector<std::optional<ColdValue>> got;
-  ASSERT_TRUE(store->MultiGet({{0, "key:5"}, {0, "key:6"}}, &got).ok());
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({5, 6, 200}, &got).ok());
   EXPECT_FALSE(got[0].has_value());
-  ASSERT_TRUE(got[1].has_value());
-  EXPECT_EQ(got[1]->seq, 99u);
-  EXPECT_EQ(got[1]->value, "new");
+  EXPECT_EQ(*got[1], Value(5));
+  EXPECT_EQ(*got[2], "new");
 }
 
 TEST_F(ColdStoreTest, CacheProbeNeverDoesIo) {
@@ -105,23 +102,24 @@ TEST_F(ColdStoreTest, CacheProbeNeverDoesIo) {
   {
     auto store = OpenStore(&cache);
     ASSERT_TRUE(store->Write(Puts(0, 3000)).ok());
-    ColdValue v;
+    std::string v;
     // Still in the memtable: found without I/O.
-    EXPECT_EQ(store->TryGetCached(0, "key:1", &v), ColdStore::Probe::kFound);
-    EXPECT_EQ(v.value, Value(1));
+    EXPECT_EQ(store->TryGetCached(2, &v), ColdStore::Probe::kFound);
+    EXPECT_EQ(v, Value(1));
+    EXPECT_EQ(store->TryGetCached(99999, &v), ColdStore::Probe::kAbsent);
     ASSERT_TRUE(store->CompactAll().ok());
   }
   ColdCache fresh(8 << 20);
   auto store = OpenStore(&fresh);
-  ColdValue v;
+  std::string v;
   // Reopened with an empty cache: the block must come from disk.
-  EXPECT_EQ(store->TryGetCached(0, "key:10", &v), ColdStore::Probe::kNeedsIo);
-  std::vector<std::optional<ColdValue>> got;
-  ASSERT_TRUE(store->MultiGet({{0, "key:10"}}, &got).ok());
+  EXPECT_EQ(store->TryGetCached(11, &v), ColdStore::Probe::kNeedsIo);
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({11}, &got).ok());
   ASSERT_TRUE(got[0].has_value());
   // Now its block is cached.
-  EXPECT_EQ(store->TryGetCached(0, "key:10", &v), ColdStore::Probe::kFound);
-  EXPECT_EQ(v.value, Value(10));
+  EXPECT_EQ(store->TryGetCached(11, &v), ColdStore::Probe::kFound);
+  EXPECT_EQ(v, Value(10));
 }
 
 TEST_F(ColdStoreTest, DiskFollowsLiveDataAfterCompaction) {
@@ -134,7 +132,7 @@ TEST_F(ColdStoreTest, DiskFollowsLiveDataAfterCompaction) {
   std::vector<ColdWrite> erase;
   for (int i = 0; i < 20000; i += 2) {
     ColdWrite w;
-    w.key = "key:" + std::to_string(i);
+    w.seq = static_cast<uint64_t>(i) + 1;
     w.erase = true;
     erase.push_back(std::move(w));
   }
@@ -142,15 +140,60 @@ TEST_F(ColdStoreTest, DiskFollowsLiveDataAfterCompaction) {
   ASSERT_TRUE(store->CompactAll().ok());
   uint64_t after = store->DiskBytes();
   EXPECT_LE(after, before * 6 / 10) << before << " -> " << after;
+  EXPECT_GT(store->CompactionBytes(), 0u);
+}
+
+TEST_F(ColdStoreTest, CheckpointIsAConsistentCopyThatRestores) {
+  ColdCache cache(8 << 20);
+  std::string cp = dir_ + "-checkpoint";
+  std::string live = dir_ + "-restored";
+  {
+    auto store = OpenStore(&cache);
+    ASSERT_TRUE(store->Write(Puts(0, 500)).ok());  // in the memtable only
+    ASSERT_TRUE(store->Checkpoint(cp).ok());
+    // Changes after the checkpoint are not in it.
+    std::vector<ColdWrite> after(1);
+    after[0].seq = 1;
+    after[0].erase = true;
+    ASSERT_TRUE(store->Write(after).ok());
+    ASSERT_TRUE(store->Write(Puts(500, 600)).ok());
+  }
+  ASSERT_TRUE(ColdStore::RestoreCheckpoint(cp, live).ok());
+  ColdStoreOptions o;
+  o.dir = live;
+  std::unique_ptr<ColdStore> restored;
+  ASSERT_TRUE(ColdStore::Open(o, &cache, &restored).ok());
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(restored->MultiGet({1, 500, 501}, &got).ok());
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_EQ(*got[0], Value(0));
+  EXPECT_EQ(*got[1], Value(499));
+  EXPECT_FALSE(got[2].has_value());
+  EXPECT_EQ(restored->MaxSeq(), 500u);
+  // Writing to the restored store leaves the checkpoint as it was.
+  std::vector<ColdWrite> erase(1);
+  erase[0].seq = 500;
+  erase[0].erase = true;
+  ASSERT_TRUE(restored->Write(erase).ok());
+  ASSERT_TRUE(restored->CompactAll().ok());
+  restored.reset();
+  ASSERT_TRUE(ColdStore::RestoreCheckpoint(cp, live).ok());
+  ASSERT_TRUE(ColdStore::Open(o, &cache, &restored).ok());
+  ASSERT_TRUE(restored->MultiGet({500}, &got).ok());
+  EXPECT_TRUE(got[0].has_value());
+  restored.reset();
+  EXPECT_FALSE(ColdStore::RestoreCheckpoint(dir_ + "-none", live).ok());
+  std::filesystem::remove_all(cp);
+  std::filesystem::remove_all(live);
 }
 
 TEST_F(ColdStoreTest, MemoryStaysWithinTheCache) {
   ColdCache cache(4 << 20);
   auto store = OpenStore(&cache);
   for (int i = 0; i < 40000; i += 2000) ASSERT_TRUE(store->Write(Puts(i, i + 2000)).ok());
-  std::vector<std::pair<uint32_t, std::string>> keys;
-  for (int i = 0; i < 40000; i += 7) keys.emplace_back(0, "key:" + std::to_string(i));
-  std::vector<std::optional<ColdValue>> got;
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < 40000; i += 7) keys.push_back(static_cast<uint64_t>(i) + 1);
+  std::vector<std::optional<std::string>> got;
   ASSERT_TRUE(store->MultiGet(keys, &got).ok());
   for (const auto& g : got) ASSERT_TRUE(g.has_value());
   // 40 MB written and read back through a 4 MB budget.

@@ -21,7 +21,8 @@ Manifest Sample() {
           {"dump.strata-0000" + std::to_string(40 + l) + "-" + std::to_string(s) + ".snap",
            1000u + l,
            10u + s,
-           {{0u, 10u + s}}});
+           {{0u, 10u + s}},
+           ""});
     }
     m.chain.push_back(link);
   }

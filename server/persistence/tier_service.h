@@ -1,0 +1,79 @@
+// TierService: the spill tier of the whole process (docs/ARCHITECTURE.md "The tier"),
+// an engine service present when spill-dir is set.
+//
+// It owns the ColdCache every shard's store charges (spill-cache-size: block cache,
+// index and filter blocks and memtables in one budget), one ShardTier per worker
+// (server/persistence/shard_tier.h), and the settings they read. Stores are opened on
+// the main thread before the workers start (Prepare: a directory that cannot be used
+// stops the server with its name), restored from the snapshot's checkpoints when the
+// snapshot being loaded has them; each worker then takes its shard's store.
+//
+// Thread-safety: Prepare() and SetRestore() on the main thread before the workers
+// start; the ShardService hooks on each worker's own thread; AppendInfo() and the
+// accessors from any thread (counters are atomics).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/engine/engine.h"
+#include "server/persistence/shard_tier.h"
+#include "storage/cold_store.h"
+#include "storage/status.h"
+
+namespace strata {
+
+class TierService final : public ShardService {
+ public:
+  static constexpr size_t kMinCacheBytes = 4 * 1024 * 1024;
+
+  explicit TierService(Engine* engine);
+  ~TierService() override;
+
+  // The live store of shard i: <spill-dir>/shard-<i>.
+  std::string LiveDir(uint32_t shard) const;
+  // Main thread: the snapshot checkpoint each shard's store starts from ("" = empty).
+  void SetRestore(std::vector<std::string> dirs) { restore_ = std::move(dirs); }
+  // Main thread, before the workers start: creates spill-dir and opens every store.
+  Status Prepare();
+
+  void OnWorkerStart(Worker& w) override;
+  bool HasWork(const Worker& w) const override;
+  void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) override;
+
+  // The shard's tier (null before its worker started).
+  ShardTier* tier(uint32_t shard) const { return tiers_[shard].get(); }
+  uint32_t shard_count() const { return static_cast<uint32_t>(tiers_.size()); }
+  // Bytes the process's cache holds (counted in used_memory through the workers).
+  size_t CacheBytes() const { return cache_ ? cache_->UsageBytes() : 0; }
+  size_t CacheCapacity() const { return cache_ ? cache_->capacity_bytes() : 0; }
+  // INFO tiered, after its title.
+  void AppendInfo(std::string* out) const;
+  // Destroys the tiers (after the workers stopped, before the engine goes).
+  void Close();
+
+ private:
+  struct PerWorker {
+    uint64_t generation = UINT64_MAX;
+    ShardTier::Settings settings;
+  };
+  ShardTier::Settings ReadSettings() const;
+
+  Engine* engine_;
+  std::string dir_;
+  std::unique_ptr<ColdCache> cache_;
+  std::vector<std::string> restore_;
+  std::vector<std::unique_ptr<ColdStore>> stores_;  // until each worker takes its own
+  std::vector<std::unique_ptr<ShardTier>> tiers_;
+  std::vector<PerWorker> per_worker_;
+  std::atomic<uint32_t> can_free_shards_{0};
+  int64_t start_ms_ = 0;
+};
+
+// INFO tiered when spill is off.
+void AppendTierOffInfo(std::string* out);
+
+}  // namespace strata

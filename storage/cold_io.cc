@@ -1,0 +1,77 @@
+#include "storage/cold_io.h"
+
+#include <pthread.h>
+
+#include <utility>
+
+namespace strata {
+
+ColdIo::ColdIo(ColdStore* store, std::string thread_name, Completion done)
+    : store_(store), done_(std::move(done)) {
+  thread_ = std::thread([this, name = std::move(thread_name)] {
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    Run();
+  });
+}
+
+ColdIo::~ColdIo() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+void ColdIo::Submit(std::unique_ptr<ColdJob> job) {
+  queued_bytes_.fetch_add(job->bytes, std::memory_order_relaxed);
+  queued_jobs_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (job->kind == ColdJob::Kind::kRead) {
+      reads_.push_back(std::move(job));
+    } else {
+      others_.push_back(std::move(job));
+    }
+  }
+  cv_.notify_one();
+}
+
+void ColdIo::Run() {
+  while (true) {
+    std::unique_ptr<ColdJob> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !reads_.empty() || !others_.empty(); });
+      if (!reads_.empty()) {
+        job = std::move(reads_.front());
+        reads_.pop_front();
+      } else if (!others_.empty()) {
+        job = std::move(others_.front());
+        others_.pop_front();
+      } else {
+        return;  // stopping, and nothing is left
+      }
+    }
+    Execute(*job);
+    queued_bytes_.fetch_sub(job->bytes, std::memory_order_relaxed);
+    queued_jobs_.fetch_sub(1, std::memory_order_relaxed);
+    done_(std::move(job));
+  }
+}
+
+void ColdIo::Execute(ColdJob& job) {
+  switch (job.kind) {
+    case ColdJob::Kind::kRead:
+      job.status = store_->MultiGet(job.seqs, &job.values);
+      break;
+    case ColdJob::Kind::kWrite:
+      job.status = store_->Write(job.writes);
+      break;
+    case ColdJob::Kind::kCheckpoint:
+      job.status = store_->Checkpoint(job.dir);
+      break;
+  }
+}
+
+}  // namespace strata
