@@ -63,8 +63,10 @@ namespace {
 // Allocates and fills an entry: `stored` is written as the value bytes (packed when
 // `pack`), `vlen` is the value length recorded in the header.
 template <bool kAccess>
-Entry* CreateWith(SlabHeap& heap, std::string_view key, uint32_t vlen, std::string_view stored,
-                  bool pack, uint8_t flags, int64_t expire_ms, size_t* usable, uint32_t access) {
+[[gnu::always_inline]] inline Entry* CreateWith(SlabHeap& heap, std::string_view key, uint32_t vlen,
+                                                std::string_view stored, bool pack, uint8_t flags,
+                                                int64_t expire_ms, size_t* usable,
+                                                uint32_t access) {
   bool has_expire = expire_ms != Entry::kNoExpire;
   uint32_t klen = static_cast<uint32_t>(key.size());
   size_t stored_len = pack ? ascii7::PackedSize(vlen) : stored.size();

@@ -99,10 +99,11 @@ class Entry {
   // Bytes the entry occupies before allocator rounding (the access field included).
   size_t AllocSize() const {
     Layout l = Parse();
-    uint8_t form = Flags() & kColdBits;
-    size_t stored = form == kPacked     ? ascii7::PackedSize(l.value_len)
-                    : form == kColdBits ? kColdBytes
-                                        : l.value_len;
+    // Raw and external values are stored at their length (a pointer's is 8); packed
+    // ones packed; a cold entry holds its locator.
+    uint8_t f = Flags();
+    size_t stored = l.value_len;
+    if (f & kPacked) stored = (f & kExternal) ? kColdBytes : ascii7::PackedSize(l.value_len);
     return (Flags() >> 7) * kAccessBytes + l.key_off + l.key_len + stored;
   }
 
@@ -119,6 +120,8 @@ class Entry {
   // The value is on disk (ColdSeq() names it); Value(), Object() and CopyValue() must
   // not be called.
   bool IsCold() const { return (Flags() & kColdBits) == kColdBits; }
+  // External or cold: one bit test for the paths that must look at either.
+  bool IsExternalOrCold() const { return Flags() & kExternal; }
   // REQUIRES: IsCold().
   uint64_t ColdSeq() const {
     uint64_t v;

@@ -31,19 +31,21 @@ Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, V
 }
 
 void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
-  if (e->IsCold()) [[unlikely]]
-    NoteColdFreed(e);
-  if (e->IsExternal()) {
-    CollectionObject* obj = e->Object();
-    int t = static_cast<int>(e->Type());
-    if (lazy && obj->Length() > kLazyFreeMinElements) {
-      // The object's bytes stay charged until LazyFreeStep releases them.
-      lazy_pending_bytes_ += obj->Bytes();
-      lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
+  if (e->IsExternalOrCold()) {  // one test on the common path
+    if (e->IsCold()) {
+      NoteColdFreed(e);
     } else {
-      entry_bytes_ -= obj->Bytes();
-      type_bytes_[t] -= obj->Bytes();
-      delete obj;
+      CollectionObject* obj = e->Object();
+      int t = static_cast<int>(e->Type());
+      if (lazy && obj->Length() > kLazyFreeMinElements) {
+        // The object's bytes stay charged until LazyFreeStep releases them.
+        lazy_pending_bytes_ += obj->Bytes();
+        lazy_.push_back(LazyItem{obj, e->Type(), nullptr, 0});
+      } else {
+        entry_bytes_ -= obj->Bytes();
+        type_bytes_[t] -= obj->Bytes();
+        delete obj;
+      }
     }
   }
   DestroyEntryKeepObject(d, e);

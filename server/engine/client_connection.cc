@@ -206,7 +206,7 @@ void ClientConnection::ProcessInput() {
         break;
       }
     }
-    if (spec != nullptr && (spec->flags & kCmdDenyOom) && worker_->spill_wait()) [[unlikely]] {
+    if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom)) [[unlikely]] {
       // Over maxmemory while values are being moved to disk: the write (and what this
       // client sent after it) waits for memory, at most Worker::kSpillWaitMs.
       int64_t now = worker_->now_ms();
@@ -224,8 +224,10 @@ void ClientConnection::ProcessInput() {
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);
-    memory_wait_since_ms_ = 0;
-    memory_wait_expired_ = false;
+    if (memory_wait_since_ms_ != 0) [[unlikely]] {
+      memory_wait_since_ms_ = 0;
+      memory_wait_expired_ = false;
+    }
   }
   FinishInput();
   Recharge();

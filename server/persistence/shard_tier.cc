@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "server/base/log.h"
+#include "server/engine/engine.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -241,6 +242,10 @@ bool ShardTier::ReadColdNow(uint64_t seq, std::string* out) {
 
 void ShardTier::ColdFreed(uint64_t seq) {
   if (!kept_records_.empty() && kept_records_.count(seq) != 0) return;
+  // While a snapshot loads, a delta replaces keys of the base, often with cold records
+  // naming the same disk records: nothing is erased until the load is done.
+  if (worker_.engine().loading()) [[unlikely]]
+    return;
   if (hold_erases_) {
     held_erases_.push_back(seq);
     return;

@@ -899,6 +899,52 @@ def test_kill_9_while_spilling_or_saving_keeps_a_whole_snapshot(env):
     c.close()
 
 
+def test_incremental_snapshots_keep_cold_values(env):
+    """A full snapshot, then changes to cold keys (read back, overwritten, deleted) and
+    new ones, then a delta: a restart from the chain has every key as it was."""
+    s = env.start(save="3600 1000000000")  # rules on: changes are tracked for deltas
+    c = client(s)
+    warm_up(c)
+    limit = limit_above(c, HEADROOM)
+    data = strings(b"i", 4000, seed=70)
+    write_all(c, data)
+    wait_spilled(c, limit)
+    wait_quiet(c)
+    assert c.save() is True
+    assert c.info("persistence")["snapshot_last_kind"] == "full"
+    cold = cold_keys(c, data, at_least=120)
+    expect = dict(data)
+    for k in cold[:50]:
+        assert c.get(k) == data[k][1]  # read back to RAM: not a change of value
+    for k in cold[50:80]:
+        assert c.set(k, b"over" + k) is True
+        expect[k] = ("string", b"over" + k)
+    for k in cold[80:100]:
+        assert c.delete(k) == 1
+        del expect[k]
+    for k in cold[100:120]:
+        assert c.expire(k, 100000) is True  # metadata only: stays cold
+    more = strings(b"j", 1000, seed=71)
+    write_all(c, more)
+    expect.update(more)
+    wait_quiet(c)
+    assert c.save() is True
+    assert c.info("persistence")["snapshot_last_kind"] == "incremental"
+    c.close()
+    s.proc.kill()  # no shutdown save: the chain above is what loads
+    s.proc.wait(10)
+    s2 = env.start(save="3600 1000000000")
+    c2 = client(s2)
+    assert tiered(c2)["tiered_cold_keys"] > 0
+    assert c2.dbsize() == len(expect)
+    check_all(c2, expect)
+    for k in cold[80:100]:
+        assert c2.exists(k) == 0
+    for k in cold[100:120]:
+        assert 0 < c2.ttl(k) <= 100000
+    c2.close()
+
+
 @pytest.mark.parametrize("fault", ["removed", "read-only"])
 def test_a_broken_spill_dir_stops_spilling_and_serving_goes_on(env, fault):
     if fault == "read-only" and os.geteuid() == 0:
