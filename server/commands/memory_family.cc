@@ -77,7 +77,9 @@ void MemoryConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
-// MEMORY USAGE key [SAMPLES count], on the key's shard.
+// MEMORY USAGE key [SAMPLES count] [TIERED], on the key's shard. The reply is the key's
+// bytes in RAM, as Redis's; with strata's TIERED, a map of its bytes in RAM and on disk
+// (a spilled value's serialized length; 0 for a value in RAM).
 void MemoryUsageShard(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   if (sub != "usage") {
@@ -86,7 +88,12 @@ void MemoryUsageShard(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(WrongArityError("memory|" + sub));
     return;
   }
+  bool tiered = false;
   for (size_t i = 3; i < args.size(); i++) {
+    if (EqualsIgnoreCase(args[i], "tiered")) {
+      tiered = true;
+      continue;
+    }
     if (EqualsIgnoreCase(args[i], "samples") && i + 1 < args.size()) {
       int64_t n = 0;
       if (!ParseInt64(args[i + 1], &n)) {
@@ -106,6 +113,13 @@ void MemoryUsageShard(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   size_t bytes = ctx.ks.MemoryUsage(ctx.db, args[2], ctx.now_ms);
   if (bytes == 0) {
     rb.Null();
+  } else if (tiered) {
+    const Entry* e = ctx.ks.FindMeta(ctx.db, args[2], ctx.now_ms);
+    rb.Map(2);
+    rb.Bulk("ram");
+    rb.Integer(static_cast<int64_t>(bytes));
+    rb.Bulk("disk");
+    rb.Integer(e != nullptr && e->IsCold() ? static_cast<int64_t>(e->ColdDiskLen()) : 0);
   } else {
     rb.Integer(static_cast<int64_t>(bytes));
   }

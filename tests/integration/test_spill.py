@@ -899,6 +899,31 @@ def test_kill_9_while_spilling_or_saving_keeps_a_whole_snapshot(env):
     c.close()
 
 
+def test_memory_usage_tiered_reports_ram_and_disk(env):
+    s, c, limit = env.start_spilling()
+    data = strings(b"u", 5000, seed=80)
+    write_all(c, data)
+    wait_spilled(c, limit)
+    wait_quiet(c)
+    cold = cold_keys(c, data, at_least=10)
+    reads = tiered(c)["tiered_disk_reads"]
+    k = cold[0]
+    got = call(c, "MEMORY", "USAGE", k, "TIERED")
+    if isinstance(got, list):  # RESP2: a flat array
+        got = dict(zip(got[::2], got[1::2]))
+    assert got[b"ram"] == c.memory_usage(k) < 200, got
+    assert VALUE_SIZE <= got[b"disk"] <= VALUE_SIZE + 16, got
+    hot = [x for x in data if x not in set(cold)][:1] or [b"none"]
+    if hot[0] != b"none":
+        got = call(c, "MEMORY", "USAGE", hot[0], "TIERED")
+        if isinstance(got, list):
+            got = dict(zip(got[::2], got[1::2]))
+        assert got[b"disk"] == 0 and got[b"ram"] > VALUE_SIZE, got
+    assert tiered(c)["tiered_disk_reads"] == reads  # metadata: nothing read from disk
+    assert c.memory_usage(b"missing") is None
+    c.close()
+
+
 def test_incremental_snapshots_keep_cold_values(env):
     """A full snapshot, then changes to cold keys (read back, overwritten, deleted) and
     new ones, then a delta: a restart from the chain has every key as it was."""
