@@ -74,6 +74,7 @@ struct ColdStore::Impl {
   std::shared_ptr<rocksdb::Statistics> stats;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
+  bool failed = false;  // the last write failed (the I/O thread's; Write is not concurrent)
 };
 
 ColdStore::ColdStore(std::string dir, std::unique_ptr<Impl> impl)
@@ -129,6 +130,13 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
 }
 
 Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
+  if (impl_->failed) {
+    // After an error (a full disk) the store refuses writes until resumed: try again,
+    // in case space was freed.
+    Status r = FromRocks(impl_->db->Resume(), "resuming the spill store in " + dir_);
+    if (!r.ok()) return r;
+    impl_->failed = false;
+  }
   rocksdb::WriteBatch wb;
   for (const ColdWrite& w : batch) {
     std::string k = ColdKey(w.seq);
@@ -137,8 +145,10 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
                                              : wb.Delete(k);
     if (!s.ok()) return FromRocks(s, "building a spill batch");
   }
-  return FromRocks(impl_->db->Write(impl_->write_options, &wb),
-                   "writing to the spill store in " + dir_);
+  Status st = FromRocks(impl_->db->Write(impl_->write_options, &wb),
+                        "writing to the spill store in " + dir_);
+  if (!st.ok()) impl_->failed = true;
+  return st;
 }
 
 ColdStore::Probe ColdStore::TryGetCached(uint64_t seq, std::string* out) {

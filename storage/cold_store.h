@@ -83,7 +83,9 @@ class ColdStore {
   ColdStore(const ColdStore&) = delete;
   ColdStore& operator=(const ColdStore&) = delete;
 
-  // Applies the batch atomically (no WAL: durable once flushed or checkpointed).
+  // Applies the batch atomically (no WAL: durable once flushed or checkpointed). After a
+  // failed write the next one first resumes the store (RocksDB stops writing after a
+  // background error such as a full disk). Writes must not run concurrently.
   Status Write(const std::vector<ColdWrite>& batch);
   // Memtables and block cache only; *out is set when kFound. Never waits for the disk.
   Probe TryGetCached(uint64_t seq, std::string* out);

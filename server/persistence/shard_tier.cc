@@ -185,40 +185,42 @@ void ShardTier::ReturnToDisk() {
 
 void ShardTier::RunReady() {
   // A held command runs once none of its keys is being read and no earlier held command
-  // names one of them: commands on a key run in the order they arrived.
+  // names one of them: commands on a key run in the order they arrived. The ready ones
+  // are taken out first and run after, so running one never disturbs the walk.
   std::unordered_set<std::string> blocked;
+  std::vector<std::pair<HeldCommand, std::string>> ready;  // error "" = run
   for (auto it = held_.begin(); it != held_.end();) {
-    bool ready = true;
+    bool can = true;
     for (const std::string& id : it->ids) {
       if (reading_.count(id) != 0 || blocked.count(id) != 0) {
-        ready = false;
+        can = false;
         break;
       }
     }
-    if (!ready) {
+    if (!can) {
       for (const std::string& id : it->ids) blocked.insert(id);
       ++it;
       continue;
     }
-    Held h = std::move(*it);
-    it = held_.erase(it);
-    const std::string* error = nullptr;
-    for (const std::string& id : h.ids) {
+    std::string error;
+    for (const std::string& id : it->ids) {
       auto r = held_refs_.find(id);
       if (r != held_refs_.end() && --r->second == 0) held_refs_.erase(r);
       auto f = failed_.find(id);
-      if (f != failed_.end() && error == nullptr) error = &f->second;
+      if (f != failed_.end() && error.empty()) error = f->second;
     }
-    if (error != nullptr) {
-      h.cmd.fail(h.cmd.arg, *error);
-    } else {
-      h.cmd.run(h.cmd.arg);
-    }
-    // Running a command may have held nothing new (held commands run their shard
-    // function directly), so the iterator stays valid.
+    ready.emplace_back(it->cmd, std::move(error));
+    it = held_.erase(it);
   }
   failed_.clear();
   stats_.held_commands.store(held_.size(), std::memory_order_relaxed);
+  for (auto& [cmd, error] : ready) {
+    if (error.empty()) {
+      cmd.run(cmd.arg);
+    } else {
+      cmd.fail(cmd.arg, error);
+    }
+  }
 }
 
 bool ShardTier::ReadColdNow(uint64_t seq, std::string* out) {

@@ -26,6 +26,7 @@ import os
 import random
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 import time
@@ -1011,6 +1012,39 @@ def test_a_broken_spill_dir_stops_spilling_and_serving_goes_on(env, fault):
     assert len(log) < MB, "the error floods the log"
     s.proc.terminate()
     assert s.wait_exit(20) == 0, s.read_log()[-3000:]
+
+
+def test_a_full_disk_stops_spilling_and_serving_goes_on(env, scratch):
+    """The spill store on a 3 MB tmpfs (needs mount rights: skipped without them). The
+    disk fills up; the server keeps serving every key it acknowledged, says so in INFO
+    and the log, and never crashes."""
+    mnt = os.path.join(scratch, "small")
+    os.makedirs(mnt)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    s = None
+    try:
+        env.spill_dir = os.path.join(mnt, "spill")
+        s, c, limit = env.start_spilling()
+        data = strings(b"f", 9000, seed=90)
+        written, last_error = write_until_refused(c, data, patience=3.0)
+        assert s.proc.poll() is None
+        t = tiered(c)
+        assert t["tiered_cold_keys"] > 0, t
+        assert t["tiered_spill_errors"] > 0 or t["tiered_last_error"] not in NO_ERROR, t
+        alive = {k: data[k] for k in written}
+        assert c.dbsize() == len(alive)
+        bad = [k for k, got in read_all(c, [(k, "string") for k in alive])
+               if isinstance(got, Exception) or got != alive[k][1]]
+        assert not bad, bad[:3]
+        assert log_mentions_fault(s.read_log(), env.spill_dir, t["tiered_last_error"])
+        c.close()
+    finally:
+        if s is not None:
+            s.stop()
+        subprocess.run(["umount", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def test_spill_max_disk_size_bounds_the_disk_then_writes_get_oom(env):
