@@ -166,13 +166,18 @@ def load(c, keys, pool, stall_s):
 
 def settle(c, limit, timeout):
     """Waits until B is done spilling: used_memory <= maxmemory, no spill write pending,
-    tiered_spills unchanged over a second. Returns (settled, seconds waited)."""
+    no compaction running or pending in the store, tiered_spills unchanged over a second.
+    Returns (settled, seconds waited)."""
     t0 = time.monotonic()
     last = None
     while time.monotonic() - t0 < timeout:
         info = c.info()
         now = int(info.get("tiered_spills", 0))
+        # Settled includes the store's compactions: what the load left to compact is not
+        # charged to the read loads.
         if (int(info["used_memory"]) <= limit and int(info.get("tiered_pending_writes", 0)) == 0
+                and int(info.get("tiered_compactions_running", 0)) == 0
+                and int(info.get("tiered_compaction_pending_bytes", 0)) == 0
                 and now == last):
             return True, time.monotonic() - t0
         last = now

@@ -100,6 +100,16 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   } else {
     return Status::InvalidArgument("unknown compression '" + options.compression + "'");
   }
+  // Values arrive in key order and mostly stay: the top levels are rewritten soon, so
+  // they are not compressed (no CPU spent on data about to move); the bottom ones are.
+  // Level sizes follow the data (less rewriting as the store grows).
+  // Values arrive in key order and mostly stay: the top levels are rewritten soon, so
+  // they are not compressed (no CPU spent on data about to move); the bottom ones are.
+  // Level sizes follow the data (less rewriting as the store grows).
+  o.compression_per_level.assign(7, o.compression);
+  o.compression_per_level[0] = rocksdb::kNoCompression;
+  o.compression_per_level[1] = rocksdb::kNoCompression;
+  o.level_compaction_dynamic_level_bytes = true;
   if (options.blob_min_bytes > 0) {
     o.enable_blob_files = true;
     o.min_blob_size = options.blob_min_bytes;
@@ -109,11 +119,16 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   // Files dense with deletes (values deleted, overwritten or read back) are compacted
   // on their own, so disk space follows live data without a full compaction.
   o.table_properties_collector_factories.emplace_back(
-      rocksdb::NewCompactOnDeletionCollectorFactory(128, 32, 0.25));
+      rocksdb::NewCompactOnDeletionCollectorFactory(256, 96, 0.3));
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache->impl()->cache;
-  t.cache_index_and_filter_blocks = true;
-  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  // Index and filter blocks stay with their table readers, not in the cache: with a
+  // small cache and a big store they would otherwise be evicted and read again (and
+  // decompressed) on every lookup. They cost about 7 bytes per cold value in RAM
+  // (an index entry per 4 KB block, a 10-bit Bloom filter per key), counted in
+  // used_memory as the table readers' memory.
+  t.cache_index_and_filter_blocks = false;
+  t.enable_index_compression = false;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   auto impl = std::make_unique<Impl>();
@@ -230,6 +245,18 @@ Status ColdStore::RestoreCheckpoint(const std::string& from, const std::string& 
 
 uint64_t ColdStore::CompactionBytes() const {
   return impl_->stats->getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
+}
+
+uint64_t ColdStore::CompactionsRunning() const {
+  uint64_t n = 0;
+  impl_->db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &n);
+  return n;
+}
+
+uint64_t ColdStore::PendingCompactionBytes() const {
+  uint64_t n = 0;
+  impl_->db->GetIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &n);
+  return n;
 }
 
 Status ColdStore::CompactAll() {

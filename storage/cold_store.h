@@ -105,6 +105,9 @@ class ColdStore {
   static Status RestoreCheckpoint(const std::string& from, const std::string& live_dir);
   // Rocksdb's cumulative compaction writes, in bytes.
   uint64_t CompactionBytes() const;
+  // Compactions running now, and RocksDB's estimate of the bytes left to compact.
+  uint64_t CompactionsRunning() const;
+  uint64_t PendingCompactionBytes() const;
   // Flushes the memtables and compacts every file (after many deletes: disk space
   // follows live data).
   Status CompactAll();

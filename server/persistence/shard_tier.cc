@@ -453,7 +453,9 @@ void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
   FlushErases();
   has_work_ = false;
   enabled_ = s.high_bytes != 0;
-  no_room_ = enabled_ && process_used > s.high_bytes;
+  // Room for values read back: under the low watermark (between the watermarks a value
+  // brought back would only push another out, a write for a read).
+  no_room_ = enabled_ && process_used > s.low_bytes;
   if (s.high_bytes == 0) {
     spilling_ = false;
   } else if (!spilling_ && process_used > s.high_bytes) {
@@ -467,6 +469,9 @@ void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
     disk_poll_ms_ = now_ms + kDiskPollMs;
     stats_.disk_bytes.store(store_->DiskBytes(), std::memory_order_relaxed);
     stats_.compaction_bytes.store(store_->CompactionBytes(), std::memory_order_relaxed);
+    stats_.compactions_running.store(store_->CompactionsRunning(), std::memory_order_relaxed);
+    stats_.compaction_pending_bytes.store(store_->PendingCompactionBytes(),
+                                          std::memory_order_relaxed);
     stats_.table_reader_bytes.store(store_->TableReaderBytes(), std::memory_order_relaxed);
   }
   // The files lag the memtables: the limit is checked against what was put as well.

@@ -79,6 +79,8 @@ struct TierStats {
   std::atomic<uint64_t> held_commands{0};
   std::atomic<uint64_t> disk_bytes{0};  // live SST and blob files (polled)
   std::atomic<uint64_t> compaction_bytes{0};
+  std::atomic<uint64_t> compactions_running{0};
+  std::atomic<uint64_t> compaction_pending_bytes{0};
   std::atomic<uint64_t> table_reader_bytes{0};
   std::atomic<uint64_t> cold_keys{0};
   std::atomic<uint64_t> cold_value_bytes{0};

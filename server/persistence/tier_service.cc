@@ -127,8 +127,8 @@ void AppendTierOffInfo(std::string* out) { Line(out, "tiered_enabled", uint64_t{
 void TierService::AppendInfo(std::string* out) const {
   uint64_t spills = 0, unspills = 0, disk_reads = 0, hits = 0, misses = 0, written = 0,
            discarded = 0, spill_errors = 0, read_errors = 0, erases = 0, pending_reads = 0,
-           pending_writes = 0, held = 0, disk = 0, compaction = 0, readers = 0, cold = 0,
-           cold_bytes = 0, hot = 0, sync_reads = 0;
+           pending_writes = 0, held = 0, disk = 0, compaction = 0, compacting = 0,
+           compaction_pending = 0, readers = 0, cold = 0, cold_bytes = 0, hot = 0, sync_reads = 0;
   bool spilling = false, disk_limit = false;
   std::string last_error;
   for (const auto& t : tiers_) {
@@ -150,6 +150,8 @@ void TierService::AppendInfo(std::string* out) const {
     held += get(s.held_commands);
     disk += get(s.disk_bytes);
     compaction += get(s.compaction_bytes);
+    compacting += get(s.compactions_running);
+    compaction_pending += get(s.compaction_pending_bytes);
     readers += get(s.table_reader_bytes);
     cold += get(s.cold_keys);
     cold_bytes += get(s.cold_value_bytes);
@@ -180,6 +182,8 @@ void TierService::AppendInfo(std::string* out) const {
   Line(out, "tiered_held_commands", held);
   Line(out, "tiered_bytes_written", written);
   Line(out, "tiered_compaction_bytes", compaction);
+  Line(out, "tiered_compactions_running", compacting);
+  Line(out, "tiered_compaction_pending_bytes", compaction_pending);
   Line(out, "tiered_erases", erases);
   Line(out, "tiered_cache_hits", hits);
   Line(out, "tiered_cache_misses", misses);
