@@ -343,6 +343,8 @@ def run_server(mode, binary, a, scratch, pool, limit, client_cpus):
                  "--spill-dir", spill_dir]
         if a.spill_cache_size:
             extra += ["--spill-cache-size", a.spill_cache_size]
+        if a.spill_blob_min_size:
+            extra += ["--spill-blob-min-size", a.spill_blob_min_size]
     srv = benchlib.Server("strata", binary, a.cpus, workdir, threads=a.threads,
                           extra_args=extra)
     srv.start()
@@ -402,6 +404,8 @@ def main():
     p.add_argument("--value-size", type=int, default=1024)
     p.add_argument("--maxmemory-mb", type=float, default=0,
                    help="B's maxmemory; 0 = the dataset's value bytes / 10")
+    p.add_argument("--spill-blob-min-size", default="",
+                   help="B's --spill-blob-min-size (default: the server's own)")
     p.add_argument("--spill-cache-size", default="",
                    help="B's --spill-cache-size (default: the server's own, auto)")
     p.add_argument("--seconds", type=int, default=20, help="length of each read load")

@@ -238,6 +238,9 @@ Config::Config() {
   Add("spill-cache-size", Kind::kMemory, "0", false,
       "the spill store's block cache and memtables, counted in used_memory; "
       "0 = a tenth of maxmemory, at least 4mb");
+  Add("spill-blob-min-size", Kind::kMemory, "0", false,
+      "values of at least this many bytes go to the spill store's blob files (compaction "
+      "then moves only their references); 0 = none");
   {
     Option& o = Add("spill-compression", Kind::kEnum, "lz4", false,
                     "compression of the spill store's blocks");

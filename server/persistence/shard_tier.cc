@@ -13,7 +13,7 @@
 namespace strata {
 
 Status ShardTier::OpenStore(const std::string& live_dir, const std::string& restore_from,
-                            const std::string& compression, ColdCache* cache,
+                            const std::string& compression, size_t blob_min_bytes, ColdCache* cache,
                             std::unique_ptr<ColdStore>* out) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -29,6 +29,7 @@ Status ShardTier::OpenStore(const std::string& live_dir, const std::string& rest
   ColdStoreOptions o;
   o.dir = live_dir;
   o.compression = compression;
+  o.blob_min_bytes = blob_min_bytes;
   return ColdStore::Open(o, cache, out);
 }
 

@@ -113,7 +113,7 @@ class ShardTier final : public ColdGate, public ColdHook {
   // Any thread (the main thread, before the workers start): opens a shard's store in
   // live_dir, empty, or restored from a snapshot's checkpoint (restore_from non-empty).
   static Status OpenStore(const std::string& live_dir, const std::string& restore_from,
-                          const std::string& compression, ColdCache* cache,
+                          const std::string& compression, size_t blob_min_bytes, ColdCache* cache,
                           std::unique_ptr<ColdStore>* out);
   // On the worker's thread, before it serves clients: takes the store, starts the I/O
   // thread and installs the keyspace hook and the worker's gate.

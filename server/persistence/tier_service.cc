@@ -69,8 +69,9 @@ Status TierService::Prepare() {
   stores_.resize(n);
   for (uint32_t i = 0; i < n; i++) {
     std::string from = i < restore_.size() ? restore_[i] : "";
-    Status s = ShardTier::OpenStore(LiveDir(i), from, cfg.String("spill-compression"), cache_.get(),
-                                    &stores_[i]);
+    Status s = ShardTier::OpenStore(LiveDir(i), from, cfg.String("spill-compression"),
+                                    static_cast<size_t>(cfg.Int("spill-blob-min-size")),
+                                    cache_.get(), &stores_[i]);
     if (!s.ok()) return s;
   }
   LogNotice("Spill tier: %u stores in %s, cache %zu bytes%s", n, dir_.c_str(), cache,

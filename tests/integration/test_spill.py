@@ -764,8 +764,11 @@ def test_concurrent_writes_never_show_stale_or_resurrected_values(env):
     c.close()
 
 
-def test_restart_restores_cold_values(env):
-    s, c, limit = env.start_spilling()
+@pytest.mark.parametrize("store", ["lsm", "blob"])
+def test_restart_restores_cold_values(env, store):
+    # blob: the values in BlobDB files (spill-blob-min-size), which the checkpoint links too
+    extra = ["--spill-blob-min-size", "512"] if store == "blob" else []
+    s, c, limit = env.start_spilling(extra)
     c1 = client(s, db=1)
     data1 = strings(b"db1", 500, seed=17)
     write_all(c1, data1)  # first: the oldest keys, so among the first to go cold
@@ -786,7 +789,7 @@ def test_restart_restores_cold_values(env):
     c.close()
     c1.close()
     s.stop()
-    s2 = env.start()  # same --dir, --spill-dir and --threads; no maxmemory now
+    s2 = env.start(extra)  # same --dir, --spill-dir and --threads; no maxmemory now
     c = client(s2)
     c1 = client(s2, db=1)
     assert tiered(c)["tiered_enabled"] == 1
@@ -1086,7 +1089,8 @@ def test_values_under_the_minimum_size_stay_in_ram(env):
 
 def test_settings_from_the_config_file_and_flags(env, server_factory):
     conf = ("spill-dir %s\nspill-high-watermark 0.7\nspill-low-watermark 0.5\n"
-            "spill-min-value-size 128\nspill-max-disk-size 64mb\n" % env.spill_dir)
+            "spill-min-value-size 128\nspill-max-disk-size 64mb\nspill-blob-min-size 4kb\n"
+            "spill-compression zstd\n" % env.spill_dir)
     s = server_factory(config_text=conf, extra_args=["--spill-cache-size", "2mb"],
                        data_dir=env.data_dir)
     c = s.client(decode_responses=True)
@@ -1097,6 +1101,8 @@ def test_settings_from_the_config_file_and_flags(env, server_factory):
     assert cfg["spill-min-value-size"] == "128"
     assert cfg["spill-max-disk-size"] == str(64 * MB)
     assert cfg["spill-cache-size"] == str(2 * MB)
+    assert cfg["spill-blob-min-size"] == "4096"
+    assert cfg["spill-compression"] == "zstd"
     assert tiered(c)["tiered_enabled"] == 1
     with pytest.raises(redis.ResponseError):
         c.config_set("spill-dir", env.root)  # startup only
@@ -1113,6 +1119,8 @@ def test_spill_off_without_spill_dir(server_factory):
     assert cfg["spill-min-value-size"] == "64"
     assert cfg["spill-max-disk-size"] == "0"
     assert cfg["spill-cache-size"] == "0"
+    assert cfg["spill-blob-min-size"] == "0"
+    assert cfg["spill-compression"] == "lz4"
     t = tiered(c)
     assert t["tiered_enabled"] == 0, t
     assert t.get("tiered_cold_keys", 0) == 0
