@@ -27,11 +27,19 @@
 // keeps what it is now, so a read never returns stale data and never resurrects a key.
 // Then held commands run in the order they were held, a command waiting while an
 // earlier held command names one of its keys; those whose read failed get an error.
+// Room: a value read back stays in RAM only while used memory is under the low
+// watermark. Otherwise its record is kept, the commands get the value, and then, if
+// unchanged, it goes cold again under the same record (ReturnToDisk): a read never
+// costs a write.
+//
+// Backpressure: CanFreeMemory() (any shard's tier can still spill) lets a write over
+// maxmemory wait for the spill instead of being refused at once (Worker::spill_wait).
 //
 // Deleting: a cold entry freed by the keyspace (ColdFreed) adds an erase of its record
-// to the next write job. While a snapshot is being taken erases are held back
-// (BeginSnapshot/EndSnapshot), so the snapshot's checkpoint of the store holds every
-// record its cold entries name.
+// to the next write job (one range deletion after a FLUSHALL). While a snapshot is
+// being taken erases are held back (BeginSnapshot/EndSnapshot), so the snapshot's
+// checkpoint of the store holds every record its cold entries name; while one loads,
+// none are made (a delta's cold records name the base's records).
 //
 // Thread-safety: everything on the shard's worker thread, except the I/O thread's
 // completion callback (which only queues the job and wakes the worker) and stats(),
