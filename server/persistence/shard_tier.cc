@@ -466,6 +466,16 @@ void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
   }
   // What the last rounds found says nothing once writes go on without spilling.
   if (!spilling_) nothing_to_spill_ = false;
+  if (now_ms - rate_ms_ >= 1000) {
+    uint64_t reads = stats_.disk_reads.load(std::memory_order_relaxed);
+    if (rate_ms_ != 0) {
+      stats_.disk_reads_per_sec.store(
+          (reads - rate_reads_) * 1000 / static_cast<uint64_t>(now_ms - rate_ms_),
+          std::memory_order_relaxed);
+    }
+    rate_ms_ = now_ms;
+    rate_reads_ = reads;
+  }
   if (now_ms >= disk_poll_ms_) {
     disk_poll_ms_ = now_ms + kDiskPollMs;
     stats_.disk_bytes.store(store_->DiskBytes(), std::memory_order_relaxed);

@@ -72,17 +72,18 @@ class Worker;
 
 // The tier's counters (INFO tiered), one set per shard.
 struct TierStats {
-  std::atomic<uint64_t> spills{0};           // values made cold
-  std::atomic<uint64_t> unspills{0};         // values brought back to RAM
-  std::atomic<uint64_t> disk_reads{0};       // values read by the I/O thread
-  std::atomic<uint64_t> cache_hits{0};       // found in the store's cache without I/O
-  std::atomic<uint64_t> cache_misses{0};     // needed the I/O thread
-  std::atomic<uint64_t> bytes_written{0};    // serialized values written
-  std::atomic<uint64_t> spill_discarded{0};  // written, but the key changed meanwhile
-  std::atomic<uint64_t> spill_errors{0};     // failed write jobs
-  std::atomic<uint64_t> read_errors{0};      // failed reads (the commands got errors)
-  std::atomic<uint64_t> erases{0};           // records deleted
-  std::atomic<uint64_t> pending_reads{0};    // records being read now
+  std::atomic<uint64_t> spills{0};              // values made cold
+  std::atomic<uint64_t> unspills{0};            // values brought back to RAM
+  std::atomic<uint64_t> disk_reads{0};          // values read by the I/O thread
+  std::atomic<uint64_t> disk_reads_per_sec{0};  // over the last second or so
+  std::atomic<uint64_t> cache_hits{0};          // found in the store's cache without I/O
+  std::atomic<uint64_t> cache_misses{0};        // needed the I/O thread
+  std::atomic<uint64_t> bytes_written{0};       // serialized values written
+  std::atomic<uint64_t> spill_discarded{0};     // written, but the key changed meanwhile
+  std::atomic<uint64_t> spill_errors{0};        // failed write jobs
+  std::atomic<uint64_t> read_errors{0};         // failed reads (the commands got errors)
+  std::atomic<uint64_t> erases{0};              // records deleted
+  std::atomic<uint64_t> pending_reads{0};       // records being read now
   std::atomic<uint64_t> pending_write_bytes{0};
   std::atomic<uint64_t> held_commands{0};
   std::atomic<uint64_t> disk_bytes{0};  // live SST and blob files (polled)
@@ -242,6 +243,8 @@ class ShardTier final : public ColdGate, public ColdHook {
 
   bool has_work_ = false;
   int64_t charges_ms_ = -1;
+  int64_t rate_ms_ = 0;  // when disk_reads_per_sec was last computed
+  uint64_t rate_reads_ = 0;
   int64_t disk_poll_ms_ = 0;
   mutable std::mutex error_mu_;
   std::string last_error_;

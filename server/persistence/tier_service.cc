@@ -129,7 +129,8 @@ void TierService::AppendInfo(std::string* out) const {
   uint64_t spills = 0, unspills = 0, disk_reads = 0, hits = 0, misses = 0, written = 0,
            discarded = 0, spill_errors = 0, read_errors = 0, erases = 0, pending_reads = 0,
            pending_writes = 0, held = 0, disk = 0, compaction = 0, compacting = 0,
-           compaction_pending = 0, readers = 0, cold = 0, cold_bytes = 0, hot = 0, sync_reads = 0;
+           compaction_pending = 0, readers = 0, cold = 0, reads_per_sec = 0, cold_bytes = 0,
+           hot = 0, sync_reads = 0;
   bool spilling = false, disk_limit = false;
   std::string last_error;
   for (const auto& t : tiers_) {
@@ -139,6 +140,7 @@ void TierService::AppendInfo(std::string* out) const {
     spills += get(s.spills);
     unspills += get(s.unspills);
     disk_reads += get(s.disk_reads);
+    reads_per_sec += get(s.disk_reads_per_sec);
     hits += get(s.cache_hits);
     misses += get(s.cache_misses);
     written += get(s.bytes_written);
@@ -175,8 +177,7 @@ void TierService::AppendInfo(std::string* out) const {
   Line(out, "tiered_unspills", unspills);
   Line(out, "tiered_spill_discarded", discarded);
   Line(out, "tiered_disk_reads", disk_reads);
-  int64_t up_s = std::max<int64_t>(1, (WallClockMs() - engine_->process().start_time_ms) / 1000);
-  Line(out, "tiered_disk_reads_per_sec", disk_reads / static_cast<uint64_t>(up_s));
+  Line(out, "tiered_disk_reads_per_sec", reads_per_sec);
   Line(out, "tiered_sync_reads", sync_reads);
   Line(out, "tiered_pending_reads", pending_reads);
   Line(out, "tiered_pending_writes", pending_writes);
