@@ -235,6 +235,10 @@ void ClientConnection::ProcessInput() {
 
 void ClientConnection::WakeFromMemoryWait() {
   memory_waiting_ = false;
+  ResumeLater();  // takes over the inflight_ count the wait held
+}
+
+void ClientConnection::ResumeLater() {
   ResumeInput();
   worker_->Defer(Task{[](void* p) {
                         auto* c = static_cast<ClientConnection*>(p);
@@ -443,18 +447,8 @@ void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {
   ScheduleFlush();
   if (input_paused() && !fiber_running_) {
     // Resume later in this turn, never from inside another command's call stack.
-    ResumeInput();
     inflight_++;
-    worker_->Defer(Task{[](void* p) {
-                          auto* c = static_cast<ClientConnection*>(p);
-                          c->inflight_--;
-                          if (c->closing()) {
-                            c->MaybeDestroy();
-                            return;
-                          }
-                          c->ProcessInput();
-                        },
-                        this});
+    ResumeLater();
   }
 }
 

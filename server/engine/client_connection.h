@@ -98,6 +98,9 @@ class ClientConnection final : public Connection, public Client {
   void OnSent(size_t bytes) override;
 
   void ProcessInput();
+  // Reads input again later in this turn (never from inside another command's call
+  // stack). The caller has counted one inflight_ for it, which the deferred call drops.
+  void ResumeLater();
   // Returns false when input processing must pause (a fiber or a barrier).
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
