@@ -208,10 +208,12 @@ void ClientConnection::ProcessInput() {
     }
     if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom)) [[unlikely]] {
       // Over maxmemory while values are being moved to disk: the write (and what this
-      // client sent after it) waits for memory, at most Worker::kSpillWaitMs.
+      // client sent after it) waits for memory, at most Worker::kSpillWaitMs. Once a
+      // wait ran out, the client's writes are refused at once until memory is under
+      // the limit again (a pipeline does not wait once per write).
       int64_t now = worker_->now_ms();
       if (memory_wait_since_ms_ == 0) memory_wait_since_ms_ = now;
-      if (now - memory_wait_since_ms_ < Worker::kSpillWaitMs) {
+      if (!memory_wait_expired_ && now - memory_wait_since_ms_ < Worker::kSpillWaitMs) {
         PauseInput();
         if (!memory_waiting_) {
           memory_waiting_ = true;
@@ -224,8 +226,8 @@ void ClientConnection::ProcessInput() {
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);
-    if (memory_wait_since_ms_ != 0) [[unlikely]] {
-      memory_wait_since_ms_ = 0;
+    if (memory_wait_since_ms_ != 0 && !worker_->spill_wait()) [[unlikely]] {
+      memory_wait_since_ms_ = 0;  // memory is under the limit (or spill cannot help)
       memory_wait_expired_ = false;
     }
   }
