@@ -71,6 +71,9 @@ void ColdIo::Execute(ColdJob& job) {
     case ColdJob::Kind::kCheckpoint:
       job.status = store_->Checkpoint(job.dir);
       break;
+    case ColdJob::Kind::kFlush:
+      job.status = store_->FlushMemtables();
+      break;
   }
 }
 

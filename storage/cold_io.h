@@ -36,14 +36,14 @@
 namespace strata {
 
 struct ColdJob {
-  enum class Kind { kRead, kWrite, kCheckpoint };
+  enum class Kind { kRead, kWrite, kCheckpoint, kFlush };
   Kind kind = Kind::kRead;
   // kRead: the records to read; values[i] is seqs[i]'s (empty: not in the store).
   std::vector<uint64_t> seqs;
   std::vector<std::optional<std::string>> values;
   // kWrite.
   std::vector<ColdWrite> writes;
-  // kCheckpoint: the directory to create.
+  // kCheckpoint: the directory to create. kFlush (the memtables to disk) takes nothing.
   std::string dir;
   // Bytes the job holds (charged while queued).
   size_t bytes = 0;

@@ -11,6 +11,7 @@
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -38,6 +39,10 @@ std::string ColdKey(uint64_t seq) {
 }
 
 namespace {
+
+// Bounds of a store's memtable size (RocksDB's write_buffer_size).
+constexpr size_t kMinWriteBufferBytes = 256 << 10;
+constexpr size_t kMaxWriteBufferBytes = 64 << 20;
 
 uint64_t DecodeKey(const rocksdb::Slice& k) {
   uint64_t seq = 0;
@@ -87,7 +92,11 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   rocksdb::Options o;
   o.create_if_missing = true;
   o.write_buffer_manager = cache->impl()->wbm;
-  o.write_buffer_size = std::max<size_t>(cache->capacity_bytes() / 8, 1 << 20);
+  // A store's memtables (one active, one being flushed) take at most its share of the
+  // half of the cache that memtables may reserve; the stores' budgets sum to that half,
+  // so the cache does not grow past its capacity with writes the stores still hold.
+  size_t share = cache->capacity_bytes() / 2 / std::max<size_t>(1, options.stores_sharing_cache);
+  o.write_buffer_size = std::clamp<size_t>(share / 2, kMinWriteBufferBytes, kMaxWriteBufferBytes);
   o.max_write_buffer_number = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   o.keep_log_file_num = 2;
@@ -257,6 +266,16 @@ uint64_t ColdStore::PendingCompactionBytes() const {
   uint64_t n = 0;
   impl_->db->GetIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &n);
   return n;
+}
+
+Status ColdStore::FlushMemtables() {
+  return FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
+}
+
+uint64_t ColdStore::MemtableBytes() const {
+  uint64_t bytes = 0;
+  impl_->db->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &bytes);
+  return bytes;
 }
 
 Status ColdStore::CompactAll() {

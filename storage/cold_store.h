@@ -60,6 +60,9 @@ struct ColdStoreOptions {
   std::string compression = "lz4";
   // Values at least this long go to BlobDB files instead of the LSM tree (0 = never).
   size_t blob_min_bytes = 0;
+  // How many stores share the ColdCache: their memtables together take at most half
+  // of it (each store's memtable budget is its share).
+  size_t stores_sharing_cache = 1;
 };
 
 // One write of a batch: a value (put) or the removal of a record (erase).
@@ -99,6 +102,11 @@ class ColdStore {
   // must not exist) by hard-linking its files: cost proportional to what the memtables
   // held, not to the store's size.
   Status Checkpoint(const std::string& dir);
+  // Writes the memtables out and waits: their memory (reserved in the ColdCache) is
+  // freed. For when nothing is left to spill and that memory is all the store can give.
+  Status FlushMemtables();
+  // Bytes the memtables take now (active and immutable).
+  uint64_t MemtableBytes() const;
   // Replaces the contents of `live_dir` by a copy of checkpoint `from` (SST and blob
   // files hard-linked, the rest copied), so the store opened there never changes the
   // checkpoint. A missing or damaged checkpoint is an error naming it.

@@ -12,10 +12,10 @@
 
 namespace strata {
 
-Status ShardTier::OpenStore(const std::string& live_dir, const std::string& restore_from,
-                            const std::string& compression, size_t blob_min_bytes, ColdCache* cache,
-                            std::unique_ptr<ColdStore>* out) {
+Status ShardTier::OpenStore(const ColdStoreOptions& options, const std::string& restore_from,
+                            ColdCache* cache, std::unique_ptr<ColdStore>* out) {
   namespace fs = std::filesystem;
+  const std::string& live_dir = options.dir;
   std::error_code ec;
   if (!restore_from.empty()) {
     Status s = ColdStore::RestoreCheckpoint(restore_from, live_dir);
@@ -26,11 +26,7 @@ Status ShardTier::OpenStore(const std::string& live_dir, const std::string& rest
     if (ec)
       return Status::IoError("removing the old spill store " + live_dir + ": " + ec.message());
   }
-  ColdStoreOptions o;
-  o.dir = live_dir;
-  o.compression = compression;
-  o.blob_min_bytes = blob_min_bytes;
-  return ColdStore::Open(o, cache, out);
+  return ColdStore::Open(options, cache, out);
 }
 
 ShardTier::ShardTier(Worker& w, ColdCache* cache, uint32_t shard_count,
@@ -336,9 +332,28 @@ void ShardTier::Spill(const Settings& s, int64_t now_ms) {
     }
   }
   (void)now_ms;
-  nothing_to_spill_ = writes.empty() && inflight_write_bytes_ == 0 && picker_.exhausted();
-  if (writes.empty()) return;
+  if (writes.empty()) {
+    nothing_to_spill_ =
+        inflight_write_bytes_ == 0 && picker_.exhausted() && !FlushIfNothingToSpill();
+    return;
+  }
+  nothing_to_spill_ = false;
   SubmitWrites(std::move(writes), std::move(items), bytes);
+}
+
+// Every value is on disk, or too small to move, yet memory is still over the watermark:
+// the memtables' memory (reserved in the cache, counted in used_memory) is what is left
+// to give. Without this, once writes stop nothing would ever flush them. Returns whether
+// a flush is running (the shard can still free memory).
+bool ShardTier::FlushIfNothingToSpill() {
+  if (flush_inflight_) return true;
+  if (write_jobs_flushed_ == write_jobs_submitted_) return false;
+  auto job = std::make_unique<ColdJob>();
+  job->kind = ColdJob::Kind::kFlush;
+  job->tag = write_jobs_submitted_;  // the write jobs queued before it
+  flush_inflight_ = true;
+  io_->Submit(std::move(job));
+  return true;
 }
 
 void ShardTier::SubmitWrites(std::vector<ColdWrite> writes, std::vector<SpillItem> items,
@@ -349,6 +364,7 @@ void ShardTier::SubmitWrites(std::vector<ColdWrite> writes, std::vector<SpillIte
   job->bytes = bytes;
   job->tag = next_tag_++;
   inflight_write_bytes_ += bytes;
+  write_jobs_submitted_++;
   stats_.pending_write_bytes.store(inflight_write_bytes_, std::memory_order_relaxed);
   if (!items.empty()) write_jobs_.emplace(job->tag, std::move(items));
   io_->Submit(std::move(job));
@@ -423,6 +439,16 @@ void ShardTier::DrainDone(void* p) {
       case ColdJob::Kind::kWrite:
         self->OnWritten(*job);
         break;
+      case ColdJob::Kind::kFlush:
+        self->flush_inflight_ = false;
+        if (job->status.ok()) {
+          self->write_jobs_flushed_ = job->tag;
+        } else {
+          self->stats_.spill_errors.fetch_add(1, std::memory_order_relaxed);
+          self->SetError("flushing " + self->store_->dir() + ": " + job->status.message());
+          self->paused_until_ms_ = self->worker_.now_ms() + kErrorPauseMs;
+        }
+        break;
       case ColdJob::Kind::kCheckpoint: {
         auto it = self->checkpoint_jobs_.find(job->tag);
         if (it != self->checkpoint_jobs_.end()) {
@@ -484,6 +510,7 @@ void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
     stats_.compaction_pending_bytes.store(store_->PendingCompactionBytes(),
                                           std::memory_order_relaxed);
     stats_.table_reader_bytes.store(store_->TableReaderBytes(), std::memory_order_relaxed);
+    stats_.memtable_bytes.store(store_->MemtableBytes(), std::memory_order_relaxed);
   }
   // The files lag the memtables: the limit is checked against what was put as well.
   uint64_t on_disk = std::max<uint64_t>(stats_.disk_bytes.load(std::memory_order_relaxed),

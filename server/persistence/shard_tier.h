@@ -91,6 +91,7 @@ struct TierStats {
   std::atomic<uint64_t> compactions_running{0};
   std::atomic<uint64_t> compaction_pending_bytes{0};
   std::atomic<uint64_t> table_reader_bytes{0};
+  std::atomic<uint64_t> memtable_bytes{0};
   std::atomic<uint64_t> cold_keys{0};
   std::atomic<uint64_t> cold_value_bytes{0};
   std::atomic<uint64_t> hot_keys{0};
@@ -120,10 +121,9 @@ class ShardTier final : public ColdGate, public ColdHook {
   };
 
   // Any thread (the main thread, before the workers start): opens a shard's store in
-  // live_dir, empty, or restored from a snapshot's checkpoint (restore_from non-empty).
-  static Status OpenStore(const std::string& live_dir, const std::string& restore_from,
-                          const std::string& compression, size_t blob_min_bytes, ColdCache* cache,
-                          std::unique_ptr<ColdStore>* out);
+  // options.dir, empty, or restored from a snapshot's checkpoint (restore_from non-empty).
+  static Status OpenStore(const ColdStoreOptions& options, const std::string& restore_from,
+                          ColdCache* cache, std::unique_ptr<ColdStore>* out);
   // On the worker's thread, before it serves clients: takes the store, starts the I/O
   // thread and installs the keyspace hook and the worker's gate.
   // can_free_shards: the process's count of tiers that can still spill (shared by all).
@@ -212,8 +212,14 @@ class ShardTier final : public ColdGate, public ColdHook {
   // Spilling.
   bool spilling_ = false;
   bool nothing_to_spill_ = false;  // the last rounds found no eligible value
-  bool enabled_ = false;           // maxmemory is set (there is a watermark)
-  bool can_free_ = false;          // counted in *can_free_shards_
+  // Memtables: write jobs submitted, and how many of them the last finished flush
+  // covered. When nothing is left to spill, a flush frees the memory they hold.
+  uint64_t write_jobs_submitted_ = 0;
+  uint64_t write_jobs_flushed_ = 0;
+  bool flush_inflight_ = false;
+  bool FlushIfNothingToSpill();
+  bool enabled_ = false;   // maxmemory is set (there is a watermark)
+  bool can_free_ = false;  // counted in *can_free_shards_
   std::atomic<uint32_t>* can_free_shards_;
   void PublishCanFree();
   bool disk_full_ = false;

@@ -69,9 +69,12 @@ Status TierService::Prepare() {
   stores_.resize(n);
   for (uint32_t i = 0; i < n; i++) {
     std::string from = i < restore_.size() ? restore_[i] : "";
-    Status s = ShardTier::OpenStore(LiveDir(i), from, cfg.String("spill-compression"),
-                                    static_cast<size_t>(cfg.Int("spill-blob-min-size")),
-                                    cache_.get(), &stores_[i]);
+    ColdStoreOptions o;
+    o.dir = LiveDir(i);
+    o.compression = cfg.String("spill-compression");
+    o.blob_min_bytes = static_cast<size_t>(cfg.Int("spill-blob-min-size"));
+    o.stores_sharing_cache = n;
+    Status s = ShardTier::OpenStore(o, from, cache_.get(), &stores_[i]);
     if (!s.ok()) return s;
   }
   LogNotice("Spill tier: %u stores in %s, cache %zu bytes%s", n, dir_.c_str(), cache,
@@ -129,8 +132,8 @@ void TierService::AppendInfo(std::string* out) const {
   uint64_t spills = 0, unspills = 0, disk_reads = 0, hits = 0, misses = 0, written = 0,
            discarded = 0, spill_errors = 0, read_errors = 0, erases = 0, pending_reads = 0,
            pending_writes = 0, held = 0, disk = 0, compaction = 0, compacting = 0,
-           compaction_pending = 0, readers = 0, cold = 0, reads_per_sec = 0, cold_bytes = 0,
-           hot = 0, sync_reads = 0;
+           compaction_pending = 0, readers = 0, memtables = 0, cold = 0, reads_per_sec = 0,
+           cold_bytes = 0, hot = 0, sync_reads = 0;
   bool spilling = false, disk_limit = false;
   std::string last_error;
   for (const auto& t : tiers_) {
@@ -156,6 +159,7 @@ void TierService::AppendInfo(std::string* out) const {
     compacting += get(s.compactions_running);
     compaction_pending += get(s.compaction_pending_bytes);
     readers += get(s.table_reader_bytes);
+    memtables += get(s.memtable_bytes);
     cold += get(s.cold_keys);
     cold_bytes += get(s.cold_value_bytes);
     hot += get(s.hot_keys);
@@ -196,6 +200,7 @@ void TierService::AppendInfo(std::string* out) const {
   Line(out, "tiered_cache_bytes", static_cast<uint64_t>(CacheBytes()));
   Line(out, "tiered_cache_capacity", static_cast<uint64_t>(CacheCapacity()));
   Line(out, "tiered_table_reader_bytes", readers);
+  Line(out, "tiered_memtable_bytes", memtables);
   Line(out, "tiered_spill_errors", spill_errors);
   Line(out, "tiered_read_errors", read_errors);
   Line(out, "tiered_last_error", last_error.empty() ? std::string("none") : last_error);

@@ -219,5 +219,44 @@ TEST_F(ColdStoreTest, ADirectoryThatCannotBeUsedIsAClearError) {
   std::filesystem::remove(file);
 }
 
+// Several stores sharing one small cache: their memtables stay within half of it, so
+// the cache (counted in used_memory) does not outgrow its capacity with writes, and a
+// flush gives their memory back.
+TEST_F(ColdStoreTest, SharedCacheHoldsTheMemtablesOfEveryStore) {
+  constexpr size_t kStores = 4;
+  constexpr size_t kCapacity = 1 << 20;
+  ColdCache cache(kCapacity);
+  std::vector<std::unique_ptr<ColdStore>> stores;
+  for (size_t i = 0; i < kStores; i++) {
+    ColdStoreOptions o;
+    o.dir = dir_ + "-" + std::to_string(i);
+    o.stores_sharing_cache = kStores;
+    std::unique_ptr<ColdStore> s;
+    Status st = ColdStore::Open(o, &cache, &s);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    stores.push_back(std::move(s));
+  }
+  // Each store takes about its share of the memtable budget, in small batches.
+  for (int b = 0; b < 60; b++) {
+    for (auto& s : stores) ASSERT_TRUE(s->Write(Puts(b * 2, b * 2 + 2)).ok());
+  }
+  uint64_t memtables = 0;
+  for (auto& s : stores) memtables += s->MemtableBytes();
+  EXPECT_LE(memtables, kCapacity / 2 + kStores * (64 << 10));
+  EXPECT_LE(cache.UsageBytes(), kCapacity);
+  for (auto& s : stores) ASSERT_TRUE(s->FlushMemtables().ok());
+  memtables = 0;
+  for (auto& s : stores) memtables += s->MemtableBytes();
+  EXPECT_LT(memtables, kStores * (64 << 10));
+  for (auto& s : stores) {
+    std::vector<std::optional<std::string>> got;
+    ASSERT_TRUE(s->MultiGet({7}, &got).ok());
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], Value(6));
+  }
+  stores.clear();
+  for (size_t i = 0; i < kStores; i++) std::filesystem::remove_all(dir_ + "-" + std::to_string(i));
+}
+
 }  // namespace
 }  // namespace strata
