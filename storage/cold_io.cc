@@ -6,11 +6,15 @@
 
 namespace strata {
 
-ColdIo::ColdIo(ColdStore* store, std::string thread_name, Completion done)
+ColdIo::ColdIo(ColdStore* store, std::string thread_name, std::string gc_name, Completion done)
     : store_(store), done_(std::move(done)) {
   thread_ = std::thread([this, name = std::move(thread_name)] {
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     Run();
+  });
+  gc_thread_ = std::thread([this, name = std::move(gc_name)] {
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    RunGc();
   });
 }
 
@@ -20,7 +24,9 @@ ColdIo::~ColdIo() {
     stop_ = true;
   }
   cv_.notify_one();
+  gc_cv_.notify_one();
   thread_.join();
+  gc_thread_.join();
 }
 
 void ColdIo::Submit(std::unique_ptr<ColdJob> job) {
@@ -28,6 +34,11 @@ void ColdIo::Submit(std::unique_ptr<ColdJob> job) {
   queued_jobs_.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (job->kind == ColdJob::Kind::kGc) {
+      gc_.push_back(std::move(job));
+      gc_cv_.notify_one();
+      return;
+    }
     if (job->kind == ColdJob::Kind::kRead) {
       reads_.push_back(std::move(job));
     } else {
@@ -35,6 +46,32 @@ void ColdIo::Submit(std::unique_ptr<ColdJob> job) {
     }
   }
   cv_.notify_one();
+}
+
+void ColdIo::RunGc() {
+  while (true) {
+    std::unique_ptr<ColdJob> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      gc_cv_.wait(lock, [&] { return stop_ || !gc_.empty(); });
+      if (stop_) {
+        size_t n = gc_.size();
+        gc_.clear();
+        queued_jobs_.fetch_sub(n, std::memory_order_relaxed);
+        return;
+      }
+      job = std::move(gc_.front());
+      gc_.pop_front();
+    }
+    Finish(std::move(job));
+  }
+}
+
+void ColdIo::Finish(std::unique_ptr<ColdJob> job) {
+  Execute(*job);
+  queued_bytes_.fetch_sub(job->bytes, std::memory_order_relaxed);
+  queued_jobs_.fetch_sub(1, std::memory_order_relaxed);
+  done_(std::move(job));
 }
 
 void ColdIo::Run() {
@@ -53,10 +90,7 @@ void ColdIo::Run() {
         return;  // stopping, and nothing is left
       }
     }
-    Execute(*job);
-    queued_bytes_.fetch_sub(job->bytes, std::memory_order_relaxed);
-    queued_jobs_.fetch_sub(1, std::memory_order_relaxed);
-    done_(std::move(job));
+    Finish(std::move(job));
   }
 }
 
@@ -73,6 +107,9 @@ void ColdIo::Execute(ColdJob& job) {
       break;
     case ColdJob::Kind::kFlush:
       job.status = store_->FlushMemtables();
+      break;
+    case ColdJob::Kind::kGc:
+      job.status = store_->CollectGarbage(job.gc_dead_fraction, &job.gc_files);
       break;
   }
 }

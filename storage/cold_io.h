@@ -5,7 +5,11 @@
 // expected to post the job to the worker (Worker::PostExternal).
 //   - kRead: MultiGet of the records a batch of parked commands waits for;
 //   - kWrite: a batch of puts (values going cold) and erases (disk copies freed);
-//   - kCheckpoint: a snapshot's copy of the store (ColdStore::Checkpoint).
+//   - kCheckpoint: a snapshot's copy of the store (ColdStore::Checkpoint);
+//   - kFlush: the memtables written out (their memory freed);
+//   - kGc: the files with many dead records rewritten (ColdStore::CollectGarbage). A
+//     rewrite takes as long as reading and writing a file, so these run on a second
+//     thread of their own, and reads never wait behind them.
 // Reads go before queued writes and checkpoints, so a cold read waits for at most the
 // job in progress. That is safe: a record a read names was written before its cold
 // entry existed, and an erase that overtakes nothing can only make the read miss, which
@@ -15,7 +19,8 @@
 // what is queued here, counted in used_memory.
 //
 // Thread-safety: Submit() and queued_bytes() from any thread; the callback runs on the
-// I/O thread. The destructor finishes the jobs queued and joins.
+// I/O thread (or the GC thread, for kGc). The destructor finishes the jobs queued, drops
+// the GC jobs not started, and joins.
 #pragma once
 
 #include <atomic>
@@ -36,7 +41,7 @@
 namespace strata {
 
 struct ColdJob {
-  enum class Kind { kRead, kWrite, kCheckpoint, kFlush };
+  enum class Kind { kRead, kWrite, kCheckpoint, kFlush, kGc };
   Kind kind = Kind::kRead;
   // kRead: the records to read; values[i] is seqs[i]'s (empty: not in the store).
   std::vector<uint64_t> seqs;
@@ -45,6 +50,9 @@ struct ColdJob {
   std::vector<ColdWrite> writes;
   // kCheckpoint: the directory to create. kFlush (the memtables to disk) takes nothing.
   std::string dir;
+  // kGc: the dead fraction that gets a file rewritten; the files asked for.
+  double gc_dead_fraction = 0;
+  size_t gc_files = 0;
   // Bytes the job holds (charged while queued).
   size_t bytes = 0;
   // Set by the I/O thread.
@@ -57,7 +65,7 @@ class ColdIo {
  public:
   using Completion = std::function<void(std::unique_ptr<ColdJob>)>;
 
-  ColdIo(ColdStore* store, std::string thread_name, Completion done);
+  ColdIo(ColdStore* store, std::string thread_name, std::string gc_thread_name, Completion done);
   ~ColdIo();
   ColdIo(const ColdIo&) = delete;
   ColdIo& operator=(const ColdIo&) = delete;
@@ -68,6 +76,8 @@ class ColdIo {
 
  private:
   void Run();
+  void RunGc();
+  void Finish(std::unique_ptr<ColdJob> job);
   void Execute(ColdJob& job);
 
   ColdStore* store_;
@@ -76,10 +86,13 @@ class ColdIo {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<ColdJob>> reads_;
   std::deque<std::unique_ptr<ColdJob>> others_;
+  std::deque<std::unique_ptr<ColdJob>> gc_;
+  std::condition_variable gc_cv_;
   bool stop_ = false;
   std::atomic<size_t> queued_bytes_{0};
   std::atomic<size_t> queued_jobs_{0};
   std::thread thread_;
+  std::thread gc_thread_;
 };
 
 }  // namespace strata

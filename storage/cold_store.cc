@@ -1,21 +1,26 @@
 #include "storage/cold_store.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
-#include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
 #include <utility>
+
+#include "storage/seq_set.h"
 
 namespace strata {
 
@@ -30,16 +35,6 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   return Status::IoError(msg);
 }
 
-}  // namespace
-
-std::string ColdKey(uint64_t seq) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; i++) out[i] = static_cast<char>(seq >> (8 * (7 - i)));
-  return out;
-}
-
-namespace {
-
 // Bounds of a store's memtable size (RocksDB's write_buffer_size).
 constexpr size_t kMinWriteBufferBytes = 256 << 10;
 constexpr size_t kMaxWriteBufferBytes = 64 << 20;
@@ -52,7 +47,74 @@ uint64_t DecodeKey(const rocksdb::Slice& k) {
   return seq;
 }
 
+// The records freed by the keyspace that are still in the memtables or the files.
+// Erases add to it (the I/O thread); the filter below drops them when a flush or a
+// compaction meets them (RocksDB's background threads); reads treat them as absent.
+struct DeadSet {
+  mutable std::mutex mu;
+  SeqSet seqs;                       // under mu
+  std::atomic<uint64_t> count{0};    // seqs.size()
+  std::atomic<uint64_t> dropped{0};  // records the filter has dropped
+  std::atomic<size_t> bytes{0};      // seqs.MemoryBytes(), refreshed by each GC pass
+
+  bool Contains(uint64_t seq) const {
+    std::lock_guard<std::mutex> l(mu);
+    return seqs.Contains(seq);
+  }
+};
+
+// Drops dead records from what a flush or a compaction writes. Keys arrive in order:
+// a dead number between two keys of the input is in none of the files (records are
+// written once each, in increasing order, so the files do not overlap), so the filter
+// forgets it too, and GC's per-file counts stay exact. Forgetting a number wrongly
+// could only leave a dead record on disk, never drop a live one.
+class DeadRecordFilter : public rocksdb::CompactionFilter {
+ public:
+  explicit DeadRecordFilter(std::shared_ptr<DeadSet> dead) : dead_(std::move(dead)) {}
+  bool Filter(int /*level*/, const rocksdb::Slice& key, const rocksdb::Slice& /*value*/,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    uint64_t seq = DecodeKey(key);
+    std::lock_guard<std::mutex> l(dead_->mu);
+    if (have_prev_ && seq > prev_ + 1) dead_->seqs.RemoveRange(prev_ + 1, seq - 1);
+    have_prev_ = true;
+    prev_ = seq;
+    bool drop = dead_->seqs.Remove(seq);
+    dead_->count.store(dead_->seqs.size(), std::memory_order_relaxed);
+    if (drop) dead_->dropped.fetch_add(1, std::memory_order_relaxed);
+    return drop;
+  }
+  const char* Name() const override { return "strata.DeadRecordFilter"; }
+
+ private:
+  std::shared_ptr<DeadSet> dead_;
+  mutable bool have_prev_ = false;  // one filter per (sub)compaction, used by one thread
+  mutable uint64_t prev_ = 0;
+};
+
+class DeadRecordFilterFactory : public rocksdb::CompactionFilterFactory {
+ public:
+  explicit DeadRecordFilterFactory(std::shared_ptr<DeadSet> dead) : dead_(std::move(dead)) {}
+  bool ShouldFilterTableFileCreation(rocksdb::TableFileCreationReason reason) const override {
+    return reason == rocksdb::TableFileCreationReason::kFlush ||
+           reason == rocksdb::TableFileCreationReason::kCompaction;
+  }
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& /*context*/) override {
+    return std::make_unique<DeadRecordFilter>(dead_);
+  }
+  const char* Name() const override { return "strata.DeadRecordFilterFactory"; }
+
+ private:
+  std::shared_ptr<DeadSet> dead_;
+};
+
 }  // namespace
+
+std::string ColdKey(uint64_t seq) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; i++) out[i] = static_cast<char>(seq >> (8 * (7 - i)));
+  return out;
+}
 
 struct ColdCache::Impl {
   size_t capacity;
@@ -76,6 +138,7 @@ size_t ColdCache::capacity_bytes() const { return impl_->capacity; }
 size_t ColdCache::UsageBytes() const { return impl_->cache->GetUsage(); }
 
 struct ColdStore::Impl {
+  std::shared_ptr<DeadSet> dead = std::make_shared<DeadSet>();
   std::shared_ptr<rocksdb::Statistics> stats;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
@@ -125,10 +188,12 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
     o.blob_compression_type = o.compression;
     o.enable_blob_garbage_collection = true;
   }
-  // Files dense with deletes (values deleted, overwritten or read back) are compacted
-  // on their own, so disk space follows live data without a full compaction.
-  o.table_properties_collector_factories.emplace_back(
-      rocksdb::NewCompactOnDeletionCollectorFactory(256, 96, 0.3));
+  auto impl = std::make_unique<Impl>();
+  // No point deletes: a freed record is dropped by the filter when its file is next
+  // rewritten, and CollectGarbage() asks for that once enough of a file is dead. New
+  // records always sort after the old ones, so without tombstones flushed files do not
+  // overlap and move down the levels without being rewritten.
+  o.compaction_filter_factory = std::make_shared<DeadRecordFilterFactory>(impl->dead);
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache->impl()->cache;
   // Index and filter blocks stay with their table readers, not in the cache: with a
@@ -140,7 +205,6 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   t.enable_index_compression = false;
   t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
-  auto impl = std::make_unique<Impl>();
   impl->stats = rocksdb::CreateDBStatistics();
   impl->stats->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
   o.statistics = impl->stats;
@@ -162,20 +226,53 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
     impl_->failed = false;
   }
   rocksdb::WriteBatch wb;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last] erased
+  size_t erases = 0;
   for (const ColdWrite& w : batch) {
-    std::string k = ColdKey(w.seq);
-    rocksdb::Status s = !w.erase             ? wb.Put(k, w.value)
-                        : w.erase_to > w.seq ? wb.DeleteRange(k, ColdKey(w.erase_to))
-                                             : wb.Delete(k);
-    if (!s.ok()) return FromRocks(s, "building a spill batch");
+    if (w.erase && w.erase_to > w.seq) {
+      rocksdb::Status s = wb.DeleteRange(ColdKey(w.seq), ColdKey(w.erase_to));
+      if (!s.ok()) return FromRocks(s, "building a spill batch");
+      ranges.emplace_back(w.seq, w.erase_to - 1);
+    } else if (w.erase) {
+      erases++;
+    } else {
+      rocksdb::Status s = wb.Put(ColdKey(w.seq), w.value);
+      if (!s.ok()) return FromRocks(s, "building a spill batch");
+    }
   }
-  Status st = FromRocks(impl_->db->Write(impl_->write_options, &wb),
-                        "writing to the spill store in " + dir_);
-  if (!st.ok()) impl_->failed = true;
-  return st;
+  if (wb.Count() > 0) {
+    Status st = FromRocks(impl_->db->Write(impl_->write_options, &wb),
+                          "writing to the spill store in " + dir_);
+    if (!st.ok()) {
+      impl_->failed = true;
+      return st;
+    }
+  }
+  if (erases > 0 || !ranges.empty()) {
+    DeadSet& d = *impl_->dead;
+    std::lock_guard<std::mutex> l(d.mu);
+    for (const ColdWrite& w : batch) {
+      if (w.erase && w.erase_to <= w.seq) d.seqs.Add(w.seq);
+    }
+    // A range erase (every record, after FLUSHALL) is a range tombstone: what it covers
+    // is no longer counted dead.
+    for (auto [first, last] : ranges) d.seqs.RemoveRange(first, last);
+    d.count.store(d.seqs.size(), std::memory_order_relaxed);
+  }
+  for (auto [first, last] : ranges) {
+    // Whole files under the range go at once, without being read.
+    std::string b = ColdKey(first), e = ColdKey(last);
+    rocksdb::Slice bs(b), es(e);
+    Status st = FromRocks(
+        rocksdb::DeleteFilesInRange(impl_->db.get(), impl_->db->DefaultColumnFamily(), &bs, &es),
+        "deleting files of the spill store in " + dir_);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
 }
 
 ColdStore::Probe ColdStore::TryGetCached(uint64_t seq, std::string* out) {
+  if (impl_->dead->Contains(seq)) return Probe::kAbsent;
   rocksdb::ReadOptions ro;
   ro.read_tier = rocksdb::kBlockCacheTier;
   rocksdb::PinnableSlice v;
@@ -204,6 +301,7 @@ Status ColdStore::MultiGet(const std::vector<uint64_t>& seqs,
   for (size_t i = 0; i < n; i++) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading from the spill store in " + dir_);
+    if (impl_->dead->Contains(seqs[i])) continue;
     (*out)[i] = std::string(values[i].data(), values[i].size());
   }
   return Status::Ok();
@@ -284,6 +382,88 @@ Status ColdStore::CompactAll() {
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
   return FromRocks(impl_->db->CompactRange(c, nullptr, nullptr), "compacting the spill store");
+}
+
+Status ColdStore::CollectGarbage(double min_dead_fraction, size_t* files_rewritten) {
+  *files_rewritten = 0;
+  std::vector<rocksdb::LiveFileMetaData> files;
+  impl_->db->GetLiveFilesMetaData(&files);
+  DeadSet& d = *impl_->dead;
+  struct Candidate {
+    double dead_fraction;
+    const rocksdb::LiveFileMetaData* file;
+  };
+  std::vector<Candidate> rewrite;
+  {
+    std::lock_guard<std::mutex> l(d.mu);
+    d.bytes.store(d.seqs.MemoryBytes(), std::memory_order_relaxed);
+    if (d.seqs.empty()) return Status::Ok();
+    for (const rocksdb::LiveFileMetaData& f : files) {
+      if (f.being_compacted || f.num_entries == 0) continue;
+      uint64_t dead = d.seqs.RangeCount(DecodeKey(f.smallestkey), DecodeKey(f.largestkey));
+      double fraction = static_cast<double>(dead) / static_cast<double>(f.num_entries);
+      if (fraction >= min_dead_fraction) rewrite.push_back({fraction, &f});
+    }
+  }
+  std::sort(rewrite.begin(), rewrite.end(), [](const Candidate& a, const Candidate& b) {
+    return a.dead_fraction > b.dead_fraction;
+  });
+  // A level-0 file goes to the first level below that holds data (RocksDB's base level
+  // with dynamic level sizes), as a compaction of level 0 would; files never overlap,
+  // so it may. Any other file is rewritten at its level.
+  int base_level = impl_->db->NumberLevels() - 1;
+  for (const rocksdb::LiveFileMetaData& f : files) {
+    if (f.level > 0) base_level = std::min(base_level, f.level);
+  }
+  rocksdb::CompactionOptions co;
+  co.compression = rocksdb::kDisableCompressionOption;  // the level's own
+  for (const Candidate& c : rewrite) {
+    // The filter drops the file's dead records.
+    int level = c.file->level == 0 ? base_level : c.file->level;
+    rocksdb::Status s = impl_->db->CompactFiles(co, {c.file->name}, level);
+    if (s.ok()) {
+      (*files_rewritten)++;
+    } else if (!s.IsInvalidArgument() && !s.IsAborted() && !s.IsBusy()) {
+      // (A file that a background compaction took meanwhile is simply skipped.)
+      return FromRocks(s, "rewriting a file of the spill store in " + dir_);
+    }
+  }
+  return Status::Ok();
+}
+
+uint64_t ColdStore::DeadRecords() const {
+  return impl_->dead->count.load(std::memory_order_relaxed);
+}
+
+size_t ColdStore::DeadRecordBytes() const {
+  return impl_->dead->bytes.load(std::memory_order_relaxed);
+}
+
+uint64_t ColdStore::DroppedRecords() const {
+  return impl_->dead->dropped.load(std::memory_order_relaxed);
+}
+
+void ColdStore::BeginOrphanSweep(uint64_t max_seq) {
+  sweep_ = std::make_unique<SeqSet>();
+  if (max_seq > 0) sweep_->AddRange(1, max_seq);
+}
+
+void ColdStore::KeepRecord(uint64_t seq) {
+  if (sweep_ != nullptr) sweep_->Remove(seq);
+}
+
+uint64_t ColdStore::EndOrphanSweep() {
+  if (sweep_ == nullptr) return 0;
+  uint64_t n = sweep_->size();
+  DeadSet& d = *impl_->dead;
+  {
+    std::lock_guard<std::mutex> l(d.mu);
+    d.seqs.AddAll(*sweep_);
+    d.count.store(d.seqs.size(), std::memory_order_relaxed);
+    d.bytes.store(d.seqs.MemoryBytes(), std::memory_order_relaxed);
+  }
+  sweep_.reset();
+  return n;
 }
 
 uint64_t ColdStore::DiskBytes() const {

@@ -13,6 +13,14 @@
 // data blocks, the index and filter blocks and (through a WriteBufferManager) the
 // memtables, so the tier's RAM is one bounded figure, ColdCache::UsageBytes().
 //
+// Erases: a freed record is not deleted with a tombstone but named dead (a set of
+// numbers in RAM, DeadRecordBytes()); a flush or compaction that meets it drops it.
+// Records are written once each, with increasing numbers, so without tombstones the
+// flushed files do not overlap and sink through the levels without being rewritten: the
+// store compacts almost nothing while values come and go. CollectGarbage() rewrites
+// the files whose dead share has passed a fraction, so disk space
+// follows live data. Reads treat a dead record as absent.
+//
 // Reads: TryGetCached() reads only the memtables and the block cache and never blocks
 // on I/O (it answers kNeedsIo instead); MultiGet() does the I/O and belongs on an I/O
 // thread. Writes go in batches (Write). RocksDB is thread-safe: a shard's worker probes
@@ -33,6 +41,8 @@
 #include "storage/status.h"
 
 namespace strata {
+
+class SeqSet;
 
 // The RAM budget shared by every ColdStore of a process.
 class ColdCache {
@@ -119,6 +129,23 @@ class ColdStore {
   // Flushes the memtables and compacts every file (after many deletes: disk space
   // follows live data).
   Status CompactAll();
+  // Rewrites (compacts in place, at its level; level 0's to the level below) every file
+  // whose dead records are at least min_dead_fraction of it, the deadest first; *files_rewritten
+  // says how many. Takes as long as the rewrites: for a thread that serves no reads.
+  // Choosing is cheap (per file, a count over the dead set).
+  Status CollectGarbage(double min_dead_fraction, size_t* files_rewritten);
+  // Dead records not yet dropped, the RAM their set takes (as of the last
+  // CollectGarbage), and the records dropped so far.
+  uint64_t DeadRecords() const;
+  size_t DeadRecordBytes() const;
+  uint64_t DroppedRecords() const;
+  // After a checkpoint is restored and the snapshot loaded: every record numbered up to
+  // max_seq that no cold entry names is dead. The caller (one thread) begins the
+  // sweep, names each live record, and ends it; until the end nothing is marked.
+  void BeginOrphanSweep(uint64_t max_seq);
+  void KeepRecord(uint64_t seq);
+  // Returns how many records were marked dead.
+  uint64_t EndOrphanSweep();
   // Bytes of the live SST and blob files on disk.
   uint64_t DiskBytes() const;
   // Table readers not held in the cache (RocksDB's estimate; small, counted apart).
@@ -130,6 +157,7 @@ class ColdStore {
   ColdStore(std::string dir, std::unique_ptr<Impl> impl);
   std::string dir_;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<SeqSet> sweep_;  // BeginOrphanSweep's candidates
 };
 
 // The RocksDB key of record seq: its 8 bytes, big-endian.

@@ -221,7 +221,7 @@ Config::Config() {
     char* end = nullptr;
     double d = std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || !(d > 0) || d > 1) {
-      return "argument must be a fraction of maxmemory above 0 and at most 1";
+      return "argument must be a fraction above 0 and at most 1";
     }
     return "";
   };
@@ -230,6 +230,10 @@ Config::Config() {
       .validate = fraction;
   Add("spill-low-watermark", Kind::kString, "0.8", true,
       "spilling goes on until used memory is below this fraction of maxmemory")
+      .validate = fraction;
+  Add("spill-gc-dead-fraction", Kind::kString, "0.4", true,
+      "a spill store file is rewritten once this fraction of its records is dead "
+      "(lower: less disk, more rewriting)")
       .validate = fraction;
   Add("spill-min-value-size", Kind::kMemory, "64", true,
       "values smaller than this many bytes stay in RAM");

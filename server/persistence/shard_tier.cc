@@ -1,6 +1,7 @@
 #include "server/persistence/shard_tier.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -39,8 +40,11 @@ ShardTier::ShardTier(Worker& w, ColdCache* cache, uint32_t shard_count,
       picker_(0x9E3779B97F4A7C15ull ^ (uint64_t{w.index()} << 32)),
       can_free_shards_(can_free_shards) {
   next_seq_ = store_->MaxSeq() + 1;
+  // Opened stores are empty unless restored from a snapshot's checkpoint.
+  orphan_sweep_max_seq_ = next_seq_ - 1;
   io_ =
       std::make_unique<ColdIo>(store_.get(), "strata-spill-" + std::to_string(w.index()),
+                               "strata-gc-" + std::to_string(w.index()),
                                [this](std::unique_ptr<ColdJob> job) { Completed(std::move(job)); });
   ks_.set_cold_hook(this);
   worker_.set_cold_gate(this);
@@ -439,6 +443,11 @@ void ShardTier::DrainDone(void* p) {
       case ColdJob::Kind::kWrite:
         self->OnWritten(*job);
         break;
+      case ColdJob::Kind::kGc:
+        self->gc_inflight_ = false;
+        self->stats_.gc_files.fetch_add(job->gc_files, std::memory_order_relaxed);
+        if (!job->status.ok()) self->SetError(job->status.message());
+        break;
       case ColdJob::Kind::kFlush:
         self->flush_inflight_ = false;
         if (job->status.ok()) {
@@ -472,9 +481,44 @@ void ShardTier::Checkpoint(const std::string& dir, std::function<void(const Stat
   io_->Submit(std::move(job));
 }
 
+// ---- garbage ----
+
+void ShardTier::MaybeCollectGarbage(const Settings& s, int64_t now_ms) {
+  if (gc_inflight_ || now_ms < gc_due_ms_ || store_->DeadRecords() == 0) return;
+  gc_due_ms_ = now_ms + kGcIntervalMs;
+  auto job = std::make_unique<ColdJob>();
+  job->kind = ColdJob::Kind::kGc;
+  job->gc_dead_fraction = s.gc_dead_fraction;
+  gc_inflight_ = true;
+  io_->Submit(std::move(job));
+}
+
+// Runs once, on the first turn after the load: a snapshot's checkpoint holds records
+// that were dead when it was made (not yet dropped) and records that the load's deltas
+// replaced (erases are not made while loading). One pass over the keyspace names the
+// live ones; the rest of the restored numbers are dead.
+void ShardTier::SweepOrphans() {
+  store_->BeginOrphanSweep(orphan_sweep_max_seq_);
+  for (uint32_t db = 0; db < ks_.db_count(); db++) {
+    ks_.table(db).ForEach([&](const Entry* e) {
+      if (e->IsCold()) store_->KeepRecord(e->ColdSeq());
+    });
+  }
+  for (uint64_t seq : kept_records_) store_->KeepRecord(seq);
+  for (const Returning& r : returning_) store_->KeepRecord(r.seq);
+  uint64_t n = store_->EndOrphanSweep();
+  orphan_sweep_max_seq_ = 0;
+  stats_.orphans.store(n, std::memory_order_relaxed);
+  if (n > 0)
+    LogNotice("Spill tier: %" PRIu64 " records in %s are no longer named", n,
+              store_->dir().c_str());
+}
+
 // ---- the turn ----
 
 void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
+  if (orphan_sweep_max_seq_ != 0 && !worker_.engine().loading()) [[unlikely]]
+    SweepOrphans();
   ReturnToDisk();
   SubmitReads();
   FlushErases();
@@ -511,7 +555,11 @@ void ShardTier::OnTurn(const Settings& s, size_t process_used, int64_t now_ms) {
                                           std::memory_order_relaxed);
     stats_.table_reader_bytes.store(store_->TableReaderBytes(), std::memory_order_relaxed);
     stats_.memtable_bytes.store(store_->MemtableBytes(), std::memory_order_relaxed);
+    stats_.dead_records.store(store_->DeadRecords(), std::memory_order_relaxed);
+    stats_.dead_record_bytes.store(store_->DeadRecordBytes(), std::memory_order_relaxed);
+    stats_.dead_dropped.store(store_->DroppedRecords(), std::memory_order_relaxed);
   }
+  MaybeCollectGarbage(s, now_ms);
   // The files lag the memtables: the limit is checked against what was put as well.
   uint64_t on_disk = std::max<uint64_t>(stats_.disk_bytes.load(std::memory_order_relaxed),
                                         ks_.cold_value_bytes() + inflight_write_bytes_);
@@ -544,7 +592,8 @@ void ShardTier::RefreshCharges(int64_t now_ms) {
   // This shard's share of the process's cache (block cache, index and filter blocks,
   // memtables), its table readers and the bytes it has in flight.
   size_t n = cache_->UsageBytes() / std::max<uint32_t>(1, shard_count_) +
-             stats_.table_reader_bytes.load(std::memory_order_relaxed) + inflight_write_bytes_ +
+             stats_.table_reader_bytes.load(std::memory_order_relaxed) +
+             stats_.dead_record_bytes.load(std::memory_order_relaxed) + inflight_write_bytes_ +
              io_->queued_bytes();
   worker_.set_tier_bytes(n);
 }

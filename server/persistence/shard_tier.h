@@ -92,6 +92,11 @@ struct TierStats {
   std::atomic<uint64_t> compaction_pending_bytes{0};
   std::atomic<uint64_t> table_reader_bytes{0};
   std::atomic<uint64_t> memtable_bytes{0};
+  std::atomic<uint64_t> dead_records{0};       // freed, not yet dropped from the files
+  std::atomic<uint64_t> dead_record_bytes{0};  // the RAM their set takes
+  std::atomic<uint64_t> dead_dropped{0};       // dropped by flushes and compactions
+  std::atomic<uint64_t> gc_files{0};           // file rewrites asked for by GC
+  std::atomic<uint64_t> orphans{0};            // records no entry named after a load
   std::atomic<uint64_t> cold_keys{0};
   std::atomic<uint64_t> cold_value_bytes{0};
   std::atomic<uint64_t> hot_keys{0};
@@ -109,6 +114,8 @@ class ShardTier final : public ColdGate, public ColdHook {
   static constexpr int kSamplesPerRound = 32;
   static constexpr int64_t kErrorPauseMs = 5000;
   static constexpr int64_t kDiskPollMs = 100;
+  // How often the store's files are checked for dead records (GC).
+  static constexpr int64_t kGcIntervalMs = 1000;
   // Pending erases above this with no cold entry left become one range deletion.
   static constexpr size_t kRangeEraseMin = 1024;
 
@@ -117,7 +124,8 @@ class ShardTier final : public ColdGate, public ColdHook {
     size_t high_bytes = 0;  // 0: never spill (no maxmemory)
     size_t low_bytes = 0;
     size_t min_value_bytes = 64;
-    uint64_t max_disk_bytes = 0;  // 0: no limit
+    uint64_t max_disk_bytes = 0;    // 0: no limit
+    double gc_dead_fraction = 0.4;  // spill-gc-dead-fraction
   };
 
   // Any thread (the main thread, before the workers start): opens a shard's store in
@@ -218,6 +226,13 @@ class ShardTier final : public ColdGate, public ColdHook {
   uint64_t write_jobs_flushed_ = 0;
   bool flush_inflight_ = false;
   bool FlushIfNothingToSpill();
+  // GC: every kGcIntervalMs while the store holds dead records.
+  bool gc_inflight_ = false;
+  int64_t gc_due_ms_ = 0;
+  void MaybeCollectGarbage(const Settings& s, int64_t now_ms);
+  // A restored store: once the load is over, records no cold entry names are dead.
+  uint64_t orphan_sweep_max_seq_ = 0;  // 0: none to do
+  void SweepOrphans();
   bool enabled_ = false;   // maxmemory is set (there is a watermark)
   bool can_free_ = false;  // counted in *can_free_shards_
   std::atomic<uint32_t>* can_free_shards_;

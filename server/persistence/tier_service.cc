@@ -105,6 +105,7 @@ ShardTier::Settings TierService::ReadSettings() const {
     s.low_bytes = static_cast<size_t>(static_cast<double>(maxmemory) * low);
   }
   s.min_value_bytes = static_cast<size_t>(cfg.Int("spill-min-value-size"));
+  s.gc_dead_fraction = Fraction(cfg, "spill-gc-dead-fraction");
   s.max_disk_bytes = static_cast<uint64_t>(cfg.Int("spill-max-disk-size"));
   // Each shard's store is measured on its own: the limit is shared evenly.
   if (s.max_disk_bytes != 0)
@@ -132,8 +133,9 @@ void TierService::AppendInfo(std::string* out) const {
   uint64_t spills = 0, unspills = 0, disk_reads = 0, hits = 0, misses = 0, written = 0,
            discarded = 0, spill_errors = 0, read_errors = 0, erases = 0, pending_reads = 0,
            pending_writes = 0, held = 0, disk = 0, compaction = 0, compacting = 0,
-           compaction_pending = 0, readers = 0, memtables = 0, cold = 0, reads_per_sec = 0,
-           cold_bytes = 0, hot = 0, sync_reads = 0;
+           compaction_pending = 0, readers = 0, memtables = 0, dead = 0, dead_bytes = 0,
+           dropped = 0, gc_files = 0, orphans = 0, cold = 0, reads_per_sec = 0, cold_bytes = 0,
+           hot = 0, sync_reads = 0;
   bool spilling = false, disk_limit = false;
   std::string last_error;
   for (const auto& t : tiers_) {
@@ -160,6 +162,11 @@ void TierService::AppendInfo(std::string* out) const {
     compaction_pending += get(s.compaction_pending_bytes);
     readers += get(s.table_reader_bytes);
     memtables += get(s.memtable_bytes);
+    dead += get(s.dead_records);
+    dead_bytes += get(s.dead_record_bytes);
+    dropped += get(s.dead_dropped);
+    gc_files += get(s.gc_files);
+    orphans += get(s.orphans);
     cold += get(s.cold_keys);
     cold_bytes += get(s.cold_value_bytes);
     hot += get(s.hot_keys);
@@ -201,6 +208,11 @@ void TierService::AppendInfo(std::string* out) const {
   Line(out, "tiered_cache_capacity", static_cast<uint64_t>(CacheCapacity()));
   Line(out, "tiered_table_reader_bytes", readers);
   Line(out, "tiered_memtable_bytes", memtables);
+  Line(out, "tiered_dead_records", dead);
+  Line(out, "tiered_dead_record_bytes", dead_bytes);
+  Line(out, "tiered_dead_records_dropped", dropped);
+  Line(out, "tiered_gc_file_rewrites", gc_files);
+  Line(out, "tiered_orphans_found", orphans);
   Line(out, "tiered_spill_errors", spill_errors);
   Line(out, "tiered_read_errors", read_errors);
   Line(out, "tiered_last_error", last_error.empty() ? std::string("none") : last_error);

@@ -809,6 +809,43 @@ def test_restart_restores_cold_values(env, store):
     c1.close()
 
 
+def test_records_freed_before_a_snapshot_are_reclaimed_after_the_restart(env):
+    # Deleted cold values are dead records, dropped from the store's files only when a
+    # file is rewritten; a snapshot's checkpoint links the files as they are. After the
+    # restart the server finds the records no key names and reclaims their space.
+    s, c, limit = env.start_spilling()
+    data = strings(b"o", 4000, seed=21)
+    write_all(c, data)
+    wait_spilled(c, limit)
+    wait_quiet(c)
+    cold = cold_keys(c, data, at_least=1000)
+    gone = cold[::4]  # a quarter: under spill-gc-dead-fraction, so no file is rewritten
+    for i in range(0, len(gone), 500):
+        c.delete(*gone[i:i + 500])
+    wait_for(lambda: tiered(c)["tiered_dead_records"] >= len(gone) * 9 // 10, timeout=5 * SLOW,
+             what="the deleted values' records counted dead")
+    assert c.save() is True
+    c.close()
+    s.stop()
+    s2 = env.start()
+    c = client(s2)
+    wait_for(lambda: tiered(c)["tiered_orphans_found"] >= len(gone) * 9 // 10, timeout=10 * SLOW,
+             what="the records no key names found after the restart")
+    for k in gone:
+        del data[k]
+    assert c.dbsize() == len(data)
+    check_all(c, data)
+    before = tiered(c)["tiered_disk_bytes"]
+    c.config_set("spill-gc-dead-fraction", "0.1")
+    wait_for(lambda: tiered(c)["tiered_dead_records_dropped"] >= len(gone) * 9 // 10,
+             timeout=20 * SLOW, what="the dead records dropped by GC")
+    wait_for(lambda: tiered(c)["tiered_disk_bytes"] < before * 0.9, timeout=10 * SLOW,
+             what="disk space reclaimed")
+    assert tiered(c)["tiered_gc_file_rewrites"] > 0
+    check_all(c, data)
+    c.close()
+
+
 def test_kill_9_while_spilling_or_saving_keeps_a_whole_snapshot(env):
     s, c, limit = env.start_spilling()
     base = strings(b"s1", 3000, seed=18)

@@ -258,5 +258,107 @@ TEST_F(ColdStoreTest, SharedCacheHoldsTheMemtablesOfEveryStore) {
   for (size_t i = 0; i < kStores; i++) std::filesystem::remove_all(dir_ + "-" + std::to_string(i));
 }
 
+std::vector<ColdWrite> Erases(int from, int to, int step) {
+  std::vector<ColdWrite> batch;
+  for (int i = from; i < to; i += step) {
+    ColdWrite w;
+    w.seq = static_cast<uint64_t>(i) + 1;
+    w.erase = true;
+    batch.push_back(std::move(w));
+  }
+  return batch;
+}
+
+// A freed record is dead at once for reads, and a flush drops it without writing it.
+TEST_F(ColdStoreTest, DeadRecordsReadAsAbsentAndAreDroppedByAFlush) {
+  ColdCache cache(8 << 20);
+  auto store = OpenStore(&cache);
+  ASSERT_TRUE(store->Write(Puts(0, 100)).ok());  // in the memtable
+  ASSERT_TRUE(store->Write(Erases(0, 100, 2)).ok());
+  EXPECT_EQ(store->DeadRecords(), 50u);
+  std::string v;
+  EXPECT_EQ(store->TryGetCached(1, &v), ColdStore::Probe::kAbsent);
+  EXPECT_EQ(store->TryGetCached(2, &v), ColdStore::Probe::kFound);
+  ASSERT_TRUE(store->FlushMemtables().ok());
+  EXPECT_EQ(store->DroppedRecords(), 50u);
+  EXPECT_EQ(store->DeadRecords(), 0u);
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({1, 2}, &got).ok());
+  EXPECT_FALSE(got[0].has_value());
+  EXPECT_EQ(got[1], Value(1));
+}
+
+// Records arrive in key order and nothing is deleted in place: loading a store writes
+// its data once (flushes), not again and again (compactions). Once enough of the files
+// is dead, GC gets them rewritten and disk space follows live data.
+TEST_F(ColdStoreTest, AppendsAreNotRewrittenAndGcReclaimsDeadFiles) {
+  ColdCache cache(4 << 20);
+  auto store = OpenStore(&cache, "none");
+  constexpr int kRecords = 40000;
+  for (int i = 0; i < kRecords; i += 500) ASSERT_TRUE(store->Write(Puts(i, i + 500)).ok());
+  ASSERT_TRUE(store->FlushMemtables().ok());
+  uint64_t written = uint64_t{kRecords} * 1000;
+  EXPECT_LT(store->CompactionBytes(), written / 10) << "rewrote what was appended";
+  uint64_t before = store->DiskBytes();
+  EXPECT_GT(before, written);
+  size_t rewritten = 0;
+  ASSERT_TRUE(store->CollectGarbage(0.4, &rewritten).ok());
+  EXPECT_EQ(rewritten, 0u);  // nothing dead yet
+  ASSERT_TRUE(store->Write(Erases(0, kRecords, 2)).ok());
+  ASSERT_TRUE(store->CollectGarbage(0.4, &rewritten).ok());
+  EXPECT_GT(rewritten, 0u);
+  uint64_t after = store->DiskBytes();
+  EXPECT_LE(after, before * 6 / 10) << before << " -> " << after;
+  EXPECT_EQ(store->DroppedRecords(), uint64_t{kRecords} / 2);
+  EXPECT_EQ(store->DeadRecords(), 0u);
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({1, 2, kRecords - 1, kRecords}, &got).ok());
+  EXPECT_FALSE(got[0].has_value());
+  EXPECT_EQ(got[1], Value(1));
+  EXPECT_FALSE(got[2].has_value());
+  EXPECT_EQ(got[3], Value(kRecords - 1));
+}
+
+// After a restore, records that no entry names are found and made dead, then dropped.
+TEST_F(ColdStoreTest, OrphanSweepMakesUnnamedRecordsDead) {
+  ColdCache cache(8 << 20);
+  auto store = OpenStore(&cache);
+  ASSERT_TRUE(store->Write(Puts(0, 100)).ok());
+  ASSERT_TRUE(store->FlushMemtables().ok());
+  store->BeginOrphanSweep(store->MaxSeq());
+  for (uint64_t seq = 2; seq <= 100; seq += 2) store->KeepRecord(seq);
+  EXPECT_EQ(store->DeadRecords(), 0u);  // nothing before the end
+  EXPECT_EQ(store->EndOrphanSweep(), 50u);
+  EXPECT_EQ(store->DeadRecords(), 50u);
+  std::string v;
+  EXPECT_EQ(store->TryGetCached(3, &v), ColdStore::Probe::kAbsent);
+  ASSERT_TRUE(store->CompactAll().ok());
+  EXPECT_EQ(store->DroppedRecords(), 50u);
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({3, 4}, &got).ok());
+  EXPECT_FALSE(got[0].has_value());
+  EXPECT_EQ(got[1], Value(3));
+}
+
+// FLUSHALL's range erase: every record goes, whole files without being read.
+TEST_F(ColdStoreTest, RangeEraseRemovesEveryRecord) {
+  ColdCache cache(8 << 20);
+  auto store = OpenStore(&cache);
+  for (int i = 0; i < 4000; i += 1000) ASSERT_TRUE(store->Write(Puts(i, i + 1000)).ok());
+  ASSERT_TRUE(store->CompactAll().ok());
+  ASSERT_TRUE(store->Write(Erases(0, 10, 1)).ok());  // some dead already
+  std::vector<ColdWrite> all(1);
+  all[0].seq = 0;
+  all[0].erase = true;
+  all[0].erase_to = 4001;
+  ASSERT_TRUE(store->Write(all).ok());
+  EXPECT_EQ(store->DeadRecords(), 0u);  // the range tombstone covers them
+  std::vector<std::optional<std::string>> got;
+  ASSERT_TRUE(store->MultiGet({1, 500, 4000}, &got).ok());
+  for (const auto& g : got) EXPECT_FALSE(g.has_value());
+  ASSERT_TRUE(store->CompactAll().ok());
+  EXPECT_LT(store->DiskBytes(), 64u << 10);
+}
+
 }  // namespace
 }  // namespace strata
