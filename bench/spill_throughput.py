@@ -76,7 +76,8 @@ def ints(info, *names):
 TIERED = ("tiered_cold_keys", "tiered_hot_keys", "tiered_cold_value_bytes",
           "tiered_disk_bytes", "tiered_spills", "tiered_unspills", "tiered_disk_reads",
           "tiered_pending_reads", "tiered_pending_writes", "tiered_cache_hits",
-          "tiered_cache_misses", "tiered_spill_errors")
+          "tiered_cache_misses", "tiered_compaction_bytes", "tiered_dead_records",
+          "tiered_dead_records_dropped", "tiered_gc_file_rewrites", "tiered_spill_errors")
 
 
 # ----------------------------------------------------------------------------- /proc
