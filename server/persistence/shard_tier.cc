@@ -85,8 +85,7 @@ bool ShardTier::MustWait(uint32_t db, const std::vector<std::string_view>& keys,
       continue;
     }
     std::string value;
-    if (store_->TryGetCached(seq, &value) == ColdStore::Probe::kFound) {
-      stats_.cache_hits.fetch_add(1, std::memory_order_relaxed);
+    if (ShouldProbeCache() && ProbeCache(seq, &value)) {
       if (no_room_) {
         // The command gets the value; the turn's end puts it back (ReturnToDisk).
         kept_records_.insert(seq);
@@ -98,7 +97,6 @@ bool ShardTier::MustWait(uint32_t db, const std::vector<std::string_view>& keys,
       ks_.MakeHot(db, e, value);
       continue;
     }
-    stats_.cache_misses.fetch_add(1, std::memory_order_relaxed);
     reading_.emplace(id, seq);
     reading_ids_.emplace(seq, std::move(id));
     read_batch_.push_back(seq);
@@ -106,6 +104,29 @@ bool ShardTier::MustWait(uint32_t db, const std::vector<std::string_view>& keys,
     wait = true;
   }
   return wait;
+}
+
+// The probe is a RocksDB lookup (an index search in each level's file) done on the
+// worker; when the block is not cached it is wasted, and the read goes to the I/O
+// thread anyway (whose MultiGet finds cached blocks too). With a working set much
+// larger than the cache nearly every probe misses, so while the recent hit rate is
+// under 1/kProbeMinHitRatio only one cold read in kProbeSampleEvery probes: enough to
+// notice when the cache starts to pay again.
+bool ShardTier::ShouldProbeCache() {
+  if (probe_hits_ * kProbeMinHitRatio >= probes_) return true;
+  return ++probes_skipped_ % kProbeSampleEvery == 0;
+}
+
+bool ShardTier::ProbeCache(uint64_t seq, std::string* value) {
+  bool hit = store_->TryGetCached(seq, value) == ColdStore::Probe::kFound;
+  (hit ? stats_.cache_hits : stats_.cache_misses).fetch_add(1, std::memory_order_relaxed);
+  probes_++;
+  probe_hits_ += hit;
+  if (probes_ >= kProbeWindow) {  // the recent past counts most
+    probes_ /= 2;
+    probe_hits_ /= 2;
+  }
+  return hit;
 }
 
 void ShardTier::Hold(uint32_t db, const std::vector<std::string_view>& keys, HeldCommand cmd) {

@@ -226,6 +226,15 @@ class ShardTier final : public ColdGate, public ColdHook {
   uint64_t write_jobs_flushed_ = 0;
   bool flush_inflight_ = false;
   bool FlushIfNothingToSpill();
+  // The cache probe before a cold read (see ShouldProbeCache).
+  static constexpr uint32_t kProbeMinHitRatio = 8;
+  static constexpr uint32_t kProbeSampleEvery = 16;
+  static constexpr uint32_t kProbeWindow = 256;
+  uint32_t probes_ = 0;
+  uint32_t probe_hits_ = 0;
+  uint32_t probes_skipped_ = 0;
+  bool ShouldProbeCache();
+  bool ProbeCache(uint64_t seq, std::string* value);
   // GC: every kGcIntervalMs while the store holds dead records.
   bool gc_inflight_ = false;
   int64_t gc_due_ms_ = 0;
