@@ -83,12 +83,12 @@ TIERED = ("tiered_cold_keys", "tiered_hot_keys", "tiered_cold_value_bytes",
 # ----------------------------------------------------------------------------- /proc
 
 def proc_status(pid):
-    """VmRSS and VmHWM of a process in bytes ({} once it is gone)."""
+    """VmRSS, VmHWM, RssAnon and RssFile of a process in bytes ({} once it is gone)."""
     out = {}
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith(("VmRSS:", "VmHWM:")):
+                if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                     name, value = line.split(":", 1)
                     out[name] = int(value.split()[0]) * 1024
     except OSError:
@@ -385,7 +385,9 @@ def run_server(mode, binary, a, scratch, pool, limit, client_cpus):
         info = srv.info()
         end = ints(info, "used_memory", "used_memory_tiered", *TIERED)
         end["tiered_last_error"] = info.get("tiered_last_error", "")
-        hwm = proc_status(srv.proc.pid).get("VmHWM", 0)
+        status = proc_status(srv.proc.pid)
+        hwm = status.get("VmHWM", 0)
+        rss_split = (status.get("RssAnon", 0), status.get("RssFile", 0))
         disk = None
         if mode == "spill":
             log("spill: deleting every other key, then waiting up to %ds for the disk"
@@ -393,7 +395,8 @@ def run_server(mode, binary, a, scratch, pool, limit, client_cpus):
             disk = disk_test(srv, a.keys, a.compact_timeout)
         return {"mode": mode, "rows": rows, "load_s": load_s, "settled": settled,
                 "settle_s": settle_s, "refusals": refusals, "loaded": loaded, "end": end,
-                "hwm": hwm, "load_rss": load_rss.peak, "disk": disk}
+                "hwm": hwm, "load_rss": load_rss.peak, "disk": disk, "rss_split": rss_split,
+                "used_end": int(info.get("used_memory", 0))}
     finally:
         srv.stop()
 
@@ -478,6 +481,10 @@ def main():
                      spill["hwm"] / MB, run_peak / MB, RSS_TARGET, rss_cap / MB,
                      "ok" if spill["hwm"] <= rss_cap else
                      ("over (reads ok)" if run_peak <= rss_cap else "over")))
+    lines.append("B RSS after the reads: %.1f MB anonymous + %.1f MB file-backed (mapped code "
+                 "and libraries), used_memory %.1f MB" % (
+                     spill["rss_split"][0] / MB, spill["rss_split"][1] / MB,
+                     spill["used_end"] / MB))
     lines.append("A RSS: VmHWM %.1f MB" % (ram["hwm"] / MB))
     before, after, waited, deleted = spill["disk"]
     ratio = after / before if before else None
