@@ -171,15 +171,10 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   } else {
     return Status::InvalidArgument("unknown compression '" + options.compression + "'");
   }
-  // Values arrive in key order and mostly stay: the top levels are rewritten soon, so
-  // they are not compressed (no CPU spent on data about to move); the bottom ones are.
-  // Level sizes follow the data (less rewriting as the store grows).
-  // Values arrive in key order and mostly stay: the top levels are rewritten soon, so
-  // they are not compressed (no CPU spent on data about to move); the bottom ones are.
-  // Level sizes follow the data (less rewriting as the store grows).
-  o.compression_per_level.assign(7, o.compression);
-  o.compression_per_level[0] = rocksdb::kNoCompression;
-  o.compression_per_level[1] = rocksdb::kNoCompression;
+  // Every level has the same compression, so the flush compresses once and a file can
+  // move down the levels as it is (RocksDB moves a file without rewriting it only into
+  // a level of its own compression; uncompressed top levels made every file be
+  // rewritten on its way down). Level sizes follow the data.
   o.level_compaction_dynamic_level_bytes = true;
   if (options.blob_min_bytes > 0) {
     o.enable_blob_files = true;
