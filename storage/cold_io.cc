@@ -97,7 +97,7 @@ void ColdIo::Run() {
 void ColdIo::Execute(ColdJob& job) {
   switch (job.kind) {
     case ColdJob::Kind::kRead:
-      job.status = store_->MultiGet(job.seqs, &job.values);
+      job.status = store_->MultiGet(job.seqs, &job.values, job.fill_cache);
       break;
     case ColdJob::Kind::kWrite:
       job.status = store_->Write(job.writes);

@@ -46,6 +46,7 @@ struct ColdJob {
   // kRead: the records to read; values[i] is seqs[i]'s (empty: not in the store).
   std::vector<uint64_t> seqs;
   std::vector<std::optional<std::string>> values;
+  bool fill_cache = true;  // kRead: the blocks read go into the cache
   // kWrite.
   std::vector<ColdWrite> writes;
   // kCheckpoint: the directory to create. kFlush (the memtables to disk) takes nothing.

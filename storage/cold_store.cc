@@ -213,13 +213,6 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
 }
 
 Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
-  if (impl_->failed) {
-    // After an error (a full disk) the store refuses writes until resumed: try again,
-    // in case space was freed.
-    Status r = FromRocks(impl_->db->Resume(), "resuming the spill store in " + dir_);
-    if (!r.ok()) return r;
-    impl_->failed = false;
-  }
   rocksdb::WriteBatch wb;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last] erased
   size_t erases = 0;
@@ -235,6 +228,22 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
       if (!s.ok()) return FromRocks(s, "building a spill batch");
     }
   }
+  DeadSet& d = *impl_->dead;
+  if (erases > 0) {
+    // Made dead before the puts are written: an erase is never lost with a failed write.
+    std::lock_guard<std::mutex> l(d.mu);
+    for (const ColdWrite& w : batch) {
+      if (w.erase && w.erase_to <= w.seq) d.seqs.Add(w.seq);
+    }
+    d.count.store(d.seqs.size(), std::memory_order_relaxed);
+  }
+  if (impl_->failed) {
+    // After an error (a full disk) the store refuses writes until resumed: try again,
+    // in case space was freed.
+    Status r = FromRocks(impl_->db->Resume(), "resuming the spill store in " + dir_);
+    if (!r.ok()) return r;
+    impl_->failed = false;
+  }
   if (wb.Count() > 0) {
     Status st = FromRocks(impl_->db->Write(impl_->write_options, &wb),
                           "writing to the spill store in " + dir_);
@@ -243,14 +252,10 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
       return st;
     }
   }
-  if (erases > 0 || !ranges.empty()) {
-    DeadSet& d = *impl_->dead;
-    std::lock_guard<std::mutex> l(d.mu);
-    for (const ColdWrite& w : batch) {
-      if (w.erase && w.erase_to <= w.seq) d.seqs.Add(w.seq);
-    }
+  if (!ranges.empty()) {
     // A range erase (every record, after FLUSHALL) is a range tombstone: what it covers
     // is no longer counted dead.
+    std::lock_guard<std::mutex> l(d.mu);
     for (auto [first, last] : ranges) d.seqs.RemoveRange(first, last);
     d.count.store(d.seqs.size(), std::memory_order_relaxed);
   }
@@ -281,7 +286,7 @@ ColdStore::Probe ColdStore::TryGetCached(uint64_t seq, std::string* out) {
 }
 
 Status ColdStore::MultiGet(const std::vector<uint64_t>& seqs,
-                           std::vector<std::optional<std::string>>* out) {
+                           std::vector<std::optional<std::string>>* out, bool fill_cache) {
   size_t n = seqs.size();
   out->assign(n, std::nullopt);
   if (n == 0) return Status::Ok();
@@ -291,8 +296,10 @@ Status ColdStore::MultiGet(const std::vector<uint64_t>& seqs,
   std::vector<rocksdb::Slice> slices(encoded.begin(), encoded.end());
   std::vector<rocksdb::PinnableSlice> values(n);
   std::vector<rocksdb::Status> statuses(n);
-  impl_->db->MultiGet(rocksdb::ReadOptions(), impl_->db->DefaultColumnFamily(), n, slices.data(),
-                      values.data(), statuses.data());
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = fill_cache;
+  impl_->db->MultiGet(ro, impl_->db->DefaultColumnFamily(), n, slices.data(), values.data(),
+                      statuses.data());
   for (size_t i = 0; i < n; i++) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading from the spill store in " + dir_);

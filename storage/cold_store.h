@@ -104,7 +104,10 @@ class ColdStore {
   Probe TryGetCached(uint64_t seq, std::string* out);
   // Reads every record (I/O allowed); (*out)[i] is empty for one not in the store, and
   // the status is the first error met (then *out is not to be trusted).
-  Status MultiGet(const std::vector<uint64_t>& seqs, std::vector<std::optional<std::string>>* out);
+  // fill_cache: the blocks read go into the cache (inserting costs about as much as
+  // the read when the cache turns over; worth it only when reads come back to them).
+  Status MultiGet(const std::vector<uint64_t>& seqs, std::vector<std::optional<std::string>>* out,
+                  bool fill_cache = true);
   // The highest record key in the store (0 when empty): a restored store's next
   // sequence number starts above it.
   uint64_t MaxSeq() const;

@@ -112,8 +112,15 @@ bool ShardTier::MustWait(uint32_t db, const std::vector<std::string_view>& keys,
 // larger than the cache nearly every probe misses, so while the recent hit rate is
 // under 1/kProbeMinHitRatio only one cold read in kProbeSampleEvery probes: enough to
 // notice when the cache starts to pay again.
+//
+// Filling the cache with the blocks a read brings costs about as much as the read when
+// the cache turns over (an allocation, a copy, an LRU insertion and an eviction), so the
+// same rule decides: while probes mostly miss, one read batch in kProbeSampleEvery
+// fills it, enough for the probes to notice a working set that would fit.
+bool ShardTier::CacheIsPaying() const { return probe_hits_ * kProbeMinHitRatio >= probes_; }
+
 bool ShardTier::ShouldProbeCache() {
-  if (probe_hits_ * kProbeMinHitRatio >= probes_) return true;
+  if (CacheIsPaying()) return true;
   return ++probes_skipped_ % kProbeSampleEvery == 0;
 }
 
@@ -146,6 +153,7 @@ void ShardTier::SubmitReads() {
   auto job = std::make_unique<ColdJob>();
   job->kind = ColdJob::Kind::kRead;
   job->seqs.swap(read_batch_);
+  job->fill_cache = CacheIsPaying() || ++fills_skipped_ % kProbeSampleEvery == 0;
   job->bytes = job->seqs.size() * 64;
   stats_.pending_reads.fetch_add(job->seqs.size(), std::memory_order_relaxed);
   io_->Submit(std::move(job));

@@ -233,6 +233,8 @@ class ShardTier final : public ColdGate, public ColdHook {
   uint32_t probes_ = 0;
   uint32_t probe_hits_ = 0;
   uint32_t probes_skipped_ = 0;
+  uint32_t fills_skipped_ = 0;
+  bool CacheIsPaying() const;
   bool ShouldProbeCache();
   bool ProbeCache(uint64_t seq, std::string* value);
   // GC: every kGcIntervalMs while the store holds dead records.
