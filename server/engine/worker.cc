@@ -350,6 +350,11 @@ void Worker::WakeMemoryWaiters() {
 
 void Worker::EvictClientsOverLimit() {
   int64_t limit = engine_->config().maxmemory_clients_bytes();
+  // The others' biggest clients are read before the total: a worker publishes its
+  // client bytes before its biggest client, so one seen to have evicted its hog is seen
+  // without the hog's bytes too (else this worker, with a stale total over the limit and
+  // the hog's worker now showing only small clients, would close one of its own).
+  size_t elsewhere = limit > 0 ? engine_->LargestEvictableClientExcept(index_) : 0;
   size_t total = limit > 0 ? engine_->ClientMemory() : 0;
   if (limit <= 0 || total <= static_cast<size_t>(limit)) {
     if (published_largest_evictable_.load(std::memory_order_relaxed) != kLargestUnknown) {
@@ -372,7 +377,6 @@ void Worker::EvictClientsOverLimit() {
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });
-  size_t elsewhere = engine_->LargestEvictableClientExcept(index_);
   size_t excess = total - static_cast<size_t>(limit);
   size_t freed = 0;
   size_t next = 0;
@@ -383,15 +387,15 @@ void Worker::EvictClientsOverLimit() {
     stats_.evicted_clients++;
     cc->Evict();  // may delete it: not touched after
   }
+  published_client_.store(client_bytes_, std::memory_order_release);
   published_largest_evictable_.store(next < candidates.size() ? candidates[next].first : 0,
-                                     std::memory_order_relaxed);
+                                     std::memory_order_release);
   if (freed < excess && next == candidates.size() && elsewhere == 0 &&
       !candidates_exhausted_logged_) {
     // Redis's words; said once until the process is under the limit again.
     LogWarning("Over client maxmemory after evicting all evictable clients");
     candidates_exhausted_logged_ = true;
   }
-  published_client_.store(client_bytes_, std::memory_order_relaxed);
 }
 
 void Worker::RunTimers() {

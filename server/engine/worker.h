@@ -110,7 +110,7 @@ class Worker {
   size_t published_lazy_bytes() const { return published_lazy_.load(std::memory_order_relaxed); }
   // This worker's clients' bytes as of its last loop turn (any thread).
   size_t published_client_bytes() const {
-    return published_client_.load(std::memory_order_relaxed);
+    return published_client_.load(std::memory_order_acquire);
   }
   // Everything this worker charges to used_memory: its shard's data and table, its
   // connections' buffers and its event loop's buffers (see server/commands/memory_report.h).
@@ -121,7 +121,7 @@ class Worker {
   // worker has seen the excess (any thread).
   static constexpr size_t kLargestUnknown = SIZE_MAX;
   size_t published_largest_evictable() const {
-    return published_largest_evictable_.load(std::memory_order_relaxed);
+    return published_largest_evictable_.load(std::memory_order_acquire);
   }
   // Publishes this worker's used bytes and, when maxmemory is set, recomputes
   // over_memory_limit() from every worker's figure. Called once per loop turn and when a
