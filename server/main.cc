@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "server/base/allocator_options.h"
 #include "server/base/config.h"
 #include "server/base/cycle_clock.h"
 #include "server/base/log.h"
@@ -17,6 +18,7 @@
 
 int main(int argc, char** argv) {
   using namespace strata;
+  ConfigureAllocator();
   // SIGTERM/SIGINT are taken synchronously by the main thread (sigwait); every thread
   // started from here inherits the blocked mask. SIGPIPE is ignored: a client that goes
   // away is seen as a send error.
