@@ -176,6 +176,10 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   // a level of its own compression; uncompressed top levels made every file be
   // rewritten on its way down). Level sizes follow the data.
   o.level_compaction_dynamic_level_bytes = true;
+  if (options.level_base_bytes != 0) {
+    o.max_bytes_for_level_base = options.level_base_bytes;
+    o.target_file_size_base = std::max<uint64_t>(options.level_base_bytes / 4, 64 << 10);
+  }
   if (options.blob_min_bytes > 0) {
     o.enable_blob_files = true;
     o.min_blob_size = options.blob_min_bytes;

@@ -73,6 +73,9 @@ struct ColdStoreOptions {
   // How many stores share the ColdCache: their memtables together take at most half
   // of it (each store's memtable budget is its share).
   size_t stores_sharing_cache = 1;
+  // The size of the first level below level 0 (RocksDB's max_bytes_for_level_base);
+  // 0 keeps RocksDB's 256 MB. Smaller makes a small store use several levels.
+  uint64_t level_base_bytes = 0;
 };
 
 // One write of a batch: a value (put) or the removal of a record (erase).

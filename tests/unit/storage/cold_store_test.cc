@@ -319,6 +319,32 @@ TEST_F(ColdStoreTest, AppendsAreNotRewrittenAndGcReclaimsDeadFiles) {
   EXPECT_EQ(got[3], Value(kRecords - 1));
 }
 
+// Flushed files reach the bottom level as they are (trivial moves), whatever the
+// compression: RocksDB moves a file without rewriting it only into a level of the same
+// compression, so every level must have the store's.
+TEST_F(ColdStoreTest, AppendedFilesMoveDownWithoutRewritesWhateverTheCompression) {
+  for (const char* compression : {"lz4", "zstd"}) {
+    SCOPED_TRACE(compression);
+    std::filesystem::remove_all(dir_);
+    ColdCache cache(4 << 20);
+    ColdStoreOptions o;
+    o.dir = dir_;
+    o.compression = compression;
+    o.level_base_bytes = 1 << 20;  // 40 MB over several levels
+    std::unique_ptr<ColdStore> store;
+    ASSERT_TRUE(ColdStore::Open(o, &cache, &store).ok());
+    constexpr int kRecords = 40000;
+    for (int i = 0; i < kRecords; i += 500) ASSERT_TRUE(store->Write(Puts(i, i + 500)).ok());
+    ASSERT_TRUE(store->FlushMemtables().ok());
+    for (int i = 0;
+         i < 200 && (store->CompactionsRunning() > 0 || store->PendingCompactionBytes() > 0); i++) {
+      usleep(50 * 1000);
+    }
+    EXPECT_LT(store->CompactionBytes(), uint64_t{kRecords} * 1000 / 10)
+        << "rewrote what was appended";
+  }
+}
+
 // After a restore, records that no entry names are found and made dead, then dropped.
 TEST_F(ColdStoreTest, OrphanSweepMakesUnnamedRecordsDead) {
   ColdCache cache(8 << 20);
