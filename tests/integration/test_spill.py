@@ -543,27 +543,6 @@ def test_writes_to_cold_keys(env):
     c.close()
 
 
-def test_cache_probes_stop_while_they_miss(env):
-    # With a store much larger than its cache, a worker's probe of the block cache before
-    # a cold read nearly always misses; it then runs for one cold read in 16 only.
-    s, c, limit = env.start_spilling()
-    data = strings(b"q", 4000, seed=31)
-    write_all(c, data)
-    wait_spilled(c, limit)
-    wait_quiet(c)
-    cold = cold_keys(c, data, at_least=1000)
-    random.Random(5).shuffle(cold)
-    before = tiered(c)
-    check_all(c, {k: data[k] for k in cold[:1000]})
-    after = tiered(c)
-    reads = after["tiered_disk_reads"] - before["tiered_disk_reads"]
-    probes = (after["tiered_cache_hits"] + after["tiered_cache_misses"]
-              - before["tiered_cache_hits"] - before["tiered_cache_misses"])
-    assert reads >= 500, (before, after)
-    assert probes * 4 < reads, (probes, reads)
-    c.close()
-
-
 def test_pipelined_replies_stay_in_order(env):
     s, c, limit = env.start_spilling()
     data = strings(b"p", 5000, seed=8)
