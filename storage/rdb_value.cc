@@ -521,6 +521,29 @@ DecodeResult DecodeHashWithTtls(uint8_t type, RdbInput* in, RdbValue* out) {
 
 }  // namespace
 
+size_t DropExpiredFields(RdbValue* v, int64_t now_ms) {
+  if (v->field_expire_ms.empty()) return 0;
+  packed::Builder b;
+  size_t live = 0, i = 0;
+  std::string_view field;
+  for (packed::Reader r(v->data); !r.Done(); r.Next(), i++) {
+    int64_t t = v->field_expire_ms[i / 2];
+    bool expired = t != 0 && t <= now_ms;
+    if (i % 2 == 0) {
+      field = r.Item();
+      continue;
+    }
+    if (expired) continue;
+    if (t != 0) live++;
+    b.Add(field);
+    b.Add(r.Item());
+  }
+  v->elements = b.count() / 2;
+  v->data = b.Finish();
+  v->field_expire_ms.clear();
+  return live;
+}
+
 bool SkipModulePayload(RdbInput* in) {
   std::string scratch;
   for (int guard = 0;; guard++) {

@@ -102,6 +102,12 @@ enum class DecodeResult : uint8_t {
 // Decodes the value of type id `type` at in's cursor into *out (which it overwrites).
 DecodeResult DecodeValue(uint8_t type, RdbInput* in, const DecodeOptions& opts, RdbValue* out);
 
+// For a hash with field expiry (field_expire_ms not empty): removes the fields whose
+// expiry is at or before now_ms, and returns how many fields still carry one (strata
+// has no per-field expiry, so a caller refuses or reports those). elements is 0 when
+// every field was expired.
+size_t DropExpiredFields(RdbValue* v, int64_t now_ms);
+
 // Skips a module's opcode-typed payload (MODULE_2 values, MODULE_AUX) up to its EOF.
 bool SkipModulePayload(RdbInput* in);
 

@@ -95,9 +95,16 @@ Config::Config() {
                       "offset), or start-empty (log it and serve no data)");
   corrupt.enum_values = {"refuse", "start-empty"};
   Add("rdbcompression", Kind::kBool, "yes", true,
-      "accepted for compatibility; snapshot-compression chooses the codec");
+      "LZF for strings over 20 bytes in DUMP payloads and RDB files strata writes "
+      "(snapshot-compression chooses the snapshot codec)");
   Add("rdbchecksum", Kind::kBool, "yes", true,
-      "accepted for compatibility; every snapshot block carries a CRC32C");
+      "CRC-64 footer on RDB files strata writes, and its check on RDB files it loads (every "
+      "snapshot block carries a CRC32C regardless)");
+  auto& sanitize = Add("sanitize-dump-payload", Kind::kEnum, "no", true,
+                       "RESTORE payload checks: strata validates every payload in full "
+                       "(duplicates, counts, lengths) whatever the setting; accepted for "
+                       "compatibility");
+  sanitize.enum_values = {"no", "yes", "clients"};
   Add("appendonly", Kind::kBool, "no", true, "append-only file; only 'no' is supported").validate =
       [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "appendonly yes is not supported by strata";

@@ -21,6 +21,7 @@ void RegisterAllCommands() {
   RegisterSortFamily(r);
   RegisterZSetFamily(r);
   RegisterPersistenceFamily(r);
+  RegisterDumpFamily(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

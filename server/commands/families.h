@@ -11,6 +11,7 @@
 //   server_family      INFO CONFIG CLIENT SHUTDOWN
 //   memory_family      MEMORY
 //   persistence_family SAVE BGSAVE LASTSAVE
+//   dump_family        DUMP RESTORE
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
@@ -39,5 +40,6 @@ void RegisterZSetRangeCommands(CommandRegistry& r);
 void RegisterZSetAlgebraCommands(CommandRegistry& r);
 void RegisterZSetBlockingCommands(CommandRegistry& r);
 void RegisterPersistenceFamily(CommandRegistry& r);
+void RegisterDumpFamily(CommandRegistry& r);
 
 }  // namespace strata
