@@ -38,6 +38,15 @@ inline uint64_t LruIdleMs(uint32_t clock, uint32_t lru) {
   return ticks * kLruResolutionMs;
 }
 
+// The LRU state of a key last accessed idle_s seconds before now_ms (RESTORE IDLETIME,
+// an RDB's IDLE), on the wrapping clock.
+inline uint32_t LruStateIdle(int64_t now_ms, int64_t idle_s) {
+  int64_t clock = static_cast<int64_t>(LruClock(now_ms));
+  int64_t at = clock - (idle_s < static_cast<int64_t>(kClockMax) ? idle_s : kClockMax);
+  if (at < 0) at += kClockMax;
+  return static_cast<uint32_t>(at);
+}
+
 inline uint32_t LfuMinutes(int64_t now_ms) {
   return static_cast<uint32_t>(now_ms / 60000) & 0xFFFF;
 }

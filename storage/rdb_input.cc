@@ -167,6 +167,32 @@ bool RdbInput::ReadString(std::string* out, const char* what) {
   }
 }
 
+bool RdbInput::SkipString(const char* what) {
+  uint64_t at = offset();
+  uint64_t len;
+  int enc;
+  if (!ReadLength(&len, &enc, what)) return false;
+  std::string_view v;
+  switch (enc) {
+    case -1:
+      if (len > max_string_) {
+        return Fail(at, std::string(what) + " of " + std::to_string(len) +
+                            " bytes is over the limit of " + std::to_string(max_string_));
+      }
+      return ReadBytes(static_cast<size_t>(len), &v, what);
+    case kEncInt8: return ReadBytes(1, &v, what);
+    case kEncInt16: return ReadBytes(2, &v, what);
+    case kEncInt32: return ReadBytes(4, &v, what);
+    case kEncLzf: {
+      uint64_t clen, ulen;
+      if (!ReadLength(&clen, what) || !ReadLength(&ulen, what)) return false;
+      return ReadBytes(static_cast<size_t>(clen), &v, what);
+    }
+    default:
+      return Fail(at, "unknown string encoding " + std::to_string(enc) + " in " + what);
+  }
+}
+
 bool RdbInput::ReadBinaryDouble(double* out, const char* what) {
   uint64_t bits;
   if (!ReadU64LE(&bits, what)) return false;

@@ -45,6 +45,9 @@ class RdbInput {
   bool ReadLength(uint64_t* out, const char* what);
   // A string in any of its encodings.
   bool ReadString(std::string* out, const char* what);
+  // Steps over a string in any encoding without decoding it (an LZF string's data is
+  // not decompressed, only its lengths checked).
+  bool SkipString(const char* what);
   // The binary double (8 bytes), and the old text form.
   bool ReadBinaryDouble(double* out, const char* what);
   bool ReadTextDouble(double* out, const char* what);

@@ -48,6 +48,7 @@ bool RdbReader::ReadHeader() {
 }
 
 void RdbReader::TakeCrc() {
+  if (!opts_.verify_checksum) return;
   size_t pos = static_cast<size_t>(in_.offset());
   if (pos > crc_pos_) {
     crc_ = crc64::Extend(crc_, data_.data() + crc_pos_, pos - crc_pos_);
@@ -64,6 +65,10 @@ bool RdbReader::ReadKey(uint8_t type, uint64_t start, RdbRecord* rec) {
   if (valkey_ && type > kTypeStreamListpacks3) {
     return in_.Fail(start, "Valkey type id " + std::to_string(type) +
                                " is not one this reader knows");
+  }
+  if (opts_.keep && !opts_.keep(db_, rec->name)) {
+    rec->kind = RdbRecord::Kind::kSkipped;
+    return SkipValue(type, &in_);
   }
   DecodeResult r = DecodeValue(type, &in_, decode_, &rec->value);
   if (r == DecodeResult::kError) return false;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,7 @@ struct RdbRecord {
     kFunction,   // text (the library's code)
     kModuleAux,  // module (name); only with skip_modules
     kSlotInfo,   // slot, db_size, expires_size
+    kSkipped,    // a key the keep predicate declined: db, name; its value was stepped over
     kEnd,
   };
   Kind kind = Kind::kEnd;
@@ -57,6 +59,9 @@ class RdbReader {
     bool skip_modules = false;    // skip module values and aux data instead of refusing
     bool verify_checksum = true;  // false: `rdbchecksum no` on the reading side
     uint64_t max_string_bytes = uint64_t{512} << 20;
+    // When set, only keys it returns true for are decoded; the others come back as
+    // kSkipped with their value stepped over (framing checked, containers not decoded).
+    std::function<bool(uint32_t db, std::string_view key)> keep;
   };
 
   RdbReader(std::string_view data, const Options& opts);

@@ -521,6 +521,119 @@ DecodeResult DecodeHashWithTtls(uint8_t type, RdbInput* in, RdbValue* out) {
 
 }  // namespace
 
+bool SkipValue(uint8_t type, RdbInput* in) {
+  const uint64_t at = in->offset();
+  uint64_t n = 0;
+  std::string_view raw;
+  auto strings = [&](uint64_t count, const char* what) {
+    for (uint64_t i = 0; i < count; i++) {
+      if (!in->SkipString(what)) return false;
+    }
+    return true;
+  };
+  auto lens = [&](int count, const char* what) {
+    uint64_t v;
+    for (int i = 0; i < count; i++) {
+      if (!in->ReadLength(&v, what)) return false;
+    }
+    return true;
+  };
+  auto count = [&](const char* what) {
+    uint64_t c_at = in->offset();
+    return in->ReadLength(&n, what) && CheckCount(in, n, c_at, what);
+  };
+  switch (type) {
+    case kTypeString:
+    case kTypeHashZipmap:
+    case kTypeListZiplist:
+    case kTypeSetIntset:
+    case kTypeZSetZiplist:
+    case kTypeHashZiplist:
+    case kTypeHashListpack:
+    case kTypeZSetListpack:
+    case kTypeSetListpack:
+      return in->SkipString("a value");
+    case kTypeList:
+    case kTypeSet:
+    case kTypeListQuicklist:
+      return count("a collection's length") && strings(n, "an element");
+    case kTypeHash:
+      return count("a hash's length") && strings(2 * n, "a hash field or value");
+    case kTypeZSet:
+    case kTypeZSet2:
+      if (!count("a sorted set's length")) return false;
+      for (uint64_t i = 0; i < n; i++) {
+        if (!in->SkipString("a sorted set member")) return false;
+        double d;
+        bool ok = type == kTypeZSet2 ? in->ReadBytes(8, &raw, "a score")
+                                     : in->ReadTextDouble(&d, "a score");
+        if (!ok) return false;
+      }
+      return true;
+    case kTypeListQuicklist2:
+      if (!count("a quicklist's node count")) return false;
+      for (uint64_t i = 0; i < n; i++) {
+        if (!lens(1, "a quicklist node's container") || !in->SkipString("a quicklist node")) {
+          return false;
+        }
+      }
+      return true;
+    case kTypeModule2:
+      return lens(1, "a module type id") && SkipModulePayload(in);
+    case kTypeStreamListpacks:
+    case kTypeStreamListpacks2:
+    case kTypeStreamListpacks3: {
+      if (!count("a stream's node count") || !strings(2 * n, "a stream node")) return false;
+      if (!lens(type >= kTypeStreamListpacks2 ? 8 : 3, "a stream's metadata")) return false;
+      uint64_t groups;
+      if (!count("a stream's group count")) return false;
+      groups = n;
+      for (uint64_t g = 0; g < groups; g++) {
+        if (!in->SkipString("a consumer group's name") ||
+            !lens(type >= kTypeStreamListpacks2 ? 3 : 2, "a consumer group's IDs") ||
+            !count("a group's pending count")) {
+          return false;
+        }
+        for (uint64_t k = 0, pel = n; k < pel; k++) {
+          if (!in->ReadBytes(24, &raw, "a pending entry") || !lens(1, "a delivery count")) {
+            return false;
+          }
+        }
+        if (!count("a group's consumer count")) return false;
+        for (uint64_t c = 0, consumers = n; c < consumers; c++) {
+          if (!in->SkipString("a consumer's name") ||
+              !in->ReadBytes(type >= kTypeStreamListpacks3 ? 16 : 8, &raw, "a consumer's times") ||
+              !count("a consumer's pending count") ||
+              !in->ReadBytes(static_cast<size_t>(16 * n), &raw, "a consumer's pending IDs")) {
+            return false;
+          }
+        }
+      }
+      return true;
+    }
+    case kTypeHashMetadataPreGa:
+    case kTypeHashMetadata:
+      if (type == kTypeHashMetadata && !in->ReadBytes(8, &raw, "a hash's minimum expiry")) {
+        return false;
+      }
+      if (!count("a hash's field count")) return false;
+      for (uint64_t i = 0; i < n; i++) {
+        if (!lens(1, "a hash field's expiry") || !strings(2, "a hash field or value")) return false;
+      }
+      return true;
+    case kTypeHashListpackExPreGa:
+    case kTypeHashListpackEx:
+      if (type == kTypeHashListpackEx && !in->ReadBytes(8, &raw, "a hash's minimum expiry")) {
+        return false;
+      }
+      return in->SkipString("a hash listpack");
+    case kTypeModulePreGa:
+      return in->Fail(at, "a value in the pre-release module format, which cannot be read");
+    default:
+      return in->Fail(at > 0 ? at - 1 : 0, "unknown value type " + std::to_string(type));
+  }
+}
+
 size_t DropExpiredFields(RdbValue* v, int64_t now_ms) {
   if (v->field_expire_ms.empty()) return 0;
   packed::Builder b;

@@ -102,6 +102,11 @@ enum class DecodeResult : uint8_t {
 // Decodes the value of type id `type` at in's cursor into *out (which it overwrites).
 DecodeResult DecodeValue(uint8_t type, RdbInput* in, const DecodeOptions& opts, RdbValue* out);
 
+// Steps over the value of type id `type` checking only its framing (lengths, counts,
+// the bytes they claim): for a loader that keeps only some keys (each shard of a
+// parallel load keeps the keys it owns and skips the rest). Containers are not decoded.
+bool SkipValue(uint8_t type, RdbInput* in);
+
 // For a hash with field expiry (field_expire_ms not empty): removes the fields whose
 // expiry is at or before now_ms, and returns how many fields still carry one (strata
 // has no per-field expiry, so a caller refuses or reports those). elements is 0 when

@@ -20,27 +20,20 @@
 #include "core/keyspace.h"
 #include "storage/dirty_ranges.h"
 #include "storage/file_io.h"
+#include "storage/load_job.h"
 #include "storage/manifest.h"
 #include "storage/shard_snapshot.h"
 #include "storage/status.h"
 
 namespace strata {
 
-struct LoadStats {
-  uint64_t keys_loaded = 0;
-  uint64_t keys_expired = 0;
-  uint64_t keys_deleted = 0;  // by deltas' ranges
-  uint64_t bytes_read = 0;
-  uint64_t bytes_total = 0;
-};
-
-class ShardLoadJob {
+class ShardLoadJob final : public LoadJob {
  public:
   ShardLoadJob(Keyspace& ks, std::string dir, const Manifest& m, uint32_t shard,
                uint32_t shard_count);
   // Applies records for about budget_ns; *done when the whole chain is loaded.
-  Status Step(int64_t budget_ns, int64_t now_ms, bool* done);
-  const LoadStats& stats() const { return stats_; }
+  Status Step(int64_t budget_ns, int64_t now_ms, bool* done) override;
+  const LoadStats& stats() const override { return stats_; }
   // Cold records (values in the spill store) are loaded as cold entries: the shard's
   // store was restored from the chain's checkpoint. Without this they are an error.
   void AllowCold();

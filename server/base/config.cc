@@ -100,6 +100,13 @@ Config::Config() {
   Add("rdbchecksum", Kind::kBool, "yes", true,
       "CRC-64 footer on RDB files strata writes, and its check on RDB files it loads (every "
       "snapshot block carries a CRC32C regardless)");
+  Add("import-rdb", Kind::kString, "", false,
+      "a Redis RDB file (relative to dir, or absolute) to load at startup instead of the "
+      "snapshot: a migration from Redis; a file named by dbfilename that holds an RDB is "
+      "loaded the same way");
+  Add("import-rdb-skip-modules", Kind::kBool, "no", false,
+      "when loading an RDB, skip module values and module aux data instead of refusing "
+      "the file");
   auto& sanitize = Add("sanitize-dump-payload", Kind::kEnum, "no", true,
                        "RESTORE payload checks: strata validates every payload in full "
                        "(duplicates, counts, lengths) whatever the setting; accepted for "

@@ -9,7 +9,6 @@
 // ("DUMP payload version or checksum are wrong"), then the value ("Bad data format").
 // Values strata has no type for yet (streams, module values) and hashes with live field
 // TTLs are refused as bad data, with the reason after the text.
-#include <algorithm>
 #include <string>
 
 #include "core/access.h"
@@ -117,11 +116,7 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (clock.mode == access::Mode::kLfu && freq >= 0) {
     e->SetAccess(access::LfuState(access::LfuMinutes(ctx.now_ms), static_cast<uint8_t>(freq)));
   } else if (clock.mode == access::Mode::kLru && idle >= 0) {
-    // The access time idle seconds ago on the wrapping clock.
-    int64_t at = static_cast<int64_t>(access::LruClock(ctx.now_ms)) -
-                 std::min<int64_t>(idle, access::kClockMax);
-    if (at < 0) at += access::kClockMax;
-    e->SetAccess(static_cast<uint32_t>(at));
+    e->SetAccess(access::LruStateIdle(ctx.now_ms, idle));
   }
   rb.Ok();
 }

@@ -16,6 +16,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
 #include "server/persistence/tier_service.h"
+#include "storage/rdb_loader.h"
 #include "storage/file_io.h"
 #include "storage/mono_clock.h"
 
@@ -49,7 +50,7 @@ struct SnapshotManager::Shard {
   bool reported = false;
   int64_t credit_ns = 0;  // snapshot time earned by serving clients
   int64_t last_busy_ns = 0;
-  std::unique_ptr<ShardLoadJob> load;
+  std::unique_ptr<LoadJob> load;
   std::unique_ptr<DirtyRanges> tracker;
   uint64_t changes_at_cut = 0;
   std::atomic<uint64_t> changes_saved{0};
@@ -162,6 +163,31 @@ Status SnapshotManager::PrepareLoad() {
   load_dir_ = c.String("dir");
   std::string name = c.String("dbfilename");
   std::string path = JoinPath(load_dir_, name);
+  // A Redis RDB: asked for with import-rdb, or what dbfilename names (a Redis config
+  // reused as it is).
+  std::string import = c.String("import-rdb");
+  if (!import.empty() || RdbShardLoadJob::LooksLikeRdb(path)) {
+    std::string rdb_path = import.empty() ? path : import[0] == '/' ? import : JoinPath(load_dir_, import);
+    std::string err = RdbShardLoadJob::CheckHeader(rdb_path);
+    if (!err.empty()) {
+      if (c.String("snapshot-on-corrupt") == "start-empty") {
+        LogWarning("RDB not loaded, starting empty (snapshot-on-corrupt start-empty): %s",
+                   err.c_str());
+        return Status::Ok();
+      }
+      return Status::Corruption("can't load the RDB file: " + err);
+    }
+    load_rdb_ = rdb_path;
+    engine_->HoldLoading(engine_->shard_count());
+    loading_shards_.store(engine_->shard_count(), std::memory_order_release);
+    load_start_ms_ = WallClockMs();
+    LogNotice("Loading RDB %s on %u shards in parallel", rdb_path.c_str(), engine_->shard_count());
+    if (rdb_path == path) {
+      LogNotice("The next snapshot replaces %s with strata's format (strata-dump writes RDB)",
+                path.c_str());
+    }
+    return Status::Ok();
+  }
   std::string data;
   Status s = ReadWholeFile(path, &data);
   if (s.code() == Status::Code::kNotFound) return Status::Ok();
@@ -227,10 +253,18 @@ Status SnapshotManager::PrepareLoad() {
 
 void SnapshotManager::OnWorkerStart(Worker& w) {
   Shard& sh = *shards_[w.index()];
-  if (load_manifest_) {
-    sh.load = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
-                                             engine_->shard_count());
-    if (tier_ != nullptr && !ColdCheckpointsToLoad().empty()) sh.load->AllowCold();
+  if (!load_rdb_.empty()) {
+    RdbShardLoadJob::Options o;
+    o.skip_modules = engine_->config().Bool("import-rdb-skip-modules");
+    o.verify_checksum = engine_->config().Bool("rdbchecksum");
+    o.max_string_bytes = static_cast<uint64_t>(engine_->config().Int("proto-max-bulk-len"));
+    sh.load = std::make_unique<RdbShardLoadJob>(w.keyspace(), load_rdb_, w.index(),
+                                                engine_->shard_count(), o);
+  } else if (load_manifest_) {
+    auto job = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
+                                              engine_->shard_count());
+    if (tier_ != nullptr && !ColdCheckpointsToLoad().empty()) job->AllowCold();
+    sh.load = std::move(job);
     sh.load_total.store(sh.load->stats().bytes_total);
   }
 }
@@ -283,10 +317,14 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     std::lock_guard<std::mutex> l(info_mu_);
     info_.loaded += sh.load->stats().keys_loaded;
     info_.expired += sh.load->stats().keys_expired;
+    info_.skipped += sh.load->stats().keys_skipped;
+    info_.functions += sh.load->stats().functions;
   }
   sh.load.reset();
-  // Changes after the load are what the next delta on this chain must write.
-  if (WantTracking() && load_manifest_->shard_count == engine_->shard_count()) {
+  // Changes after the load are what the next delta on this chain must write (after an
+  // RDB the next snapshot is a full one).
+  if (load_manifest_ && WantTracking() &&
+      load_manifest_->shard_count == engine_->shard_count()) {
     sh.tracker = std::make_unique<DirtyRanges>();
     w.keyspace().set_change_tracker(sh.tracker.get());
   }
@@ -304,6 +342,17 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     }
     LogNotice("DB loaded from disk: %.3f seconds (%" PRIu64 " keys, %" PRIu64 " expired)",
               static_cast<double>(ms) / 1000, loaded, expired);
+    if (!load_rdb_.empty()) {
+      std::lock_guard<std::mutex> l(info_mu_);
+      if (info_.skipped > 0) {
+        LogNotice("RDB: %" PRIu64 " empty keys and module values skipped", info_.skipped);
+      }
+      if (info_.functions > 0) {
+        LogWarning("RDB: %" PRIu64 " function libraries not loaded (strata has no FUNCTION yet)",
+                   info_.functions);
+      }
+      return;
+    }
     // The loaded chain is the one the next snapshot extends.
     Worker& w0 = engine_->worker(0);
     bool same = load_manifest_->shard_count == engine_->shard_count();

@@ -28,7 +28,8 @@
 //   than snapshot-max-deltas deltas follow the base; otherwise it is full.
 //
 // Loading: PrepareLoad() (main thread, before the workers start) reads the manifest and
-// checks the files it names; each worker then loads its share a slice per loop turn
+// checks the files it names - or, when import-rdb names a file or dbfilename holds a
+// Redis RDB, checks that file's header (storage/rdb_loader.h); each worker then loads its share a slice per loop turn
 // (storage/snapshot_loader.h), all in parallel, while clients get -LOADING. A damaged
 // file stops the server with the file and offset, unless snapshot-on-corrupt is
 // start-empty (then every shard drops what it loaded and the server starts empty).
@@ -169,6 +170,7 @@ class SnapshotManager final : public ShardService {
 
   // Startup load (set on the main thread before workers start, then read-only).
   std::optional<Manifest> load_manifest_;
+  std::string load_rdb_;  // a Redis RDB file to load instead (rdb_loader.h)
   std::string load_dir_;
   int64_t load_start_ms_ = 0;
 
@@ -184,7 +186,7 @@ class SnapshotManager final : public ShardService {
     int64_t last_cut_us = 0;
     uint64_t cut_retries = 0;
     uint64_t chain_length = 0;
-    uint64_t loaded = 0, expired = 0;
+    uint64_t loaded = 0, expired = 0, skipped = 0, functions = 0;
     int64_t load_duration_ms = 0;
     std::string fatal;
   } info_;

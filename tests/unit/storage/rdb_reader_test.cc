@@ -178,6 +178,35 @@ TEST_F(RdbFixtureTest, EveryFixtureLoadsOrIsRefusedAsDocumented) {
   EXPECT_GE(files, 60);
 }
 
+// A reader that keeps no key steps over every value by its framing alone, to the same
+// end; one that keeps every other key decodes those exactly as a full read does.
+TEST_F(RdbFixtureTest, SkippedValuesAreSteppedOverByTheirFraming) {
+  RdbReader::Options none;
+  none.skip_modules = true;
+  none.keep = [](uint32_t, std::string_view) { return false; };
+  RdbReader::Options half;
+  half.skip_modules = true;
+  int n = 0;
+  half.keep = [&n](uint32_t, std::string_view) { return n++ % 2 == 0; };
+  RdbReader::Options all;
+  all.skip_modules = true;
+  for (const char* set : {"librdb", "rdbtools"}) {
+    for (const auto& f : std::filesystem::directory_iterator(FixtureDir() / set)) {
+      if (f.path().extension() != ".rdb") continue;
+      std::string data = ReadFile(f.path());
+      Loaded full = Load(data, all);
+      if (!full.error.empty()) continue;
+      Loaded skipped = Load(data, none);
+      EXPECT_EQ(skipped.error, "") << f.path();
+      EXPECT_TRUE(skipped.keys.empty());
+      n = 0;
+      Loaded some = Load(data, half);
+      EXPECT_EQ(some.error, "") << f.path();
+      for (const auto& [k, v] : some.keys) EXPECT_EQ(full.keys.at(k), v) << f.path() << " " << k;
+    }
+  }
+}
+
 // ... and read when module values are skipped.
 TEST_F(RdbFixtureTest, ModuleValuesAreSkippedWhenAsked) {
   RdbReader::Options skip;
