@@ -66,14 +66,23 @@ bool RdbReader::ReadKey(uint8_t type, uint64_t start, RdbRecord* rec) {
     return in_.Fail(start, "Valkey type id " + std::to_string(type) +
                                " is not one this reader knows");
   }
+  rec->type_id = type;
+  const size_t value_at = static_cast<size_t>(in_.offset());
+  auto take_raw = [&] {
+    rec->raw = data_.substr(value_at, static_cast<size_t>(in_.offset()) - value_at);
+    return true;
+  };
   if (opts_.keep && !opts_.keep(db_, rec->name)) {
     rec->kind = RdbRecord::Kind::kSkipped;
-    return SkipValue(type, &in_);
+    return SkipValue(type, &in_) && take_raw();
+  }
+  if (!opts_.decode && type != kTypeModulePreGa && type != kTypeModule2) {
+    return SkipValue(type, &in_) && take_raw();
   }
   DecodeResult r = DecodeValue(type, &in_, decode_, &rec->value);
   if (r == DecodeResult::kError) return false;
   rec->empty = r == DecodeResult::kEmpty;
-  return true;
+  return take_raw();
 }
 
 bool RdbReader::Next(RdbRecord* rec) {

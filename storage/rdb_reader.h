@@ -43,7 +43,9 @@ struct RdbRecord {
   std::string name;
   std::string text;
   std::string module;
-  RdbValue value;
+  RdbValue value;           // kKey, unless the reader does not decode
+  uint8_t type_id = 0;      // kKey, kSkipped: the value's type id
+  std::string_view raw;     // kKey, kSkipped: the value's bytes in the file (after the key)
   bool empty = false;       // kKey: an empty collection, which loaders skip as Redis does
   int64_t expire_ms = -1;   // kKey: absolute unix ms, -1 for none
   int64_t idle_s = -1;      // kKey: OBJECT IDLETIME when saved under an LRU policy
@@ -62,6 +64,9 @@ class RdbReader {
     // When set, only keys it returns true for are decoded; the others come back as
     // kSkipped with their value stepped over (framing checked, containers not decoded).
     std::function<bool(uint32_t db, std::string_view key)> keep;
+    // false: keys come back with their raw bytes and type id only, stepped over by their
+    // framing (a tool that passes values on as DUMP payloads, which the target checks).
+    bool decode = true;
   };
 
   RdbReader(std::string_view data, const Options& opts);

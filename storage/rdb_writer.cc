@@ -39,8 +39,7 @@ void RdbWriter::Function(std::string_view code) {
   AppendString(&out_, code, opts_.encode.compression);
 }
 
-void RdbWriter::Key(ValueType type, std::string_view key, std::string_view data,
-                    int64_t expire_ms, int64_t idle_s, int freq) {
+void RdbWriter::KeyPrefix(int64_t expire_ms, int64_t idle_s, int freq) {
   if (expire_ms >= 0 && expire_ms != Entry::kNoExpire) {
     out_.push_back(static_cast<char>(kOpExpireTimeMs));
     AppendLE(&out_, static_cast<uint64_t>(expire_ms), 8);
@@ -52,6 +51,20 @@ void RdbWriter::Key(ValueType type, std::string_view key, std::string_view data,
     out_.push_back(static_cast<char>(kOpFreq));
     out_.push_back(static_cast<char>(freq & 0xff));
   }
+}
+
+void RdbWriter::RawKey(uint8_t type_id, std::string_view key, std::string_view value,
+                       int64_t expire_ms, int64_t idle_s, int freq) {
+  KeyPrefix(expire_ms, idle_s, freq);
+  out_.push_back(static_cast<char>(type_id));
+  AppendString(&out_, key, opts_.encode.compression);
+  out_.append(value);
+  keys_++;
+}
+
+void RdbWriter::Key(ValueType type, std::string_view key, std::string_view data,
+                    int64_t expire_ms, int64_t idle_s, int freq) {
+  KeyPrefix(expire_ms, idle_s, freq);
   // The type byte comes first, then the key, then the value: encode the value after a
   // placeholder and patch the type in.
   size_t type_pos = out_.size();

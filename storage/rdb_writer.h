@@ -40,6 +40,10 @@ class RdbWriter {
   // counter (-1 for none).
   void Key(ValueType type, std::string_view key, std::string_view data, int64_t expire_ms,
            int64_t idle_s = -1, int freq = -1);
+  // A key whose value is already in RDB encoding: its type id and value bytes as a file
+  // or a DUMP payload had them (strata-dump passes values on without decoding them).
+  void RawKey(uint8_t type_id, std::string_view key, std::string_view value, int64_t expire_ms,
+              int64_t idle_s = -1, int freq = -1);
   // EOF and the footer. The writer is spent afterwards.
   void End();
 
@@ -51,6 +55,7 @@ class RdbWriter {
 
  private:
   void Checksum();
+  void KeyPrefix(int64_t expire_ms, int64_t idle_s, int freq);
   Options opts_;
   std::string out_;
   uint64_t crc_ = 0;

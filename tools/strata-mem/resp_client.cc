@@ -1,5 +1,7 @@
 #include "tools/strata-mem/resp_client.h"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -140,7 +142,9 @@ bool RespClient::Connect(const Endpoint& endpoint, const ClientOptions& options,
   if (fd_ < 0) return Fail(error, last_error);
   if (!options_.password.empty()) {
     Reply reply;
-    if (!Call({"AUTH", options_.password}, &reply, error)) return false;
+    bool ok = options_.user.empty() ? Call({"AUTH", options_.password}, &reply, error)
+                                    : Call({"AUTH", options_.user, options_.password}, &reply, error);
+    if (!ok) return false;
     if (reply.is_error()) {
       std::string text = reply.str;
       return Fail(error, "AUTH failed: " + text);
@@ -252,6 +256,60 @@ bool RespClient::Read(Reply* reply, std::string* error) {
     if (!Wait(POLLIN, &revents, error)) return false;
     if (!ReceiveSome(error)) return false;
   }
+}
+
+bool RespClient::ReadLine(std::string* line, size_t max_len, std::string* error) {
+  if (fd_ < 0) return Fail(error, "not connected");
+  if (pending_output() > 0 && !Flush(error)) return false;
+  size_t scanned = 0;
+  while (true) {
+    std::string_view avail(in_.data() + in_pos_, in_.size() - in_pos_);
+    size_t eol = avail.find("\r\n", scanned > 0 ? scanned - 1 : 0);
+    if (eol != std::string_view::npos) {
+      line->assign(avail.substr(0, eol));
+      in_pos_ += eol + 2;
+      return true;
+    }
+    scanned = avail.size();
+    if (scanned > max_len) return Fail(error, "a line longer than " + std::to_string(max_len));
+    short revents = 0;
+    if (!Wait(POLLIN, &revents, error)) return false;
+    if (!ReceiveSome(error)) return false;
+  }
+}
+
+bool RespClient::ReadRaw(size_t max, std::string* out, std::string* error) {
+  if (fd_ < 0) return Fail(error, "not connected");
+  out->clear();
+  while (in_pos_ == in_.size()) {
+    short revents = 0;
+    if (!Wait(POLLIN, &revents, error)) return false;
+    if (!ReceiveSome(error)) return false;
+  }
+  size_t n = std::min(max, in_.size() - in_pos_);
+  out->assign(in_, in_pos_, n);
+  in_pos_ += n;
+  if (in_pos_ == in_.size()) {
+    in_.clear();
+    in_pos_ = 0;
+  }
+  return true;
+}
+
+bool RespClient::Poll(int wait_ms, bool* readable, std::string* error) {
+  if (fd_ < 0) return Fail(error, "not connected");
+  if (in_pos_ < in_.size()) {
+    *readable = true;
+    return true;
+  }
+  pollfd p{fd_, POLLIN, 0};
+  int r;
+  do {
+    r = ::poll(&p, 1, wait_ms);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return Fail(error, std::string("poll failed: ") + std::strerror(errno));
+  *readable = r > 0;
+  return true;
 }
 
 bool RespClient::Call(std::initializer_list<std::string_view> args, Reply* reply,

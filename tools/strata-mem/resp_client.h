@@ -34,6 +34,7 @@ struct Endpoint {
 struct ClientOptions {
   int timeout_ms = 5000;     // bound on each connect/send/receive wait
   std::string password;      // sent with AUTH after connecting when not empty
+  std::string user;          // AUTH user password (ACL) when not empty
   ReplyLimits reply_limits;  // see reply.h
 };
 
@@ -61,6 +62,21 @@ class RespClient {
   bool Call(std::initializer_list<std::string_view> args, Reply* reply, std::string* error);
   // Call that also fails on an error reply, with "server X replied: ...".
   bool CallOk(std::initializer_list<std::string_view> args, Reply* reply, std::string* error);
+
+  // Raw reads, for a protocol that leaves RESP (a replication transfer, whose RDB bulk
+  // has no CRLF after it): the next line without its CRLF (at most max_len bytes), and
+  // whatever bytes have arrived, up to max (waiting for at least one).
+  bool ReadLine(std::string* line, size_t max_len, std::string* error);
+  bool ReadRaw(size_t max, std::string* out, std::string* error);
+  // Puts bytes back in front of what is still to be read (a raw reader that read past
+  // the end of its part).
+  void Unread(std::string_view bytes) {
+    in_.insert(in_pos_, bytes);
+  }
+  // Waits up to wait_ms for bytes; true (without reading) when some are there.
+  bool Poll(int wait_ms, bool* readable, std::string* error);
+  // The timeout on each wait, changeable after connecting (a transfer that starts late).
+  void set_timeout_ms(int ms) { options_.timeout_ms = ms; }
 
   // Fills *error with "server <name> replied: <text>" when reply is an error reply.
   bool CheckReply(const Reply& reply, std::string* error) const;
