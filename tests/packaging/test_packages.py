@@ -98,6 +98,7 @@ def test_deb_metadata(packages):
         assert lib in depends, depends
     files = run("dpkg-deb", "--contents", packages["deb"]).stdout
     for path in ("./usr/bin/strata-server", "./usr/bin/strata-mem", "./usr/bin/strata-bench",
+                 "./usr/bin/strata-dump",
                  "./etc/strata/strata.conf", "./etc/logrotate.d/strata-server",
                  "./lib/systemd/system/strata-server.service",
                  "./lib/systemd/system/strata-server@.service",
@@ -139,7 +140,7 @@ def test_install_creates_user_dirs_and_config(packages):
         assert re.search(r"^# %s " % re.escape(name), conf, re.M), name
     assert re.search(r"^dir /var/lib/strata$", conf, re.M)
     assert re.search(r"^logfile /var/log/strata/strata-server.log$", conf, re.M)
-    for prog in ("strata-server", "strata-mem", "strata-bench"):
+    for prog in ("strata-server", "strata-mem", "strata-bench", "strata-dump"):
         help_text = run("/usr/bin/" + prog, "--help").stdout
         assert "--" in help_text and len(help_text) > 500, prog
 
@@ -186,6 +187,7 @@ def test_remove_leaves_only_the_config(packages):
     run("dpkg", "--remove", "strata")
     assert dpkg_status() == "rc"  # removed, config files remain
     for path in ("/usr/bin/strata-server", "/usr/bin/strata-bench", "/usr/bin/strata-mem",
+                 "/usr/bin/strata-dump",
                  "/lib/systemd/system/strata-server.service",
                  "/usr/share/doc/strata/copyright"):
         assert not os.path.exists(path), path
@@ -218,6 +220,7 @@ def test_rpm_files_requires_and_scripts(packages):
     assert re.search(r"^License\s*: BSD-3-Clause$", info, re.M)
     files = run("rpm", "-qpl", rpm).stdout.split()
     for path in ("/usr/bin/strata-server", "/usr/bin/strata-mem", "/usr/bin/strata-bench",
+                 "/usr/bin/strata-dump",
                  "/etc/strata/strata.conf", "/etc/logrotate.d/strata-server",
                  "/usr/lib/systemd/system/strata-server.service",
                  "/usr/lib/systemd/system/strata-server@.service"):

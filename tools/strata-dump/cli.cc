@@ -34,6 +34,7 @@ struct Raw {
   std::vector<std::string> db_map;
   std::string max_value_bytes = "64mb";
   std::string from, to;
+  int checkpoint_every_ms = 1000;
 };
 
 void AddCommon(CLI::App* cmd, Raw* r, bool servers) {
@@ -54,6 +55,10 @@ void AddCommon(CLI::App* cmd, Raw* r, bool servers) {
   cmd->add_flag("--exclude-expired", r->exclude_expired, "Leave out keys whose TTL has passed");
   cmd->add_flag("--skip-modules", r->skip_modules,
                 "Skip module values instead of refusing the file or server");
+  cmd->add_option("--checkpoint-every-ms", r->checkpoint_every_ms,
+                  "How often restore and copy save their checkpoint")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600000));
 }
 
 bool Finish(const Raw& r, Common* c, std::string* error) {
@@ -75,6 +80,7 @@ bool Finish(const Raw& r, Common* c, std::string* error) {
   c->filter.dbs.insert(r.dbs.begin(), r.dbs.end());
   c->filter.exclude_expired = r.exclude_expired;
   c->skip_modules = r.skip_modules;
+  c->checkpoint_every_ms = r.checkpoint_every_ms;
   return true;
 }
 

@@ -142,7 +142,7 @@ int Pump(Source& src, RestoreSink& sink, const Common& c, const std::string& lab
     }
     progress.Update(src.done(), src.total(), sink.stats().keys, sink.stats().bytes);
     auto t = std::chrono::steady_clock::now();
-    if (t - last_ck > std::chrono::seconds(1)) {
+    if (t - last_ck > std::chrono::milliseconds(c.checkpoint_every_ms)) {
       WriteCheckpoint(checkpoint, source_id, sink.SafePosition(src.Position()));
       last_ck = t;
     }

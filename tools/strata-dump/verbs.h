@@ -21,6 +21,7 @@ struct Common {
   mem::ProgressMode progress = mem::ProgressMode::kAuto;
   Filter filter;
   bool skip_modules = false;
+  int checkpoint_every_ms = 1000;  // how often restore and copy save their checkpoint
 };
 
 struct DumpOptions {
