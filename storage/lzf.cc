@@ -12,15 +12,19 @@ namespace {
 constexpr size_t kMaxLiteral = 32;
 constexpr size_t kMaxOffset = 1 << 13;
 constexpr size_t kMaxRef = 264;  // 7 + 255 + 2
-constexpr int kHashBits = 14;
+// The match table: at most 2^14 slots, and for a short input about two per byte (so a
+// 100-byte value fills 256 slots, not 16384: the table's setup would cost more than
+// the compression).
+constexpr int kMaxHashBits = 14;
+constexpr int kMinHashBits = 8;
 
 std::string At(size_t offset, const char* what) {
   return "LZF data damaged at byte " + std::to_string(offset) + ": " + what;
 }
 
-inline uint32_t Hash3(const unsigned char* p) {
+inline uint32_t Hash3(const unsigned char* p, int bits) {
   uint32_t v = static_cast<uint32_t>(p[0]) << 16 | static_cast<uint32_t>(p[1]) << 8 | p[2];
-  return (v * 2654435761u) >> (32 - kHashBits);
+  return (v * 2654435761u) >> (32 - bits);
 }
 
 }  // namespace
@@ -82,51 +86,94 @@ bool Decompress(std::string_view in, size_t out_len, std::string* out, std::stri
 }
 
 bool Compress(std::string_view in, size_t max_out, std::string* out) {
-  out->clear();
   const auto* ip = reinterpret_cast<const unsigned char*>(in.data());
   const size_t n = in.size();
-  std::vector<uint32_t> table(size_t{1} << kHashBits, UINT32_MAX);
+  // Output goes into a buffer of max_out bytes (plus slack for one step); the run is
+  // abandoned as soon as the literals pending alone would not fit.
+  out->resize(max_out + kMaxLiteral + 8);
+  auto* op0 = reinterpret_cast<unsigned char*>(out->data());
+  unsigned char* op = op0;
+  unsigned char* const op_end = op0 + max_out;
+  int bits = kMinHashBits;
+  while (bits < kMaxHashBits && (size_t{1} << bits) < 2 * n) bits++;
+  // Slots hold position + 1; 0 is empty.
+  uint32_t small[size_t{1} << kMinHashBits];
+  std::vector<uint32_t> big;
+  uint32_t* table = small;
+  if (bits > kMinHashBits) {
+    big.assign(size_t{1} << bits, 0);
+    table = big.data();
+  } else {
+    std::memset(small, 0, sizeof(small));
+  }
   size_t lit_start = 0;  // first byte of the pending literal run
   auto flush_literals = [&](size_t end) {
     while (lit_start < end) {
       size_t run = std::min(kMaxLiteral, end - lit_start);
-      out->push_back(static_cast<char>(run - 1));
-      out->append(in.data() + lit_start, run);
+      *op++ = static_cast<unsigned char>(run - 1);
+      std::memcpy(op, ip + lit_start, run);
+      op += run;
       lit_start += run;
     }
   };
+  auto pending_fits = [&](size_t upto) {
+    size_t lit = upto - lit_start;
+    return op + lit + (lit + kMaxLiteral - 1) / kMaxLiteral <= op_end;
+  };
   size_t i = 0;
+  const int shift = 32 - bits;
+  uint32_t v = n >= 2 ? static_cast<uint32_t>(ip[0]) << 8 | ip[1] : 0;  // rolling 3 bytes
   while (i + 2 < n) {
-    uint32_t h = Hash3(ip + i);
-    uint32_t cand = table[h];
-    table[h] = static_cast<uint32_t>(i);
-    if (cand != UINT32_MAX && i - cand <= kMaxOffset && std::memcmp(ip + cand, ip + i, 3) == 0) {
+    v = (v << 8 | ip[i + 2]) & 0xffffff;
+    uint32_t h = (v * 2654435761u) >> shift;
+    uint32_t slot = table[h];
+    table[h] = static_cast<uint32_t>(i + 1);
+    size_t cand = slot - 1;
+    if (slot != 0 && i - cand <= kMaxOffset && ip[cand] == ip[i] && ip[cand + 1] == ip[i + 1] &&
+        ip[cand + 2] == ip[i + 2]) {
       size_t len = 3;
       size_t limit = std::min(kMaxRef, n - i);
       while (len < limit && ip[cand + len] == ip[i + len]) len++;
+      if (!pending_fits(i)) {
+        out->clear();
+        return false;
+      }
       flush_literals(i);
+      if (op + 3 > op_end) {
+        out->clear();
+        return false;
+      }
       size_t back = i - cand - 1;
       size_t l = len - 2;
       if (l < 7) {
-        out->push_back(static_cast<char>(l << 5 | back >> 8));
+        *op++ = static_cast<unsigned char>(l << 5 | back >> 8);
       } else {
-        out->push_back(static_cast<char>(7 << 5 | back >> 8));
-        out->push_back(static_cast<char>(l - 7));
+        *op++ = static_cast<unsigned char>(7 << 5 | back >> 8);
+        *op++ = static_cast<unsigned char>(l - 7);
       }
-      out->push_back(static_cast<char>(back & 0xff));
+      *op++ = static_cast<unsigned char>(back & 0xff);
       // Index the bytes the reference covers (a few, for the next matches).
       for (size_t k = 1; k < len && i + k + 2 < n; k++) {
-        table[Hash3(ip + i + k)] = static_cast<uint32_t>(i + k);
+        table[Hash3(ip + i + k, bits)] = static_cast<uint32_t>(i + k + 1);
       }
       i += len;
       lit_start = i;
+      if (i + 1 < n) v = static_cast<uint32_t>(ip[i]) << 8 | ip[i + 1];
     } else {
       i++;
+      if (((i - lit_start) & 15) == 0 && !pending_fits(i)) {
+        out->clear();
+        return false;
+      }
     }
-    if (out->size() > max_out) return false;
+  }
+  if (!pending_fits(n)) {
+    out->clear();
+    return false;
   }
   flush_literals(n);
-  return out->size() <= max_out;
+  out->resize(static_cast<size_t>(op - op0));
+  return true;
 }
 
 }  // namespace strata::lzf

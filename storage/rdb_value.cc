@@ -879,7 +879,7 @@ void AppendString(std::string* out, std::string_view s, bool compression) {
     }
   }
   if (compression && s.size() > 20) {
-    std::string c;
+    thread_local std::string c;  // reused: most attempts fail, and each would allocate
     if (lzf::Compress(s, s.size() - 4, &c)) {
       out->push_back(static_cast<char>(0xc3));
       AppendLength(out, c.size());

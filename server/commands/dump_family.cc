@@ -33,6 +33,11 @@ void CmdDump(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   bool compression = ctx.worker.engine().config().Bool("rdbcompression");
   rdb::EncodeOptions opts = rdb::EncodeOptions::FromLimits(10, compression);
+  if (!e->IsExternal()) {
+    std::string scratch;  // for a packed (ascii7) value only
+    rb.Bulk(rdb::MakeDumpPayload(e->Type(), e->Value(&scratch), opts));
+    return;
+  }
   rb.Bulk(rdb::MakeDumpPayload(e->Type(), Keyspace::Serialize(e), opts));
 }
 

@@ -60,8 +60,10 @@ class RestoreSink {
   ~RestoreSink();
   // Connects every connection (a wrong address or password fails here).
   bool Start(std::string* error);
-  // position: the source's position that reads this item again.
+  // position: the source's position that reads this item again; only read when
+  // NeedsPosition() (the item starts a batch), so a caller computes it only then.
   bool Add(Item item, const std::string& position, std::string* error);
+  bool NeedsPosition() const { return open_.items.empty(); }
   // Loads a function library (FUNCTION LOAD REPLACE) on the target.
   bool LoadFunction(const std::string& code, std::string* error);
   // Sends what is queued and waits for every reply.

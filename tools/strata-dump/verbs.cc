@@ -112,12 +112,14 @@ int Pump(Source& src, RestoreSink& sink, const Common& c, const std::string& lab
   int64_t now = NowMs();
   uint64_t filtered = 0;
   bool interrupted = false;
+  std::string pos;
+  uint64_t n = 0;
   while (true) {
     if (g_stop.load()) {
       interrupted = true;
       break;
     }
-    std::string pos = src.Position();
+    if (sink.NeedsPosition() || pos.empty()) pos = src.Position();
     Item it;
     if (!src.Next(&it, &error)) {
       if (!error.empty()) {
@@ -140,6 +142,7 @@ int Pump(Source& src, RestoreSink& sink, const Common& c, const std::string& lab
       sink.Finish(&e2);
       return Error(error + " (the checkpoint for --resume is in " + checkpoint + ")", kExitTarget);
     }
+    if ((++n & 255) != 0) continue;  // the clock, the progress and the checkpoint
     progress.Update(src.done(), src.total(), sink.stats().keys, sink.stats().bytes);
     auto t = std::chrono::steady_clock::now();
     if (t - last_ck > std::chrono::milliseconds(c.checkpoint_every_ms)) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 namespace strata::mem {
@@ -23,8 +24,8 @@ constexpr size_t kCompactAt = 1 << 20;
 
 void AppendDecimal(std::string* out, uint64_t v) {
   char buf[24];
-  int n = std::snprintf(buf, sizeof(buf), "%llu", static_cast<unsigned long long>(v));
-  out->append(buf, static_cast<size_t>(n));
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, static_cast<size_t>(r.ptr - buf));
 }
 
 }  // namespace
