@@ -155,6 +155,10 @@ void Keyspace::Recharge(const Entry* e, size_t old_object_bytes) {
   type_bytes_[t] += now - old_object_bytes;
 }
 
+void Keyspace::Prefetch(uint32_t db, std::string_view key) const {
+  dbs_[db].table->Prefetch(TableHash(key));
+}
+
 std::string Keyspace::Serialize(const Entry* e) {
   if (!e->IsExternal()) return e->ValueString();
   std::string out;

@@ -200,6 +200,8 @@ class Keyspace {
   Table& table(uint32_t db) { return *dbs_[db].table; }
   // Before loading about n keys into db (Table::Reserve).
   void Reserve(uint32_t db, size_t n) { dbs_[db].table->Reserve(n); }
+  // Prefetches where key would live in db (loaders, a few keys ahead). REQUIRES: db valid.
+  void Prefetch(uint32_t db, std::string_view key) const;
 
   // Deletes expired keys, visiting at most `bucket_budget` buckets in total.
   // Returns the number of keys deleted.

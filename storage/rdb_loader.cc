@@ -4,6 +4,7 @@
 
 #include "core/access.h"
 #include "core/hash.h"
+#include "storage/crc64.h"
 #include "storage/mono_clock.h"
 
 namespace strata {
@@ -11,6 +12,10 @@ namespace strata {
 RdbShardLoadJob::RdbShardLoadJob(Keyspace& ks, std::string path, uint32_t shard,
                                  uint32_t shard_count, const Options& opts)
     : ks_(ks), path_(std::move(path)), shard_(shard), shard_count_(shard_count), opts_(opts) {}
+
+RdbShardLoadJob::~RdbShardLoadJob() {
+  if (crc_thread_.joinable()) crc_thread_.join();
+}
 
 bool RdbShardLoadJob::LooksLikeRdb(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -40,7 +45,8 @@ Status RdbShardLoadJob::Open() {
   if (!s.ok()) return s;
   rdb::RdbReader::Options ro;
   ro.skip_modules = opts_.skip_modules;
-  ro.verify_checksum = opts_.verify_checksum && shard_ == 0;
+  ro.verify_checksum = false;  // checked here, on a thread of its own (CheckChecksum)
+  check_crc_ = opts_.verify_checksum && shard_ == 0;
   ro.max_string_bytes = opts_.max_string_bytes;
   if (shard_count_ > 1) {
     uint32_t shard = shard_, count = shard_count_;
@@ -51,6 +57,25 @@ Status RdbShardLoadJob::Open() {
   reader_ = std::make_unique<rdb::RdbReader>(file_.data(), ro);
   stats_.bytes_total = file_.data().size();
   if (!reader_->ReadHeader()) return Fail(reader_->error());
+  if (check_crc_ && file_.data().size() >= 8) {
+    std::string_view d = file_.data();
+    crc_thread_ = std::thread([this, d] { crc_ = crc64::Extend(0, d.data(), d.size() - 8); });
+  }
+  return Status::Ok();
+}
+
+Status RdbShardLoadJob::CheckChecksum() {
+  if (crc_thread_.joinable()) crc_thread_.join();
+  if (!check_crc_ || reader_->footer() == 0) return Status::Ok();
+  std::string_view d = file_.data();
+  uint64_t end = reader_->checksum_end();
+  // Bytes after the footer (Redis ignores them): the thread's sum is not this one.
+  uint64_t crc = end + 8 == d.size() ? crc_ : crc64::Extend(0, d.data(), end);
+  if (crc != reader_->footer()) {
+    return Fail("at byte " + std::to_string(end) + ": wrong checksum (the file has " +
+                std::to_string(reader_->footer()) + ", the data " + std::to_string(crc) + ")");
+  }
+  verified_ = true;
   return Status::Ok();
 }
 
@@ -123,14 +148,30 @@ Status RdbShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
   }
   int64_t deadline = MonoNs() + budget_ns;
   for (int n = 0;; n++) {
-    if (!reader_->Next(&rec_)) return Fail(reader_->error());
-    if (rec_.kind == rdb::RdbRecord::Kind::kEnd) {
+    // Keep kLookahead records decoded ahead, each key's slot prefetched, so that the
+    // insert of one overlaps the cache misses of the next ones.
+    while (pending_ < kLookahead && !reader_done_) {
+      rdb::RdbRecord& r = ring_[(head_ + pending_) % kLookahead];
+      if (!reader_->Next(&r)) return Fail(reader_->error());
+      pending_++;
+      if (r.kind == rdb::RdbRecord::Kind::kEnd) {
+        reader_done_ = true;
+      } else if (r.kind == rdb::RdbRecord::Kind::kKey && r.db < ks_.db_count()) {
+        ks_.Prefetch(r.db, r.name);
+      }
+    }
+    rdb::RdbRecord& rec = ring_[head_];
+    head_ = (head_ + 1) % kLookahead;
+    pending_--;
+    if (rec.kind == rdb::RdbRecord::Kind::kEnd) {
+      Status cs = CheckChecksum();
+      if (!cs.ok()) return cs;
       stats_.bytes_read = stats_.bytes_total;
       *done = true;
       file_.Close();
       return Status::Ok();
     }
-    Status s = Apply(rec_, now_ms);
+    Status s = Apply(rec, now_ms);
     if (!s.ok()) return s;
     if ((n & 63) == 63) {
       stats_.bytes_read = reader_->offset();

@@ -4,7 +4,9 @@
 // Every shard reads the whole file at once, in parallel, and keeps the keys that hash to
 // it: the others' values are stepped over by their framing without being decoded
 // (rdb_value.h SkipValue), so the decoding and inserting - most of the cost - is split
-// between the shards and no records cross threads. Shard 0 alone computes the checksum.
+// between the shards and no records cross threads. Shard 0's job alone checks the
+// checksum, on a thread of its own that reads the mapped file beside the load (joined
+// when the load reaches the end; the load is refused if it does not match).
 // Each key is decoded and checked in full by the shard that keeps it.
 //
 // What strata cannot hold is refused with the key, database and offset: a stream, a
@@ -19,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "core/keyspace.h"
 #include "storage/file_io.h"
@@ -36,11 +39,12 @@ class RdbShardLoadJob final : public LoadJob {
   };
   RdbShardLoadJob(Keyspace& ks, std::string path, uint32_t shard, uint32_t shard_count,
                   const Options& opts);
+  ~RdbShardLoadJob() override;
   Status Step(int64_t budget_ns, int64_t now_ms, bool* done) override;
   const LoadStats& stats() const override { return stats_; }
   // After the load: the file's RDB version and whether its checksum was compared.
   int version() const { return reader_ ? reader_->version() : 0; }
-  bool checksum_verified() const { return reader_ && reader_->checksum_verified(); }
+  bool checksum_verified() const { return verified_; }
 
   // Reads the header only (main thread, before the workers start): "" when path is an
   // RDB file whose version this reader knows, else why not.
@@ -52,6 +56,7 @@ class RdbShardLoadJob final : public LoadJob {
   Status Open();
   Status Fail(const std::string& what) const;
   Status Apply(const rdb::RdbRecord& rec, int64_t now_ms);
+  Status CheckChecksum();
 
   Keyspace& ks_;
   std::string path_;
@@ -60,8 +65,16 @@ class RdbShardLoadJob final : public LoadJob {
   Options opts_;
   MappedFile file_;
   std::unique_ptr<rdb::RdbReader> reader_;
-  rdb::RdbRecord rec_;
+  static constexpr size_t kLookahead = 8;
+  rdb::RdbRecord ring_[kLookahead];
+  size_t head_ = 0;
+  size_t pending_ = 0;
+  bool reader_done_ = false;
   LoadStats stats_;
+  bool check_crc_ = false;
+  bool verified_ = false;
+  std::thread crc_thread_;
+  uint64_t crc_ = 0;  // of every byte but the last 8, written by crc_thread_
 };
 
 }  // namespace strata

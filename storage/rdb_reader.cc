@@ -185,9 +185,11 @@ bool RdbReader::Next(RdbRecord* rec) {
         rec->kind = RdbRecord::Kind::kEnd;
         rec->offset = start;
         ended_ = true;
+        crc_end_ = in_.offset();
         if (version_ < 5 && !valkey_) return true;
         uint64_t footer;
         if (!in_.ReadU64LE(&footer, "the checksum footer")) return false;
+        footer_ = footer;
         if (footer != 0 && opts_.verify_checksum) {
           if (footer != crc_) {
             return in_.Fail(in_.offset() - 8, "wrong checksum (the file has " +

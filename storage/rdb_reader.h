@@ -82,6 +82,11 @@ class RdbReader {
   // After kEnd: whether a checksum was compared (false when the footer was zero, the
   // version had none, or checking was off).
   bool checksum_verified() const { return checksum_verified_; }
+  // After kEnd: the footer as read (0 with checksums off or before version 5) and the
+  // offset just past the EOF opcode (the checksum covers the bytes before it): for a
+  // caller that checks the checksum itself (verify_checksum false).
+  uint64_t footer() const { return footer_; }
+  uint64_t checksum_end() const { return crc_end_; }
   uint64_t offset() const { return in_.offset(); }
   uint64_t size() const { return data_.size(); }
   const std::string& error() const { return in_.error(); }
@@ -104,6 +109,8 @@ class RdbReader {
   uint64_t crc_ = 0;
   size_t crc_pos_ = 0;
   bool checksum_verified_ = false;
+  uint64_t footer_ = 0;
+  uint64_t crc_end_ = 0;
   bool ended_ = false;
 };
 
