@@ -9,6 +9,16 @@
 // ("DUMP payload version or checksum are wrong"), then the value ("Bad data format").
 // Values strata has no type for yet (streams, module values) and hashes with live field
 // TTLs are refused as bad data, with the reason after the text.
+//
+// MIGRATE is a fiber: it locks its keys on their shards (exclusively unless COPY),
+// makes their DUMP payloads there, then connects to the target and sends AUTH, SELECT
+// and one RESTORE per key on an OffThread thread (server/engine/off_thread.h) - the
+// worker goes on serving others meanwhile; only these keys wait - and finally deletes,
+// on their shards, the keys the target accepted (unless COPY). Replies and errors are
+// Redis's: +OK, +NOKEY, IOERR for a connection or a timeout, "Target instance replied
+// with error: ..." for the first key the target refused (that key and later refused ones
+// stay). Each wait is bounded by the command's timeout (1000 ms when 0 or less). There
+// is no connection cache: every call connects.
 #include <string>
 
 #include "core/access.h"
@@ -17,6 +27,11 @@
 #include "server/base/config.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/commands/migrate_client.h"
+#include "server/engine/client.h"
+#include "server/engine/hops.h"
+#include "server/engine/off_thread.h"
+#include "server/engine/shard_groups.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
@@ -126,12 +141,173 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Ok();
 }
 
+Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  auto finish = [&] { c->FinishFiber(std::move(out)); };
+  bool copy = false, replace = false;
+  std::string_view user, password;
+  bool auth = false;
+  std::vector<std::string_view> keys;
+  size_t first_key = 3;
+  bool keys_option = false;
+  for (size_t j = 6; j < args.size(); j++) {
+    size_t more = args.size() - 1 - j;
+    if (EqualsIgnoreCase(args[j], "copy")) {
+      copy = true;
+    } else if (EqualsIgnoreCase(args[j], "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(args[j], "auth") && more >= 1) {
+      password = args[++j];
+      auth = true;
+    } else if (EqualsIgnoreCase(args[j], "auth2") && more >= 2) {
+      user = args[++j];
+      password = args[++j];
+      auth = true;
+    } else if (EqualsIgnoreCase(args[j], "keys")) {
+      if (!args[3].empty()) {
+        rb.Error(
+            "ERR When using MIGRATE KEYS option, the key argument must be set to the empty "
+            "string");
+        finish();
+        co_return;
+      }
+      first_key = j + 1;
+      keys_option = true;
+      break;
+    } else {
+      rb.Error(errors::kSyntax);
+      finish();
+      co_return;
+    }
+  }
+  int64_t timeout = 0, dbid = 0, port = 0;
+  if (!ParseInt64(args[5], &timeout) || !ParseInt64(args[4], &dbid) || dbid < 0 ||
+      dbid > INT32_MAX) {
+    rb.Error(errors::kNotInteger);
+    finish();
+    co_return;
+  }
+  if (timeout <= 0) timeout = 1000;
+  if (!ParseInt64(args[2], &port) || port <= 0 || port > 65535) {
+    rb.Error("IOERR error or timeout connecting to the client");
+    finish();
+    co_return;
+  }
+  if (keys_option) {
+    keys.assign(args.begin() + static_cast<ptrdiff_t>(first_key), args.end());
+  } else {
+    keys.push_back(args[3]);
+  }
+  uint32_t db = c->db;
+  Engine& engine = c->worker().engine();
+  ShardGroups g = GroupByShard(keys, db, engine.shard_count(), !copy);
+  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  struct Moving {
+    std::string payload;
+    int64_t ttl = 0;
+    bool present = false;
+    bool moved = false;
+  };
+  std::vector<Moving> m(keys.size());
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    rdb::EncodeOptions opts =
+        rdb::EncodeOptions::FromLimits(10, w.engine().config().Bool("rdbcompression"));
+    for (size_t p : g.positions[gi]) {
+      Entry* e = w.keyspace().Find(db, keys[p], w.now_ms());
+      if (e == nullptr) continue;
+      m[p].present = true;
+      m[p].payload = rdb::MakeDumpPayload(e->Type(), Keyspace::Serialize(e), opts);
+      if (e->HasExpire()) m[p].ttl = std::max<int64_t>(1, e->ExpireMs() - w.now_ms());
+    }
+  });
+  size_t present = 0;
+  for (const Moving& x : m) present += x.present;
+  std::string error;
+  if (present > 0) {
+    std::string host(args[1]);
+    std::string pw(password), usr(user);
+    co_await OffThread(engine, [&] {
+      MigrateClient mc;
+      if (!mc.Connect(host, static_cast<int>(port), static_cast<int>(timeout), &error)) return;
+      std::string line;
+      if (auth) {
+        if (usr.empty()) {
+          mc.Append({"AUTH", pw});
+        } else {
+          mc.Append({"AUTH", usr, pw});
+        }
+      }
+      std::string dbs = std::to_string(dbid);
+      mc.Append({"SELECT", dbs});
+      std::vector<std::string> ttls(keys.size());
+      for (size_t i = 0; i < keys.size(); i++) {
+        if (!m[i].present) continue;
+        ttls[i] = std::to_string(m[i].ttl);
+        std::vector<std::string_view> cmd = {"RESTORE", keys[i], ttls[i], m[i].payload};
+        if (replace) cmd.push_back("REPLACE");
+        mc.Append(cmd);
+      }
+      if (!mc.Flush(&error)) return;
+      auto target_error = [&](const std::string& l) {
+        if (error.empty()) error = "ERR Target instance replied with error: " + l.substr(1);
+      };
+      if (auth) {
+        if (!mc.ReadLine(&line, &error)) return;
+        if (!line.empty() && line[0] == '-') target_error(line);
+      }
+      if (!mc.ReadLine(&line, &error)) return;
+      if (!line.empty() && line[0] == '-') target_error(line);
+      for (size_t i = 0; i < keys.size(); i++) {
+        if (!m[i].present) continue;
+        std::string e2;
+        if (!mc.ReadLine(&line, &e2)) {
+          if (error.empty()) error = e2;
+          return;
+        }
+        if (!line.empty() && line[0] == '-') {
+          target_error(line);
+        } else if (error.empty() || error.rfind("ERR Target", 0) == 0) {
+          m[i].moved = true;
+        }
+      }
+    });
+  }
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    if (!copy) {
+      for (size_t p : g.positions[gi]) {
+        if (m[p].moved) w.keyspace().Delete(db, keys[p]);
+      }
+    }
+    w.locks().Release(g.locks[gi].keys, !copy);
+  });
+  if (present == 0) {
+    rb.Simple("NOKEY");
+  } else if (!error.empty()) {
+    rb.Error(error);
+  } else {
+    rb.Ok();
+  }
+  finish();
+}
+
 }  // namespace
 
 void RegisterDumpFamily(CommandRegistry& r) {
   {
     CommandSpec s{"dump", 2, kCmdReadOnly | kCmdKeyspace, 1, 1, 1};
     s.shard_fn = CmdDump;
+    s.group = "generic";
+    s.since = "2.6.0";
+    r.Add(std::move(s));
+  }
+  {
+    // Its keys are argument 3, or those after KEYS: the fiber finds and locks them.
+    CommandSpec s{"migrate", -6, kCmdWrite | kCmdKeyspace, 0, 0, 0};
+    s.fiber_fn = MigrateFiber;
     s.group = "generic";
     s.since = "2.6.0";
     r.Add(std::move(s));

@@ -1,5 +1,8 @@
 #include "server/engine/engine.h"
 
+#include <chrono>
+#include <thread>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -60,6 +63,10 @@ bool Engine::Start(IoBackend backend, const std::vector<int>& listen_fds,
 }
 
 void Engine::Stop() {
+  // Each such thread bounds its own waits (MIGRATE's timeout); give them that long.
+  for (int i = 0; i < 60000 && off_threads_.load(std::memory_order_acquire) > 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
 }

@@ -96,8 +96,12 @@ class Engine {
   // *error set.
   bool Start(IoBackend backend, const std::vector<int>& listen_fds, const std::vector<int>& cpus,
              std::string* error);
-  // Asks every worker to stop and joins them (main thread).
+  // Asks every worker to stop and joins them (main thread), after the threads of
+  // OffThread (off_thread.h) have finished.
   void Stop();
+  // OffThread's count of threads in flight (any thread).
+  void BeginOffThread() { off_threads_.fetch_add(1, std::memory_order_acq_rel); }
+  void EndOffThread() { off_threads_.fetch_sub(1, std::memory_order_acq_rel); }
 
   // Process-wide used_memory: the sum of what every worker published at the end of its
   // last loop turn (any thread; at most one turn old).
@@ -143,6 +147,7 @@ class Engine {
   std::atomic<uint32_t> next_worker{0};
 
  private:
+  std::atomic<int> off_threads_{0};
   [[noreturn]] static void MissingService();
 
   Config* config_;

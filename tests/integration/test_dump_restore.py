@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from conftest import Server, TARGET
+from conftest import Server, TARGET, free_port
 
 
 @pytest.fixture(scope="module")
@@ -238,3 +238,116 @@ def test_a_stream_from_redis_is_refused_clearly(rb, ref):
     with pytest.raises(redis.ResponseError, match="^Bad data format: strata cannot hold stream"):
         rb.restore("st", 0, ref.dump("st"))
     assert rb.exists("st") == 0
+
+
+# ---- MIGRATE ----
+
+def test_migrate_moves_copies_and_replaces(rb, ref, reference):
+    port = reference.port
+    rb.set("a", "1")
+    rb.set("t", "v", px=100000)
+    rb.rpush("l", "x", "y")
+    assert rb.execute_command("MIGRATE", "127.0.0.1", port, "a", 0, 1000) == b"OK"
+    assert rb.exists("a") == 0 and ref.get("a") == b"1"
+    # KEYS with COPY, into another database: the source keeps them; a missing key is fine.
+    assert rb.execute_command("MIGRATE", "127.0.0.1", port, "", 3, 1000, "COPY", "KEYS",
+                              "l", "t", "missing") == b"OK"
+    assert rb.exists("l", "t") == 2
+    ref.execute_command("select", 3)
+    assert ref.lrange("l", 0, -1) == [b"x", b"y"]
+    assert 90000 < ref.pttl("t") <= 100000
+    # Already there: the target's error, and the key stays here.
+    with pytest.raises(redis.ResponseError,
+                       match="^Target instance replied with error: BUSYKEY Target key name "
+                             "already exists.$"):
+        rb.execute_command("MIGRATE", "127.0.0.1", port, "l", 3, 1000)
+    assert rb.exists("l") == 1
+    assert rb.execute_command("MIGRATE", "127.0.0.1", port, "l", 3, 1000, "REPLACE") == b"OK"
+    assert rb.exists("l") == 0
+    assert rb.execute_command("MIGRATE", "127.0.0.1", port, "nothing", 0, 1000) == b"NOKEY"
+
+
+def test_migrate_many_keys_across_shards(rb, ref, reference):
+    keys = ["k%d" % i for i in range(200)]
+    for k in keys:
+        rb.set(k, k)
+    assert rb.execute_command("MIGRATE", "127.0.0.1", reference.port, "", 0, 5000, "KEYS",
+                              *keys) == b"OK"
+    assert rb.dbsize() == 0
+    assert ref.mget(keys) == [k.encode() for k in keys]
+
+
+def test_migrate_errors(rb, ref, reference, tmp_path):
+    rb.set("a", "1")
+    dead = free_port()
+    # Refused at once: Redis fails on its first write, and says so.
+    with pytest.raises(redis.ResponseError,
+                       match="^IOERR error or timeout writing to target instance$"):
+        rb.execute_command("MIGRATE", "127.0.0.1", dead, "a", 0, 1000)
+    assert rb.exists("a") == 1
+    with pytest.raises(redis.ResponseError, match="the key argument must be set to the empty"):
+        rb.execute_command("MIGRATE", "127.0.0.1", reference.port, "a", 0, 1000, "KEYS", "a")
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        rb.execute_command("MIGRATE", "127.0.0.1", reference.port, "a", 0, 1000, "BOGUS")
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        rb.execute_command("MIGRATE", "127.0.0.1", reference.port, "a", "x", 1000)
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        rb.execute_command("MIGRATE", "127.0.0.1", reference.port, "a", 0)
+
+
+def test_migrate_with_auth():
+    import conftest
+    saved = conftest.TARGET
+    conftest.TARGET = "redis"
+    try:
+        locked = Server(extra_args=["--requirepass", "secret"])
+    finally:
+        conftest.TARGET = saved
+    src = Server()
+    try:
+        c = src.client()
+        c.set("a", "1")
+        with pytest.raises(redis.ResponseError, match="Target instance replied with error"):
+            c.execute_command("MIGRATE", "127.0.0.1", locked.port, "a", 0, 1000)
+        assert c.exists("a") == 1
+        assert c.execute_command("MIGRATE", "127.0.0.1", locked.port, "a", 0, 1000, "AUTH",
+                                 "secret") == b"OK"
+        assert locked.client(password="secret").get("a") == b"1"
+        c.set("b", "2")
+        assert c.execute_command("MIGRATE", "127.0.0.1", locked.port, "b", 0, 1000, "AUTH2",
+                                 "default", "secret") == b"OK"
+    finally:
+        src.stop()
+        locked.stop()
+
+
+def test_migrate_timeout_keeps_the_key_and_the_server_serving(rb, server):
+    import socket
+    import threading
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # accepts (the kernel does) and never answers
+    rb.set("a", "1")
+    result = {}
+
+    def migrate():
+        c = server.client()
+        try:
+            c.execute_command("MIGRATE", "127.0.0.1", silent.getsockname()[1], "a", 0, 1500)
+        except redis.ResponseError as e:
+            result["error"] = str(e)
+        c.close()
+
+    t = threading.Thread(target=migrate)
+    t0 = time.monotonic()
+    t.start()
+    time.sleep(0.3)
+    # Other clients are served meanwhile (only "a" waits); redis-server blocks instead.
+    other = server.client()
+    assert other.set("b", "2") is True
+    if TARGET != "redis":
+        assert time.monotonic() - t0 < 1.2
+    t.join(10)
+    silent.close()
+    assert result["error"] == "IOERR error or timeout reading to target instance"
+    assert rb.get("a") == b"1"
