@@ -89,11 +89,21 @@ bool DecodeZiplist(std::string_view blob, std::vector<PackedItem>* out, std::str
       it.is_int = true;
       size_t w;
       switch (e) {
-        case 0xc0: w = 2; break;
-        case 0xd0: w = 4; break;
-        case 0xe0: w = 8; break;
-        case 0xf0: w = 3; break;
-        case 0xfe: w = 1; break;
+        case 0xc0:
+          w = 2;
+          break;
+        case 0xd0:
+          w = 4;
+          break;
+        case 0xe0:
+          w = 8;
+          break;
+        case 0xf0:
+          w = 3;
+          break;
+        case 0xfe:
+          w = 1;
+          break;
         default:
           if (e >= 0xf1 && e <= 0xfd) {
             w = 0;
@@ -104,12 +114,24 @@ bool DecodeZiplist(std::string_view blob, std::vector<PackedItem>* out, std::str
       if (left < 1 + w) return Bad(error, "ziplist integer runs past the end", pos);
       const unsigned char* d = p + pos + 1;
       switch (w) {
-        case 0: it.num = (e & 0x0f) - 1; break;
-        case 1: it.num = static_cast<int8_t>(d[0]); break;
-        case 2: it.num = static_cast<int16_t>(U16(d)); break;
-        case 3: it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8; break;
-        case 4: it.num = static_cast<int32_t>(U32(d)); break;
-        default: it.num = static_cast<int64_t>(U64(d)); break;
+        case 0:
+          it.num = (e & 0x0f) - 1;
+          break;
+        case 1:
+          it.num = static_cast<int8_t>(d[0]);
+          break;
+        case 2:
+          it.num = static_cast<int16_t>(U16(d));
+          break;
+        case 3:
+          it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8;
+          break;
+        case 4:
+          it.num = static_cast<int32_t>(U32(d));
+          break;
+        default:
+          it.num = static_cast<int64_t>(U64(d));
+          break;
       }
       pos += 1 + w;
     }
@@ -172,10 +194,18 @@ bool DecodeListpack(std::string_view blob, std::vector<PackedItem>* out, std::st
       const unsigned char* d = p + pos + 1;
       it.is_int = true;
       switch (w) {
-        case 2: it.num = static_cast<int16_t>(U16(d)); break;
-        case 3: it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8; break;
-        case 4: it.num = static_cast<int32_t>(U32(d)); break;
-        default: it.num = static_cast<int64_t>(U64(d)); break;
+        case 2:
+          it.num = static_cast<int16_t>(U16(d));
+          break;
+        case 3:
+          it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8;
+          break;
+        case 4:
+          it.num = static_cast<int32_t>(U32(d));
+          break;
+        default:
+          it.num = static_cast<int64_t>(U64(d));
+          break;
       }
       len = 1 + w;
     } else {
@@ -263,7 +293,7 @@ bool DecodeIntset(std::string_view blob, std::vector<int64_t>* out, std::string*
   out->reserve(out->size() + count);
   for (uint32_t i = 0; i < count; i++) {
     const unsigned char* d = p + 8 + static_cast<size_t>(i) * width;
-    int64_t v = width == 2 ? static_cast<int16_t>(U16(d))
+    int64_t v = width == 2   ? static_cast<int16_t>(U16(d))
                 : width == 4 ? static_cast<int32_t>(U32(d))
                              : static_cast<int64_t>(U64(d));
     if (i > 0 && v <= out->back()) return Bad(error, "intset members are not ascending", d - p);

@@ -180,9 +180,12 @@ bool RdbInput::SkipString(const char* what) {
                             " bytes is over the limit of " + std::to_string(max_string_));
       }
       return ReadBytes(static_cast<size_t>(len), &v, what);
-    case kEncInt8: return ReadBytes(1, &v, what);
-    case kEncInt16: return ReadBytes(2, &v, what);
-    case kEncInt32: return ReadBytes(4, &v, what);
+    case kEncInt8:
+      return ReadBytes(1, &v, what);
+    case kEncInt16:
+      return ReadBytes(2, &v, what);
+    case kEncInt32:
+      return ReadBytes(4, &v, what);
     case kEncLzf: {
       uint64_t clen, ulen;
       if (!ReadLength(&clen, what) || !ReadLength(&ulen, what)) return false;

@@ -102,8 +102,10 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
     case Kind::kModuleAux:
       if (shard_ == 0) stats_.keys_skipped++;
       return Status::Ok();
-    case Kind::kKey: break;
-    default: return Status::Ok();
+    case Kind::kKey:
+      break;
+    default:
+      return Status::Ok();
   }
   rdb::RdbValue& v = const_cast<rdb::RdbValue&>(rec.value);
   if (rec.empty || v.kind == rdb::RdbKind::kModule) {

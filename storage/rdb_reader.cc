@@ -39,8 +39,8 @@ bool RdbReader::ReadHeader() {
     valkey_ = true;
     if (version_ < kValkeyMinVersion || version_ > kValkeyMaxVersion) {
       return in_.Fail(6, "Valkey RDB version " + std::to_string(version_) +
-                             " is not one this reader knows (" +
-                             std::to_string(kValkeyMinVersion) + ")");
+                             " is not one this reader knows (" + std::to_string(kValkeyMinVersion) +
+                             ")");
     }
     return true;
   }
@@ -63,8 +63,8 @@ bool RdbReader::ReadKey(uint8_t type, uint64_t start, RdbRecord* rec) {
   rec->name.clear();
   if (!in_.ReadString(&rec->name, "a key")) return false;
   if (valkey_ && type > kTypeStreamListpacks3) {
-    return in_.Fail(start, "Valkey type id " + std::to_string(type) +
-                               " is not one this reader knows");
+    return in_.Fail(start,
+                    "Valkey type id " + std::to_string(type) + " is not one this reader knows");
   }
   rec->type_id = type;
   const size_t value_at = static_cast<size_t>(in_.offset());
@@ -151,8 +151,9 @@ bool RdbReader::Next(RdbRecord* rec) {
         rec->text.clear();
         return in_.ReadString(&rec->text, "a function library");
       case kOpFunctionPreGa:
-        return in_.Fail(start, "a function in the pre-release format (Redis 7.0 release "
-                               "candidates), which cannot be read");
+        return in_.Fail(start,
+                        "a function in the pre-release format (Redis 7.0 release "
+                        "candidates), which cannot be read");
       case kOpModuleAux: {
         uint64_t id, when_op, when;
         if (!in_.ReadLength(&id, "a module aux's module id") ||

@@ -43,13 +43,13 @@ struct RdbRecord {
   std::string name;
   std::string text;
   std::string module;
-  RdbValue value;           // kKey, unless the reader does not decode
-  uint8_t type_id = 0;      // kKey, kSkipped: the value's type id
-  std::string_view raw;     // kKey, kSkipped: the value's bytes in the file (after the key)
-  bool empty = false;       // kKey: an empty collection, which loaders skip as Redis does
-  int64_t expire_ms = -1;   // kKey: absolute unix ms, -1 for none
-  int64_t idle_s = -1;      // kKey: OBJECT IDLETIME when saved under an LRU policy
-  int freq = -1;            // kKey: the LFU counter when saved under an LFU policy
+  RdbValue value;          // kKey, unless the reader does not decode
+  uint8_t type_id = 0;     // kKey, kSkipped: the value's type id
+  std::string_view raw;    // kKey, kSkipped: the value's bytes in the file (after the key)
+  bool empty = false;      // kKey: an empty collection, which loaders skip as Redis does
+  int64_t expire_ms = -1;  // kKey: absolute unix ms, -1 for none
+  int64_t idle_s = -1;     // kKey: OBJECT IDLETIME when saved under an LRU policy
+  int freq = -1;           // kKey: the LFU counter when saved under an LFU policy
   uint64_t db_size = 0;
   uint64_t expires_size = 0;
   uint64_t slot = 0;

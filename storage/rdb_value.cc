@@ -1,9 +1,9 @@
 #include "storage/rdb_value.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_set>
@@ -20,24 +20,36 @@ namespace strata::rdb {
 
 const char* RdbKindName(RdbKind k) {
   switch (k) {
-    case RdbKind::kString: return "string";
-    case RdbKind::kList: return "list";
-    case RdbKind::kSet: return "set";
-    case RdbKind::kZSet: return "zset";
-    case RdbKind::kHash: return "hash";
-    case RdbKind::kStream: return "stream";
-    case RdbKind::kModule: return "module";
+    case RdbKind::kString:
+      return "string";
+    case RdbKind::kList:
+      return "list";
+    case RdbKind::kSet:
+      return "set";
+    case RdbKind::kZSet:
+      return "zset";
+    case RdbKind::kHash:
+      return "hash";
+    case RdbKind::kStream:
+      return "stream";
+    case RdbKind::kModule:
+      return "module";
   }
   return "?";
 }
 
 ValueType RdbValue::value_type() const {
   switch (kind) {
-    case RdbKind::kList: return ValueType::kList;
-    case RdbKind::kSet: return ValueType::kSet;
-    case RdbKind::kZSet: return ValueType::kZSet;
-    case RdbKind::kHash: return ValueType::kHash;
-    default: return ValueType::kString;
+    case RdbKind::kList:
+      return ValueType::kList;
+    case RdbKind::kSet:
+      return ValueType::kSet;
+    case RdbKind::kZSet:
+      return ValueType::kZSet;
+    case RdbKind::kHash:
+      return ValueType::kHash;
+    default:
+      return ValueType::kString;
   }
 }
 
@@ -53,8 +65,8 @@ using ViewSet = std::unordered_set<std::string_view, ViewHash>;
 // Elements a value may claim: each takes at least one byte of what is left.
 bool CheckCount(RdbInput* in, uint64_t n, uint64_t at, const char* what) {
   if (n <= in->remaining()) return true;
-  return in->Fail(at, std::string(what) + " claims " + std::to_string(n) +
-                          " elements with only " + std::to_string(in->remaining()) + " bytes left");
+  return in->Fail(at, std::string(what) + " claims " + std::to_string(n) + " elements with only " +
+                          std::to_string(in->remaining()) + " bytes left");
 }
 
 void ItemsToStrings(const std::vector<PackedItem>& items, Strings* out) {
@@ -82,7 +94,9 @@ bool ReadBlob(RdbInput* in, std::string* blob, Decode decode, Out* items, const 
   return true;
 }
 
-DecodeResult Finish(RdbInput* in) { return in->failed() ? DecodeResult::kError : DecodeResult::kOk; }
+DecodeResult Finish(RdbInput* in) {
+  return in->failed() ? DecodeResult::kError : DecodeResult::kOk;
+}
 
 DecodeResult AssembleList(const Strings& elems, RdbValue* out) {
   if (elems.empty()) return DecodeResult::kEmpty;
@@ -249,7 +263,9 @@ bool DecodeStreamNode(RdbInput* in, RdbStream* s, std::string* blob) {
   std::vector<PackedItem> items;
   at = in->offset();
   if (!ReadBlob(in, blob, DecodeListpack, &items, "a stream node's listpack")) return false;
-  auto bad = [&](const char* what) { return in->Fail(at, std::string("stream listpack: ") + what); };
+  auto bad = [&](const char* what) {
+    return in->Fail(at, std::string("stream listpack: ") + what);
+  };
   size_t i = 0;
   auto next_int = [&](int64_t* v) {
     if (i >= items.size() || !items[i].is_int) return false;
@@ -264,8 +280,8 @@ bool DecodeStreamNode(RdbInput* in, RdbStream* s, std::string* blob) {
   };
   if (items.empty()) return bad("empty node");
   int64_t count, deleted, nfields;
-  if (!next_int(&count) || !next_int(&deleted) || !next_int(&nfields) || count < 0 ||
-      deleted < 0 || nfields < 0 || static_cast<uint64_t>(nfields) > items.size()) {
+  if (!next_int(&count) || !next_int(&deleted) || !next_int(&nfields) || count < 0 || deleted < 0 ||
+      nfields < 0 || static_cast<uint64_t>(nfields) > items.size()) {
     return bad("malformed master entry");
   }
   std::vector<std::string> master_fields(static_cast<size_t>(nfields));
@@ -428,10 +444,9 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
         StreamId id;
         uint64_t id_at = in->offset();
         if (!ReadStreamId16(in, &id, "a consumer's pending ID")) return DecodeResult::kError;
-        auto it = std::lower_bound(grp.pel.begin(), grp.pel.end(), id,
-                                   [](const RdbStream::Pending& p, const StreamId& x) {
-                                     return p.id < x;
-                                   });
+        auto it = std::lower_bound(
+            grp.pel.begin(), grp.pel.end(), id,
+            [](const RdbStream::Pending& p, const StreamId& x) { return p.id < x; });
         if (it == grp.pel.end() || !(it->id == id)) {
           in->Fail(id_at, "consumer's pending entry is not in its group's PEL");
           return DecodeResult::kError;
@@ -491,7 +506,8 @@ DecodeResult DecodeHashWithTtls(uint8_t type, RdbInput* in, RdbValue* out) {
     std::string blob;
     std::vector<PackedItem> items;
     at = in->offset();
-    if (!ReadBlob(in, &blob, DecodeListpack, &items, "a hash listpack")) return DecodeResult::kError;
+    if (!ReadBlob(in, &blob, DecodeListpack, &items, "a hash listpack"))
+      return DecodeResult::kError;
     if (items.size() % 3 != 0) {
       in->Fail(at, "hash listpack with expiry is not in triples");
       return DecodeResult::kError;
@@ -666,7 +682,8 @@ bool SkipModulePayload(RdbInput* in) {
     std::string_view raw;
     uint64_t v;
     switch (op) {
-      case kModuleOpEof: return true;
+      case kModuleOpEof:
+        return true;
       case kModuleOpSint:
       case kModuleOpUint:
         if (!in->ReadLength(&v, "a module integer")) return false;
@@ -784,8 +801,7 @@ DecodeResult DecodeValue(uint8_t type, RdbInput* in, const DecodeOptions& opts, 
     case kTypeListQuicklist:
     case kTypeListQuicklist2: {
       uint64_t nodes;
-      if (!in->ReadLength(&nodes, "a quicklist's node count") ||
-          !CheckCount(in, nodes, at, name)) {
+      if (!in->ReadLength(&nodes, "a quicklist's node count") || !CheckCount(in, nodes, at, name)) {
         return DecodeResult::kError;
       }
       Strings elems;
@@ -941,8 +957,8 @@ uint8_t EncodeList(std::string_view data, const EncodeOptions& o, std::string* o
   ListpackBuilder lp;
   for (packed::Reader r(data); !r.Done(); r.Next()) {
     std::string_view e = r.Item();
-    bool full = lp.count() > 0 && (max_count ? lp.count() >= max_count
-                                             : lp.bytes() + e.size() + 11 > max_bytes);
+    bool full = lp.count() > 0 &&
+                (max_count ? lp.count() >= max_count : lp.bytes() + e.size() + 11 > max_bytes);
     if (full) nodes.push_back(lp.Finish());
     lp.Add(e);
   }
@@ -1051,10 +1067,14 @@ uint8_t EncodeValue(ValueType type, std::string_view data, const EncodeOptions& 
       out->push_back(static_cast<char>(kTypeString));
       AppendString(out, data, opts.compression);
       return kTypeString;
-    case ValueType::kList: return EncodeList(data, opts, out);
-    case ValueType::kSet: return EncodeSet(data, opts, out);
-    case ValueType::kZSet: return EncodeZSet(data, opts, out);
-    case ValueType::kHash: return EncodeHash(data, opts, out);
+    case ValueType::kList:
+      return EncodeList(data, opts, out);
+    case ValueType::kSet:
+      return EncodeSet(data, opts, out);
+    case ValueType::kZSet:
+      return EncodeZSet(data, opts, out);
+    case ValueType::kHash:
+      return EncodeHash(data, opts, out);
   }
   return kTypeString;
 }

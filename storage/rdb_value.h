@@ -117,8 +117,8 @@ size_t DropExpiredFields(RdbValue* v, int64_t now_ms);
 bool SkipModulePayload(RdbInput* in);
 
 struct EncodeOptions {
-  int version = 10;          // 10: Redis 7.0's types; 11 adds SET_LISTPACK
-  bool compression = true;   // rdbcompression: LZF for strings over 20 bytes
+  int version = 10;         // 10: Redis 7.0's types; 11 adds SET_LISTPACK
+  bool compression = true;  // rdbcompression: LZF for strings over 20 bytes
   // Thresholds for the compact encodings (Redis's config names; core/object.h).
   int64_t hash_max_listpack_entries = 512;
   int64_t hash_max_listpack_value = 64;

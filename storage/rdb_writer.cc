@@ -62,8 +62,8 @@ void RdbWriter::RawKey(uint8_t type_id, std::string_view key, std::string_view v
   keys_++;
 }
 
-void RdbWriter::Key(ValueType type, std::string_view key, std::string_view data,
-                    int64_t expire_ms, int64_t idle_s, int freq) {
+void RdbWriter::Key(ValueType type, std::string_view key, std::string_view data, int64_t expire_ms,
+                    int64_t idle_s, int freq) {
   KeyPrefix(expire_ms, idle_s, freq);
   // The type byte comes first, then the key, then the value: encode the value after a
   // placeholder and patch the type in.

@@ -22,8 +22,8 @@ namespace strata::rdb {
 class RdbWriter {
  public:
   struct Options {
-    EncodeOptions encode;   // version and compression are encode.version/compression
-    bool checksum = true;   // false: a zero footer, as `rdbchecksum no` writes
+    EncodeOptions encode;  // version and compression are encode.version/compression
+    bool checksum = true;  // false: a zero footer, as `rdbchecksum no` writes
   };
   explicit RdbWriter(const Options& opts);
 

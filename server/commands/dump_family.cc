@@ -29,11 +29,11 @@
 #include "server/commands/families.h"
 #include "server/commands/migrate_client.h"
 #include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/off_thread.h"
 #include "server/engine/shard_groups.h"
-#include "server/engine/command.h"
-#include "server/engine/engine.h"
 #include "server/engine/worker.h"
 #include "storage/dump_payload.h"
 
@@ -108,7 +108,8 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rdb::RdbValue v;
   std::string why;
   switch (rdb::ParseDumpPayload(args[3], {}, &v, &why)) {
-    case rdb::PayloadStatus::kOk: break;
+    case rdb::PayloadStatus::kOk:
+      break;
     case rdb::PayloadStatus::kBadFooter:
       rb.Error("ERR DUMP payload version or checksum are wrong");
       return;

@@ -24,8 +24,7 @@ MigrateClient::~MigrateClient() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool MigrateClient::Connect(const std::string& host, int port, int timeout_ms,
-                            std::string* error) {
+bool MigrateClient::Connect(const std::string& host, int port, int timeout_ms, std::string* error) {
   timeout_ms_ = timeout_ms;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -39,7 +38,8 @@ bool MigrateClient::Connect(const std::string& host, int port, int timeout_ms,
   }
   bool refused = false;
   for (addrinfo* ai = res; ai != nullptr && fd_ < 0; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    int fd =
+        ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0) continue;
     if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
       ::close(fd);

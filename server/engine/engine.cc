@@ -1,14 +1,13 @@
 #include "server/engine/engine.h"
 
-#include <chrono>
-#include <thread>
-
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "server/base/config.h"
 #include "server/base/log.h"

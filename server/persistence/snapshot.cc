@@ -16,9 +16,9 @@
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
 #include "server/persistence/tier_service.h"
-#include "storage/rdb_loader.h"
 #include "storage/file_io.h"
 #include "storage/mono_clock.h"
+#include "storage/rdb_loader.h"
 
 namespace strata {
 
@@ -167,7 +167,9 @@ Status SnapshotManager::PrepareLoad() {
   // reused as it is).
   std::string import = c.String("import-rdb");
   if (!import.empty() || RdbShardLoadJob::LooksLikeRdb(path)) {
-    std::string rdb_path = import.empty() ? path : import[0] == '/' ? import : JoinPath(load_dir_, import);
+    std::string rdb_path = import.empty()     ? path
+                           : import[0] == '/' ? import
+                                              : JoinPath(load_dir_, import);
     std::string err = RdbShardLoadJob::CheckHeader(rdb_path);
     if (!err.empty()) {
       if (c.String("snapshot-on-corrupt") == "start-empty") {
@@ -323,8 +325,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   sh.load.reset();
   // Changes after the load are what the next delta on this chain must write (after an
   // RDB the next snapshot is a full one).
-  if (load_manifest_ && WantTracking() &&
-      load_manifest_->shard_count == engine_->shard_count()) {
+  if (load_manifest_ && WantTracking() && load_manifest_->shard_count == engine_->shard_count()) {
     sh.tracker = std::make_unique<DirtyRanges>();
     w.keyspace().set_change_tracker(sh.tracker.get());
   }

@@ -29,10 +29,10 @@
 //
 // Loading: PrepareLoad() (main thread, before the workers start) reads the manifest and
 // checks the files it names - or, when import-rdb names a file or dbfilename holds a
-// Redis RDB, checks that file's header (storage/rdb_loader.h); each worker then loads its share a slice per loop turn
-// (storage/snapshot_loader.h), all in parallel, while clients get -LOADING. A damaged
-// file stops the server with the file and offset, unless snapshot-on-corrupt is
-// start-empty (then every shard drops what it loaded and the server starts empty).
+// Redis RDB, checks that file's header (storage/rdb_loader.h); each worker then loads its share a
+// slice per loop turn (storage/snapshot_loader.h), all in parallel, while clients get -LOADING. A
+// damaged file stops the server with the file and offset, unless snapshot-on-corrupt is start-empty
+// (then every shard drops what it loaded and the server starts empty).
 //
 // With `save ""` and no snapshot-cron, nothing runs unless asked for (SAVE, BGSAVE,
 // SHUTDOWN SAVE), and no change tracking is installed.

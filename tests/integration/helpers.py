@@ -158,3 +158,33 @@ def wait_for(pred, timeout=5.0, what="condition"):
         if time.monotonic() > deadline:
             pytest.fail("timed out waiting for " + what)
         time.sleep(0.02)
+
+
+# ---------------------------------------------------------------- a second server, values
+
+def start_redis_server(**kw):
+    """A real redis-server beside the target (whatever the target is), for tests that
+    move data between the two. Stop it with .stop()."""
+    import conftest
+    saved = conftest.TARGET
+    conftest.TARGET = "redis"
+    try:
+        return conftest.Server(**kw)
+    finally:
+        conftest.TARGET = saved
+
+
+def read_value(c, key, kind):
+    """A key's value in a comparable form: lists in order, sets, hashes and sorted sets
+    sorted (sorted sets by score, with their scores)."""
+    if kind == "string":
+        return c.get(key)
+    if kind == "list":
+        return c.lrange(key, 0, -1)
+    if kind == "set":
+        return sorted(c.smembers(key))
+    if kind == "zset":
+        return c.zrange(key, 0, -1, withscores=True)
+    if kind == "hash":
+        return sorted(c.hgetall(key).items())
+    raise AssertionError(kind)

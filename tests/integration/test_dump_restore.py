@@ -11,6 +11,7 @@ import time
 import pytest
 import redis
 
+from helpers import read_value, start_redis_server
 from conftest import Server, TARGET, free_port
 
 
@@ -19,13 +20,7 @@ def reference():
     """A redis-server beside the target, for payloads in both directions."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    import conftest
-    saved = conftest.TARGET
-    conftest.TARGET = "redis"
-    try:
-        s = Server()
-    finally:
-        conftest.TARGET = saved
+    s = start_redis_server()
     yield s
     s.stop()
 
@@ -60,18 +55,6 @@ def populate(c):
     return {k.decode(): c.type(k).decode() for k in c.keys("*")}
 
 
-def read_value(c, key, kind):
-    if kind == "string":
-        return c.get(key)
-    if kind == "list":
-        return c.lrange(key, 0, -1)
-    if kind == "set":
-        return sorted(c.smembers(key))
-    if kind == "zset":
-        return c.zrange(key, 0, -1, withscores=True)
-    if kind == "hash":
-        return sorted(c.hgetall(key).items())
-    raise AssertionError(kind)
 
 
 def copy_all(src, dst, keys):
@@ -296,13 +279,7 @@ def test_migrate_errors(rb, ref, reference, tmp_path):
 
 
 def test_migrate_with_auth():
-    import conftest
-    saved = conftest.TARGET
-    conftest.TARGET = "redis"
-    try:
-        locked = Server(extra_args=["--requirepass", "secret"])
-    finally:
-        conftest.TARGET = saved
+    locked = start_redis_server(extra_args=["--requirepass", "secret"])
     src = Server()
     try:
         c = src.client()

@@ -13,10 +13,9 @@ import shutil
 import time
 
 import pytest
-import redis
 
-import conftest
-from conftest import Server, TARGET, REPO
+from helpers import read_value, start_redis_server
+from conftest import TARGET, REPO
 
 FIXTURES = os.environ.get("STRATA_RDB_FIXTURES",
                           os.path.join(REPO, "..", "shared", "rdb-fixtures"))
@@ -24,20 +23,13 @@ FIXTURES = os.environ.get("STRATA_RDB_FIXTURES",
 pytestmark = pytest.mark.skipif(TARGET == "redis", reason="strata loading Redis's files")
 
 
-def start_redis(**kw):
-    saved = conftest.TARGET
-    conftest.TARGET = "redis"
-    try:
-        return Server(**kw)
-    finally:
-        conftest.TARGET = saved
 
 
 @pytest.fixture
 def redis_server():
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    s = start_redis()
+    s = start_redis_server()
     yield s
     s.stop()
 
@@ -71,18 +63,6 @@ def populate(c):
     c.execute_command("select", 0)
 
 
-def read_value(c, key, kind):
-    if kind == "string":
-        return c.get(key)
-    if kind == "list":
-        return c.lrange(key, 0, -1)
-    if kind == "set":
-        return sorted(c.smembers(key))
-    if kind == "zset":
-        return c.zrange(key, 0, -1, withscores=True)
-    if kind == "hash":
-        return sorted(c.hgetall(key).items())
-    raise AssertionError(kind)
 
 
 def snapshot_of(c):
@@ -128,7 +108,7 @@ def redis_rdb(redis_server, tmp_path, **config):
 def test_strata_loads_what_redis_wrote(server_factory, tmp_path, args):
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    ref = start_redis(extra_args=args)
+    ref = start_redis_server(extra_args=args)
     try:
         path, expected = redis_rdb(ref, tmp_path)
     finally:

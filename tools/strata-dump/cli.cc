@@ -1,7 +1,6 @@
 #include "tools/strata-dump/cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cctype>
 
 #include "core/string_util.h"
@@ -97,9 +96,13 @@ bool ParseBytes(const std::string& text, uint64_t* out) {
   std::string t;
   for (char c : text) t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   uint64_t mult = 1;
-  for (auto [suffix, m] : {std::pair<const char*, uint64_t>{"gb", 1ull << 30}, {"mb", 1ull << 20},
-                           {"kb", 1ull << 10}, {"g", 1ull << 30}, {"m", 1ull << 20},
-                           {"k", 1ull << 10}, {"b", 1}}) {
+  for (auto [suffix, m] : {std::pair<const char*, uint64_t>{"gb", 1ull << 30},
+                           {"mb", 1ull << 20},
+                           {"kb", 1ull << 10},
+                           {"g", 1ull << 30},
+                           {"m", 1ull << 20},
+                           {"k", 1ull << 10},
+                           {"b", 1}}) {
     std::string s(suffix);
     if (t.size() > s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0) {
       t.resize(t.size() - s.size());
@@ -137,7 +140,6 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
   app.footer(kFooter);
 
   Raw dr, rr, cr, vr, ir;
-  std::string dump_format = "rdb";
   CLI::App* dump = app.add_subcommand(
       "dump", "Write a live server's data to an RDB file (replication, or SCAN with DUMP)");
   dump->add_option("--from", dr.from, "Source server HOST:PORT")->required();
@@ -150,25 +152,29 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
                    "RDB version to write when the data is rewritten (10: Redis 7.0)")
       ->check(CLI::Range(10, 12))
       ->capture_default_str();
-  dump->add_option("--format", dump_format, "Output format: rdb")
-      ->check(CLI::IsMember({"rdb"}))
+  dump->add_option("--format", result.dump.format,
+                   "Output: rdb, or strata (a strata snapshot: the manifest at -o, its file "
+                   "beside it)")
+      ->check(CLI::IsMember({"rdb", "strata"}))
       ->capture_default_str();
   bool no_compression = false;
   dump->add_flag("--no-compression", no_compression, "Do not LZF-compress strings");
   dump->add_option("--db-map", dr.db_map, "Write database FROM as TO (FROM:TO, repeatable)");
   AddCommon(dump, &dr, true);
 
-  CLI::App* restore = app.add_subcommand(
-      "restore", "Write an RDB file into a live server with pipelined RESTORE");
-  restore->add_option("file", result.restore.input, "RDB file")->required();
+  CLI::App* restore =
+      app.add_subcommand("restore", "Write an RDB file into a live server with pipelined RESTORE");
+  restore->add_option("file", result.restore.input, "RDB file or strata snapshot (its manifest)")
+      ->required();
   restore->add_option("--to", rr.to, "Target server HOST:PORT")->required();
   restore->add_flag("--replace", result.restore.replace, "Overwrite keys that exist");
   restore->add_option("--db-map", rr.db_map, "Restore database FROM into TO (FROM:TO, repeatable)");
   restore->add_option("--connections", result.restore.connections, "Parallel connections")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  restore->add_option("--max-value-bytes", rr.max_value_bytes,
-                      "Keys bigger than this are written in chunks with type commands")
+  restore
+      ->add_option("--max-value-bytes", rr.max_value_bytes,
+                   "Keys bigger than this are written in chunks with type commands")
       ->capture_default_str();
   restore->add_flag("--resume", result.restore.resume,
                     "Go on from the checkpoint of an interrupted run");
@@ -195,10 +201,11 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
 
   CLI::App* verify = app.add_subcommand(
       "verify", "Compare two servers, or a file and a server: counts, types, values, TTLs");
-  verify->add_option("--from", vr.from, "HOST:PORT or an RDB file")->required();
-  verify->add_option("--to", vr.to, "HOST:PORT or an RDB file")->required();
-  verify->add_option("--ttl-tolerance-ms", result.verify.ttl_tolerance_ms,
-                     "TTLs closer than this are equal")
+  verify->add_option("--from", vr.from, "HOST:PORT, an RDB file or a strata snapshot")->required();
+  verify->add_option("--to", vr.to, "HOST:PORT, an RDB file or a strata snapshot")->required();
+  verify
+      ->add_option("--ttl-tolerance-ms", result.verify.ttl_tolerance_ms,
+                   "TTLs closer than this are equal")
       ->capture_default_str();
   verify->add_option("--max-diffs", result.verify.max_diffs, "Differences printed")
       ->capture_default_str();
@@ -206,7 +213,8 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
 
   CLI::App* inspect = app.add_subcommand(
       "inspect", "List an RDB file's keys (type, encoding, size, TTL), or summarise by prefix");
-  inspect->add_option("file", result.inspect.input, "RDB file")->required();
+  inspect->add_option("file", result.inspect.input, "RDB file or strata snapshot (its manifest)")
+      ->required();
   inspect->add_option("--format", result.inspect.format, "text, json (lines) or csv")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();

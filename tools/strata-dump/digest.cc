@@ -39,7 +39,9 @@ bool DigestOf(const Item& item, KeyDigest* out, std::string* error) {
   out->elements = v.elements;
   std::vector<uint64_t> hs;
   switch (v.kind) {
-    case rdb::RdbKind::kString: out->hash = HashOf(v.data); return true;
+    case rdb::RdbKind::kString:
+      out->hash = HashOf(v.data);
+      return true;
     case rdb::RdbKind::kModule:
       out->hash = HashOf(item.value);
       return true;

@@ -8,24 +8,31 @@ namespace strata::dump {
 const char* TypeOfId(uint8_t t) {
   using namespace rdb;
   switch (t) {
-    case kTypeString: return "string";
+    case kTypeString:
+      return "string";
     case kTypeList:
     case kTypeListZiplist:
     case kTypeListQuicklist:
-    case kTypeListQuicklist2: return "list";
+    case kTypeListQuicklist2:
+      return "list";
     case kTypeSet:
     case kTypeSetIntset:
-    case kTypeSetListpack: return "set";
+    case kTypeSetListpack:
+      return "set";
     case kTypeZSet:
     case kTypeZSet2:
     case kTypeZSetZiplist:
-    case kTypeZSetListpack: return "zset";
+    case kTypeZSetListpack:
+      return "zset";
     case kTypeStreamListpacks:
     case kTypeStreamListpacks2:
-    case kTypeStreamListpacks3: return "stream";
+    case kTypeStreamListpacks3:
+      return "stream";
     case kTypeModulePreGa:
-    case kTypeModule2: return "module";
-    default: return "hash";
+    case kTypeModule2:
+      return "module";
+    default:
+      return "hash";
   }
 }
 

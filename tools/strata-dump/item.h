@@ -25,6 +25,9 @@ struct Item {
   // A DUMP payload of the value: type id, value, the lowest RDB version that defines
   // the type id, CRC-64.
   std::string Payload() const;
+  // Appends `RESTORE key ttl <payload> [ABSTTL] [REPLACE] [IDLETIME n | FREQ n]` as a
+  // RESP command, building the payload in place (no copy of the value but this one).
+  void AppendRestore(bool replace, std::string* out) const;
 };
 
 // Exit codes, for scripts.

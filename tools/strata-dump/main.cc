@@ -25,11 +25,16 @@ int main(int argc, char** argv) {
     case CliResult::Verb::kExit:
       std::fputs(cli.output.c_str(), cli.exit_code == 0 ? stdout : stderr);
       return cli.exit_code;
-    case CliResult::Verb::kDump: return RunDump(cli.dump, stdout);
-    case CliResult::Verb::kRestore: return RunRestore(cli.restore, stdout);
-    case CliResult::Verb::kCopy: return RunCopy(cli.copy, stdout);
-    case CliResult::Verb::kVerify: return RunVerify(cli.verify, stdout);
-    case CliResult::Verb::kInspect: return RunInspect(cli.inspect, stdout);
+    case CliResult::Verb::kDump:
+      return RunDump(cli.dump, stdout);
+    case CliResult::Verb::kRestore:
+      return RunRestore(cli.restore, stdout);
+    case CliResult::Verb::kCopy:
+      return RunCopy(cli.copy, stdout);
+    case CliResult::Verb::kVerify:
+      return RunVerify(cli.verify, stdout);
+    case CliResult::Verb::kInspect:
+      return RunInspect(cli.inspect, stdout);
   }
   return 1;
 }

@@ -105,7 +105,8 @@ bool PlainCommands(const Item& item, bool replace, size_t chunk_bytes, std::vect
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   if (item.expire_ms >= 0) out->push_back({"PEXPIREAT", k, std::to_string(item.expire_ms)});
   return true;

@@ -30,8 +30,8 @@ std::string ProgressLine::Format(const std::string& label, uint64_t done, uint64
     s += " " + std::to_string(done * 100 / total) + "%";
   }
   double rate = seconds > 0 ? static_cast<double>(keys) / seconds : 0;
-  s += " " + std::to_string(keys) + " keys, " + mem::HumanBytes(static_cast<double>(bytes)) +
-       ", " + std::to_string(static_cast<uint64_t>(rate)) + " keys/s";
+  s += " " + std::to_string(keys) + " keys, " + mem::HumanBytes(static_cast<double>(bytes)) + ", " +
+       std::to_string(static_cast<uint64_t>(rate)) + " keys/s";
   if (total > 0 && done > 0 && done < total && seconds > 0) {
     double eta = seconds * static_cast<double>(total - done) / static_cast<double>(done);
     int e = static_cast<int>(eta);
@@ -42,7 +42,8 @@ std::string ProgressLine::Format(const std::string& label, uint64_t done, uint64
   return s;
 }
 
-void ProgressLine::Update(uint64_t done, uint64_t total, uint64_t keys, uint64_t bytes, bool force) {
+void ProgressLine::Update(uint64_t done, uint64_t total, uint64_t keys, uint64_t bytes,
+                          bool force) {
   if (out_ == nullptr) return;
   auto now = std::chrono::steady_clock::now();
   auto since = now - last_;

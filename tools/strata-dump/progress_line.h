@@ -23,8 +23,8 @@ class ProgressLine {
   void Update(uint64_t done, uint64_t total, uint64_t keys, uint64_t bytes, bool force = false);
   void Finish(uint64_t keys, uint64_t bytes);
   // The text of one update: pure, for tests.
-  static std::string Format(const std::string& label, uint64_t done, uint64_t total,
-                            uint64_t keys, uint64_t bytes, double seconds, bool bar);
+  static std::string Format(const std::string& label, uint64_t done, uint64_t total, uint64_t keys,
+                            uint64_t bytes, double seconds, bool bar);
 
  private:
   bool tty_;

@@ -104,12 +104,14 @@ bool RestoreSink::SendBatch(mem::RespClient* c, Batch& b, uint32_t* cur_db, std:
   };
   std::vector<Sent> sent;
   std::vector<size_t> plain;
-  std::vector<std::string> payloads(b.items.size());
+  std::string cmds;
+  cmds.reserve(kBatchBytes + 64 * b.items.size());
   for (size_t i = 0; i < b.items.size(); i++) {
     const Item& it = b.items[i];
     uint32_t db = MapDb(it.db);
     if (db != *cur_db) {
-      c->Append({"SELECT", std::to_string(db)});
+      std::string d = std::to_string(db);
+      cmds += "*2\r\n$6\r\nSELECT\r\n$" + std::to_string(d.size()) + "\r\n" + d + "\r\n";
       sent.push_back({i, true});
       *cur_db = db;
     }
@@ -118,26 +120,10 @@ bool RestoreSink::SendBatch(mem::RespClient* c, Batch& b, uint32_t* cur_db, std:
       stats_.chunked++;
       continue;
     }
-    payloads[i] = it.Payload();
-    std::vector<std::string_view> args = {"RESTORE", it.key};
-    std::string ttl = it.expire_ms >= 0 ? std::to_string(it.expire_ms) : "0";
-    args.push_back(ttl);
-    args.push_back(payloads[i]);
-    if (it.expire_ms >= 0) args.push_back("ABSTTL");
-    if (opts_.replace) args.push_back("REPLACE");
-    std::string extra;
-    if (it.idle_s >= 0) {
-      extra = std::to_string(it.idle_s);
-      args.push_back("IDLETIME");
-      args.push_back(extra);
-    } else if (it.freq >= 0) {
-      extra = std::to_string(it.freq);
-      args.push_back("FREQ");
-      args.push_back(extra);
-    }
-    c->Append(args);
+    it.AppendRestore(opts_.replace, &cmds);
     sent.push_back({i, false});
   }
+  c->AppendRaw(cmds);
   mem::Reply r;
   for (const Sent& s : sent) {
     if (!c->Read(&r, error)) return false;

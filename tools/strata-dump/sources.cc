@@ -61,11 +61,15 @@ bool RdbFileSource::Next(Item* item, std::string* error) {
     }
     using Kind = rdb::RdbRecord::Kind;
     switch (rec_.kind) {
-      case Kind::kEnd: ended_ = true; return false;
+      case Kind::kEnd:
+        ended_ = true;
+        return false;
       case Kind::kFunction:
         if (rec_.offset >= skip_until_) functions_.push_back(rec_.text);
         break;
-      case Kind::kModuleAux: modules_skipped_++; break;
+      case Kind::kModuleAux:
+        modules_skipped_++;
+        break;
       case Kind::kKey: {
         next_record_ = reader_->offset();
         if (rec_.offset < skip_until_) break;
@@ -82,7 +86,8 @@ bool RdbFileSource::Next(Item* item, std::string* error) {
         item->freq = rec_.freq;
         return true;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return false;
@@ -218,8 +223,8 @@ bool ScanSource::Next(Item* item, std::string* error) {
 
 // ---------------------------------------------------------------- FetchRdb
 
-FetchStatus FetchRdb(const mem::Endpoint& ep, const mem::ClientOptions& co,
-                     const std::string& path, FetchedRdb* out, std::string* error,
+FetchStatus FetchRdb(const mem::Endpoint& ep, const mem::ClientOptions& co, const std::string& path,
+                     FetchedRdb* out, std::string* error,
                      const std::function<void(uint64_t)>& progress) {
   auto c = std::make_unique<mem::RespClient>();
   if (!c->Connect(ep, co, error)) return FetchStatus::kFailed;
@@ -299,7 +304,8 @@ FetchStatus FetchRdb(const mem::Endpoint& ep, const mem::ClientOptions& co,
     uint64_t len = 0;
     if (!ParseUint64(std::string_view(line).substr(1), &len)) return fail("bad RDB length " + line);
     while (written < len) {
-      if (!c->ReadRaw(static_cast<size_t>(std::min<uint64_t>(len - written, 1 << 20)), &chunk, error)) {
+      if (!c->ReadRaw(static_cast<size_t>(std::min<uint64_t>(len - written, 1 << 20)), &chunk,
+                      error)) {
         return fail(*error);
       }
       if (std::fwrite(chunk.data(), 1, chunk.size(), f) != chunk.size()) {

@@ -108,8 +108,8 @@ struct FetchedRdb {
 
 // Reads a server's RDB by the replication handshake into path. progress(bytes) is
 // called as the file grows.
-FetchStatus FetchRdb(const mem::Endpoint& ep, const mem::ClientOptions& co,
-                     const std::string& path, FetchedRdb* out, std::string* error,
+FetchStatus FetchRdb(const mem::Endpoint& ep, const mem::ClientOptions& co, const std::string& path,
+                     FetchedRdb* out, std::string* error,
                      const std::function<void(uint64_t)>& progress = {});
 
 }  // namespace strata::dump

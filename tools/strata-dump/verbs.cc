@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "storage/dump_payload.h"
 #include "storage/rdb_format.h"
 #include "storage/rdb_reader.h"
 #include "tools/strata-dump/digest.h"
@@ -25,6 +26,7 @@
 #include "tools/strata-dump/rdb_sink.h"
 #include "tools/strata-dump/restore_sink.h"
 #include "tools/strata-dump/sources.h"
+#include "tools/strata-dump/strata_snapshot.h"
 #include "tools/strata-mem/escape.h"
 #include "tools/strata-mem/report_model.h"
 #include "tools/strata-mem/text_table.h"
@@ -169,8 +171,9 @@ int Pump(Source& src, RestoreSink& sink, const Common& c, const std::string& lab
     }
   }
   std::remove(checkpoint.c_str());
-  std::fprintf(out, "%s: %llu keys written (%llu with type commands, %llu in chunks), %llu "
-                    "filtered out, %llu module values skipped\n",
+  std::fprintf(out,
+               "%s: %llu keys written (%llu with type commands, %llu in chunks), %llu "
+               "filtered out, %llu module values skipped\n",
                label.c_str(), static_cast<unsigned long long>(sink.stats().keys.load()),
                static_cast<unsigned long long>(sink.stats().plain.load()),
                static_cast<unsigned long long>(sink.stats().chunked.load()),
@@ -196,9 +199,8 @@ RestoreOptions SinkOptions(const Common& c, const mem::Endpoint& to, bool replac
 FetchStatus Fetch(const mem::Endpoint& from, const Common& c, const std::string& path,
                   FetchedRdb* f, std::string* error) {
   ProgressLine progress(c.progress, "transfer");
-  FetchStatus st = FetchRdb(from, c.client, path, f, error, [&](uint64_t bytes) {
-    progress.Update(0, 0, 0, bytes);
-  });
+  FetchStatus st = FetchRdb(from, c.client, path, f, error,
+                            [&](uint64_t bytes) { progress.Update(0, 0, 0, bytes); });
   if (st == FetchStatus::kOk) progress.Finish(0, f->bytes);
   return st;
 }
@@ -293,6 +295,12 @@ int Follow(FetchedRdb& f, const CopyOptions& o, FILE* out) {
   return kExitOk;
 }
 
+// An RDB file or a strata snapshot (its manifest).
+std::unique_ptr<Source> OpenFile(const std::string& path, bool skip_modules, std::string* error) {
+  if (IsStrataSnapshot(path)) return StrataSnapshotSource::Open(path, error);
+  return RdbFileSource::Open(path, skip_modules, error);
+}
+
 bool IsServer(const std::string& what, mem::Endpoint* ep) {
   struct stat st;
   if (stat(what.c_str(), &st) == 0) return false;
@@ -303,7 +311,63 @@ bool IsServer(const std::string& what, mem::Endpoint* ep) {
 std::unique_ptr<Source> OpenSide(const std::string& what, const Common& c, std::string* error) {
   mem::Endpoint ep;
   if (IsServer(what, &ep)) return ScanSource::Open(ep, c.client, c.filter, 500, error);
-  return RdbFileSource::Open(what, c.skip_modules, error);
+  return OpenFile(what, c.skip_modules, error);
+}
+
+// Where dump writes: an RDB file or a strata snapshot.
+class FileSink {
+ public:
+  virtual ~FileSink() = default;
+  virtual bool Add(const Item& item, std::string* error) = 0;
+  virtual bool Finish(const std::vector<std::string>& functions, std::string* error) = 0;
+  virtual uint64_t keys() const = 0;
+  virtual uint64_t bytes() const = 0;
+};
+
+class RdbOut final : public FileSink {
+ public:
+  bool Open(const std::string& path, const RdbFileSink::Options& o, std::string* error) {
+    return sink_.Open(path, o, error);
+  }
+  bool Add(const Item& item, std::string* error) override { return sink_.Add(item, error); }
+  bool Finish(const std::vector<std::string>& functions, std::string* error) override {
+    return sink_.Finish(functions, error);
+  }
+  uint64_t keys() const override { return sink_.keys(); }
+  uint64_t bytes() const override { return sink_.bytes(); }
+
+ private:
+  RdbFileSink sink_;
+};
+
+class StrataOut final : public FileSink {
+ public:
+  bool Open(const std::string& path, std::string* error) { return sink_.Open(path, error); }
+  bool Add(const Item& item, std::string* error) override { return sink_.Add(item, error); }
+  bool Finish(const std::vector<std::string>& functions, std::string* error) override {
+    if (!functions.empty()) {
+      std::fprintf(stderr, "strata-dump: warning: %zu function libraries not written (a strata "
+                           "snapshot has no functions yet)\n", functions.size());
+    }
+    return sink_.Finish(error);
+  }
+  uint64_t keys() const override { return sink_.keys(); }
+  uint64_t bytes() const override { return sink_.bytes(); }
+
+ private:
+  StrataSnapshotSink sink_;
+};
+
+std::unique_ptr<FileSink> OpenSink(const DumpOptions& o, std::string* error) {
+  if (o.format == "strata") {
+    auto s = std::make_unique<StrataOut>();
+    if (!s->Open(o.output, error)) return nullptr;
+    return s;
+  }
+  auto s = std::make_unique<RdbOut>();
+  RdbFileSink::Options so{o.rdb_version, o.compression, true, o.db_map};
+  if (!s->Open(o.output, so, error)) return nullptr;
+  return s;
 }
 
 }  // namespace
@@ -325,7 +389,8 @@ int RunDump(const DumpOptions& o, FILE* out) {
       std::fprintf(out, "dump: %s; reading with SCAN and DUMP instead\n", error.c_str());
     } else {
       f.stream.reset();
-      bool passthrough = c.filter.empty() && o.db_map.empty() && !c.skip_modules;
+      bool passthrough =
+          c.filter.empty() && o.db_map.empty() && !c.skip_modules && o.format == "rdb";
       if (passthrough) {
         std::string bad;
         {
@@ -350,40 +415,41 @@ int RunDump(const DumpOptions& o, FILE* out) {
         std::remove(tmp.c_str());
         return Error(error, kExitData);
       }
-      RdbFileSink sink;
-      RdbFileSink::Options so{o.rdb_version, o.compression, true, o.db_map};
-      if (!sink.Open(o.output, so, &error)) return Error(error, kExitData);
+      auto sink = OpenSink(o, &error);
+      if (!sink) {
+        std::remove(tmp.c_str());
+        return Error(error, kExitData);
+      }
       Item it;
       int64_t now = NowMs();
       while (src->Next(&it, &error)) {
-        if (c.filter.Keeps(it, now) && !sink.Add(it, &error)) break;
+        if (c.filter.Keeps(it, now) && !sink->Add(it, &error)) break;
       }
       std::remove(tmp.c_str());
       if (!error.empty()) return Error(error, kExitData);
-      if (!sink.Finish(src->functions(), &error)) return Error(error, kExitData);
+      if (!sink->Finish(src->functions(), &error)) return Error(error, kExitData);
       std::fprintf(out, "dump: %s written, %llu keys\n", o.output.c_str(),
-                   static_cast<unsigned long long>(sink.keys()));
+                   static_cast<unsigned long long>(sink->keys()));
       return kExitOk;
     }
   }
   auto src = ScanSource::Open(o.from, c.client, c.filter, 500, &error);
   if (!src) return ClientError(error);
-  RdbFileSink sink;
-  RdbFileSink::Options so{o.rdb_version, o.compression, true, o.db_map};
-  if (!sink.Open(o.output, so, &error)) return Error(error, kExitData);
+  auto sink = OpenSink(o, &error);
+  if (!sink) return Error(error, kExitData);
   ProgressLine progress(c.progress, "dump");
   Item it;
   int64_t now = NowMs();
   while (!g_stop.load() && src->Next(&it, &error)) {
-    if (c.filter.Keeps(it, now) && !sink.Add(it, &error)) return Error(error, kExitData);
-    progress.Update(src->done(), src->total(), sink.keys(), sink.bytes());
+    if (c.filter.Keeps(it, now) && !sink->Add(it, &error)) return Error(error, kExitData);
+    progress.Update(src->done(), src->total(), sink->keys(), sink->bytes());
   }
   if (g_stop.load()) return Error("interrupted; no file written", kExitInterrupted);
   if (!error.empty()) return ClientError(error);
-  if (!sink.Finish(src->functions(), &error)) return Error(error, kExitData);
-  progress.Finish(sink.keys(), sink.bytes());
+  if (!sink->Finish(src->functions(), &error)) return Error(error, kExitData);
+  progress.Finish(sink->keys(), sink->bytes());
   std::fprintf(out, "dump: %s written from %s with SCAN and DUMP, %llu keys\n", o.output.c_str(),
-               o.from.ToString().c_str(), static_cast<unsigned long long>(sink.keys()));
+               o.from.ToString().c_str(), static_cast<unsigned long long>(sink->keys()));
   return kExitOk;
 }
 
@@ -391,7 +457,7 @@ int RunDump(const DumpOptions& o, FILE* out) {
 
 int RunRestore(const RestoreVerbOptions& o, FILE* out) {
   std::string error;
-  auto src = RdbFileSource::Open(o.input, o.common.skip_modules, &error);
+  auto src = OpenFile(o.input, o.common.skip_modules, &error);
   if (!src) return Error(error, kExitData);
   RestoreSink sink(SinkOptions(o.common, o.to, o.replace || o.resume, o.db_map, o.connections,
                                o.max_value_bytes));
@@ -409,8 +475,8 @@ int RunCopy(const CopyOptions& o, FILE* out) {
                        ? "copy-" + o.from.ToString() + "-" + o.to.ToString() + ".checkpoint"
                        : o.checkpoint;
   std::replace(ck.begin(), ck.end(), ':', '_');
-  RestoreSink sink(SinkOptions(c, o.to, o.replace || o.resume, o.db_map, o.connections,
-                               o.max_value_bytes));
+  RestoreSink sink(
+      SinkOptions(c, o.to, o.replace || o.resume, o.db_map, o.connections, o.max_value_bytes));
   if (!o.follow) {
     auto src = ScanSource::Open(o.from, c.client, c.filter, 500, &error);
     if (!src) return ClientError(error);
@@ -485,11 +551,13 @@ int RunVerify(const VerifyOptions& o, FILE* out) {
     if (x.type != d.type) {
       report("type differs: " + name(it.db, it.key) + ": " + x.type + " / " + d.type);
     } else if (x.hash != d.hash) {
-      report("value differs: " + name(it.db, it.key) + " (" + std::to_string(x.elements) +
-             " / " + std::to_string(d.elements) + " elements)");
+      report("value differs: " + name(it.db, it.key) + " (" + std::to_string(x.elements) + " / " +
+             std::to_string(d.elements) + " elements)");
     } else if ((x.expire_ms < 0) != (d.expire_ms < 0) ||
                (x.expire_ms >= 0 && std::llabs(x.expire_ms - d.expire_ms) > o.ttl_tolerance_ms)) {
-      auto ttl = [&](int64_t e) { return e < 0 ? std::string("none") : std::to_string(e - now) + " ms"; };
+      auto ttl = [&](int64_t e) {
+        return e < 0 ? std::string("none") : std::to_string(e - now) + " ms";
+      };
       report("ttl differs: " + name(it.db, it.key) + ": " + ttl(x.expire_ms) + " / " +
              ttl(d.expire_ms));
     }
@@ -522,13 +590,11 @@ int RunVerify(const VerifyOptions& o, FILE* out) {
 // ---------------------------------------------------------------- inspect
 
 int RunInspect(const InspectOptions& o, FILE* out) {
-  MappedFile mf;
-  Status st = mf.Open(o.input);
-  if (!st.ok()) return Error(st.message(), kExitData);
-  rdb::RdbReader::Options ro;
-  ro.skip_modules = true;
-  rdb::RdbReader r(mf.data(), ro);
-  if (!r.ReadHeader()) return Error(o.input + ": " + r.error(), kExitData);
+  std::string error;
+  auto src = OpenFile(o.input, true, &error);
+  if (!src) return Error(error, kExitData);
+  int version = 0;
+  if (auto* rdb_src = dynamic_cast<RdbFileSource*>(src.get())) version = rdb_src->version();
   int64_t now = NowMs();
   mem::GroupingOptions g;
   g.depth = o.depth;
@@ -545,30 +611,24 @@ int RunInspect(const InspectOptions& o, FILE* out) {
   bool text = !o.summary && o.format == "text";
   if (text) {
     for (const char* h : {"db", "key", "type", "encoding", "elements", "bytes", "ttl"}) {
-      table.AddColumn(h, std::string(h) == "key" || std::string(h) == "type" ||
-                                 std::string(h) == "encoding"
+      std::string hs(h);
+      table.AddColumn(h, hs == "key" || hs == "type" || hs == "encoding"
                              ? mem::TextTable::Align::kLeft
                              : mem::TextTable::Align::kRight);
     }
   }
-  rdb::RdbRecord rec;
   uint64_t shown = 0, total_keys = 0, total_bytes = 0;
-  while (true) {
-    if (!r.Next(&rec)) return Error(o.input + ": " + r.error(), kExitData);
-    if (rec.kind == rdb::RdbRecord::Kind::kEnd) break;
-    if (rec.kind != rdb::RdbRecord::Kind::kKey || rec.empty) continue;
-    Item it;
-    it.db = rec.db;
-    it.key = rec.name;
-    it.type_id = rec.type_id;
-    it.expire_ms = rec.expire_ms;
+  Item it;
+  rdb::DecodeOptions dopts;
+  dopts.skip_modules = true;
+  while (src->Next(&it, &error)) {
     if (!o.common.filter.Keeps(it, now)) continue;
-    uint64_t bytes = rec.name.size() + rec.raw.size();
+    uint64_t bytes = it.key.size() + it.value.size();
     total_keys++;
     total_bytes += bytes;
-    const char* type = TypeOfId(rec.type_id);
+    const char* type = TypeOfId(it.type_id);
     if (o.summary) {
-      Group& gr = groups[mem::KeyPrefix(rec.name, g)];
+      Group& gr = groups[mem::KeyPrefix(it.key, g)];
       gr.keys++;
       gr.bytes += bytes;
       Group& ty = types[type];
@@ -578,24 +638,29 @@ int RunInspect(const InspectOptions& o, FILE* out) {
     }
     if (o.limit > 0 && shown >= o.limit) continue;
     shown++;
-    std::string ttl = rec.expire_ms < 0 ? "-1" : std::to_string(rec.expire_ms - now);
+    rdb::RdbValue v;
+    std::string why;
+    if (rdb::ParseDumpPayload(it.Payload(), dopts, &v, &why) != rdb::PayloadStatus::kOk) {
+      return Error(o.input + ": key '" + it.key + "': " + why, kExitData);
+    }
+    std::string ttl = it.expire_ms < 0 ? "-1" : std::to_string(it.expire_ms - now);
+    const char* enc = rdb::TypeIdName(it.type_id);
     if (o.format == "json") {
       std::fprintf(out,
                    "{\"db\":%u,\"key\":%s,\"type\":\"%s\",\"encoding\":\"%s\",\"elements\":%zu,"
                    "\"bytes\":%llu,\"expire_ms\":%lld}\n",
-                   rec.db, mem::JsonString(rec.name).c_str(), type, rdb::TypeIdName(rec.type_id),
-                   rec.value.elements, static_cast<unsigned long long>(bytes),
-                   static_cast<long long>(rec.expire_ms));
+                   it.db, mem::JsonString(it.key).c_str(), type, enc, v.elements,
+                   static_cast<unsigned long long>(bytes), static_cast<long long>(it.expire_ms));
     } else if (o.format == "csv") {
-      std::fprintf(out, "%u,%s,%s,%s,%zu,%llu,%lld\n", rec.db, mem::CsvField(rec.name).c_str(),
-                   type, rdb::TypeIdName(rec.type_id), rec.value.elements,
-                   static_cast<unsigned long long>(bytes), static_cast<long long>(rec.expire_ms));
+      std::fprintf(out, "%u,%s,%s,%s,%zu,%llu,%lld\n", it.db, mem::CsvField(it.key).c_str(), type,
+                   enc, v.elements, static_cast<unsigned long long>(bytes),
+                   static_cast<long long>(it.expire_ms));
     } else {
-      table.AddRow({std::to_string(rec.db), mem::TextEscapeTruncated(rec.name, 60), type,
-                    rdb::TypeIdName(rec.type_id), std::to_string(rec.value.elements),
-                    std::to_string(bytes), ttl});
+      table.AddRow({std::to_string(it.db), mem::TextEscapeTruncated(it.key, 60), type, enc,
+                    std::to_string(v.elements), std::to_string(bytes), ttl});
     }
   }
+  if (!error.empty()) return Error(error, kExitData);
   if (text) std::fputs(table.Render().c_str(), out);
   if (o.summary) {
     auto print = [&](const char* title, const std::map<std::string, Group>& m) {
@@ -618,11 +683,12 @@ int RunInspect(const InspectOptions& o, FILE* out) {
       t.AddColumn("bytes", mem::TextTable::Align::kRight);
       t.AddColumn("share", mem::TextTable::Align::kRight);
       for (const auto& [name, gr] : v) {
-        double share = total_bytes ? 100.0 * static_cast<double>(gr.bytes) /
-                                         static_cast<double>(total_bytes)
-                                   : 0;
+        double share =
+            total_bytes ? 100.0 * static_cast<double>(gr.bytes) / static_cast<double>(total_bytes)
+                        : 0;
         t.AddRow({mem::TextEscapeTruncated(name, 60), std::to_string(gr.keys),
-                  mem::HumanBytes(static_cast<double>(gr.bytes)), mem::FormatFixed(share, 1) + "%"});
+                  mem::HumanBytes(static_cast<double>(gr.bytes)),
+                  mem::FormatFixed(share, 1) + "%"});
       }
       std::fputs(t.Render().c_str(), out);
     };
@@ -631,8 +697,9 @@ int RunInspect(const InspectOptions& o, FILE* out) {
     print("type", types);
   }
   if (o.format == "text") {
-    std::fprintf(out, "%s: RDB version %d, %llu keys, %s of keys and values\n", o.input.c_str(),
-                 r.version(), static_cast<unsigned long long>(total_keys),
+    std::string what = version > 0 ? "RDB version " + std::to_string(version) : "strata snapshot";
+    std::fprintf(out, "%s: %s, %llu keys, %s of keys and values\n", o.input.c_str(),
+                 what.c_str(), static_cast<unsigned long long>(total_keys),
                  mem::HumanBytes(static_cast<double>(total_bytes)).c_str());
   }
   return kExitOk;

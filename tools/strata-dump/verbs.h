@@ -29,6 +29,7 @@ struct DumpOptions {
   mem::Endpoint from;
   std::string output;
   std::string method = "auto";  // auto | psync | scan
+  std::string format = "rdb";   // rdb | strata
   int rdb_version = 10;
   bool compression = true;
   std::map<uint32_t, uint32_t> db_map;

@@ -1,7 +1,5 @@
 #include "tools/strata-mem/resp_client.h"
 
-#include <algorithm>
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -11,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -143,8 +142,9 @@ bool RespClient::Connect(const Endpoint& endpoint, const ClientOptions& options,
   if (fd_ < 0) return Fail(error, last_error);
   if (!options_.password.empty()) {
     Reply reply;
-    bool ok = options_.user.empty() ? Call({"AUTH", options_.password}, &reply, error)
-                                    : Call({"AUTH", options_.user, options_.password}, &reply, error);
+    bool ok = options_.user.empty()
+                  ? Call({"AUTH", options_.password}, &reply, error)
+                  : Call({"AUTH", options_.user, options_.password}, &reply, error);
     if (!ok) return false;
     if (reply.is_error()) {
       std::string text = reply.str;

@@ -53,6 +53,8 @@ class RespClient {
   void Append(const std::vector<std::string_view>& args);
   void Append(std::initializer_list<std::string_view> args);
   size_t pending_output() const { return out_.size() - out_sent_; }
+  // Queues bytes already encoded as RESP (a caller that builds its commands itself).
+  void AppendRaw(std::string_view resp) { out_.append(resp); }
 
   // Sends everything queued.
   bool Flush(std::string* error);
@@ -70,9 +72,7 @@ class RespClient {
   bool ReadRaw(size_t max, std::string* out, std::string* error);
   // Puts bytes back in front of what is still to be read (a raw reader that read past
   // the end of its part).
-  void Unread(std::string_view bytes) {
-    in_.insert(in_pos_, bytes);
-  }
+  void Unread(std::string_view bytes) { in_.insert(in_pos_, bytes); }
   // Waits up to wait_ms for bytes; true (without reading) when some are there.
   bool Poll(int wait_ms, bool* readable, std::string* error);
   // The timeout on each wait, changeable after connecting (a transfer that starts late).

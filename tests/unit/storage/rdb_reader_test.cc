@@ -50,7 +50,8 @@ std::string Describe(const RdbValue& v) {
   std::vector<std::string> items;
   const std::string& d = v.data;
   switch (v.kind) {
-    case RdbKind::kString: return "string:" + d;
+    case RdbKind::kString:
+      return "string:" + d;
     case RdbKind::kStream: {
       std::string s = "stream:";
       for (const auto& e : v.stream->entries) {
@@ -61,7 +62,8 @@ std::string Describe(const RdbValue& v) {
       s += " groups=" + std::to_string(v.stream->groups.size());
       return s;
     }
-    case RdbKind::kModule: return "module:" + v.module_name;
+    case RdbKind::kModule:
+      return "module:" + v.module_name;
     case RdbKind::kSet:
       if (!d.empty() && static_cast<uint8_t>(d[0]) == static_cast<uint8_t>(PackedTag::kIntSet)) {
         for (int64_t x : intset::Decode(d)) items.push_back(std::to_string(x));
@@ -73,7 +75,8 @@ std::string Describe(const RdbValue& v) {
       for (packed::Reader r(d); !r.Done(); r.Next()) items.emplace_back(r.Item());
       if (v.kind == RdbKind::kHash) {
         std::vector<std::string> pairs;
-        for (size_t i = 0; i + 1 < items.size(); i += 2) pairs.push_back(items[i] + "=" + items[i + 1]);
+        for (size_t i = 0; i + 1 < items.size(); i += 2)
+          pairs.push_back(items[i] + "=" + items[i + 1]);
         items = pairs;
       }
       break;
@@ -123,11 +126,20 @@ Loaded Load(std::string_view data, RdbReader::Options opts = {}) {
         if (rec.expire_ms >= 0) l.expires[k] = rec.expire_ms;
         break;
       }
-      case RdbRecord::Kind::kAux: l.aux.push_back(rec.name + "=" + rec.text); break;
-      case RdbRecord::Kind::kFunction: l.functions++; break;
-      case RdbRecord::Kind::kModuleAux: l.module_aux++; break;
-      case RdbRecord::Kind::kSlotInfo: l.slot_infos++; break;
-      default: break;
+      case RdbRecord::Kind::kAux:
+        l.aux.push_back(rec.name + "=" + rec.text);
+        break;
+      case RdbRecord::Kind::kFunction:
+        l.functions++;
+        break;
+      case RdbRecord::Kind::kModuleAux:
+        l.module_aux++;
+        break;
+      case RdbRecord::Kind::kSlotInfo:
+        l.slot_infos++;
+        break;
+      default:
+        break;
     }
   }
 }
@@ -238,19 +250,18 @@ TEST_F(RdbFixtureTest, ContentsOfEveryEncoding) {
   // Zipmap (RDB 2), ziplist hash (6), listpack hash (11).
   EXPECT_EQ(LoadFixture("librdb/hash_zm_v2.rdb").keys.size(), 1u);
   Loaded zm = LoadFixture("rdbtools/zipmap_that_compresses_easily.rdb");
-  EXPECT_EQ(zm.keys.at("0:zipmap_compresses_easily"),
-            "hash:a=aa,aa=aaaa,aaaaa=aaaaaaaaaaaaaa");
+  EXPECT_EQ(zm.keys.at("0:zipmap_compresses_easily"), "hash:a=aa,aa=aaaa,aaaaa=aaaaaaaaaaaaaa");
   Loaded big = LoadFixture("rdbtools/zipmap_with_big_values.rdb");
   EXPECT_NE(big.keys.at("0:zipmap_with_big_values").find("253bytes="), std::string::npos);
   // Intsets of each width.
-  EXPECT_EQ(LoadFixture("rdbtools/intset_16.rdb").keys.at("0:intset_16"),
-            "set:32764,32765,32766");
+  EXPECT_EQ(LoadFixture("rdbtools/intset_16.rdb").keys.at("0:intset_16"), "set:32764,32765,32766");
   EXPECT_EQ(LoadFixture("rdbtools/intset_32.rdb").keys.at("0:intset_32"),
             "set:2147418108,2147418109,2147418110");
   EXPECT_EQ(LoadFixture("rdbtools/intset_64.rdb").keys.at("0:intset_64"),
             "set:9223090557583032316,9223090557583032317,9223090557583032318");
   // Ziplists with integers of every width.
-  std::string zl = LoadFixture("rdbtools/ziplist_with_integers.rdb").keys.at("0:ziplist_with_integers");
+  std::string zl =
+      LoadFixture("rdbtools/ziplist_with_integers.rdb").keys.at("0:ziplist_with_integers");
   for (const char* n : {"-2", "13", "25", "-61", "63", "16380", "-16000", "65535", "-65523",
                         "4194304", "9223372036854775807"}) {
     EXPECT_NE(zl.find(std::string(",") + n) == std::string::npos &&
@@ -357,7 +368,8 @@ TEST(RdbWriterTest, StreamingOutputKeepsTheChecksum) {
   file += w.TakeOutput();
   w.SelectDb(0, 100, 0);
   for (int i = 0; i < 100; i++) {
-    w.Key(ValueType::kString, "key" + std::to_string(i), std::string(static_cast<size_t>(i), 'v'), -1);
+    w.Key(ValueType::kString, "key" + std::to_string(i), std::string(static_cast<size_t>(i), 'v'),
+          -1);
     if (i % 7 == 0) file += w.TakeOutput();
   }
   w.End();

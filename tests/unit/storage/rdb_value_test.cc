@@ -82,7 +82,8 @@ TEST(DumpPayloadTest, ReadsRedis7Payloads) {
   std::vector<Case> cases = {
       {"000568656c6c6f0a006372df766534200a", RdbKind::kString, V({"hello"})},
       {"00c139300a009d94ea2793fc08b9", RdbKind::kString, V({"12345"})},
-      {"00c3094064017878e057000178780a005db7f663bb08625f", RdbKind::kString,
+      {"00c3094064017878e057000178780a005db7f663bb08625f",
+       RdbKind::kString,
        {std::string(100, 'x')}},
       {"1201020f0f00000003008161028162020701ff0a00a4d57d137e93439c", RdbKind::kList,
        V({"a", "b", "7"})},
@@ -196,9 +197,19 @@ std::vector<Sample> Samples() {
   std::mt19937 rng(1);
   for (int i = 0; i < 3000; i++) bin.push_back(static_cast<char>(rng()));
   s.push_back({ValueType::kString, bin, "binary"});
-  std::vector<std::string> small = {"a", "1", "-7", "4096", "-4097", "70000", "-9000000",
-                                    "3000000000", "9223372036854775807", "-9223372036854775808",
-                                    std::string(100, 'q'), std::string(5000, 'r'), ""};
+  std::vector<std::string> small = {"a",
+                                    "1",
+                                    "-7",
+                                    "4096",
+                                    "-4097",
+                                    "70000",
+                                    "-9000000",
+                                    "3000000000",
+                                    "9223372036854775807",
+                                    "-9223372036854775808",
+                                    std::string(100, 'q'),
+                                    std::string(5000, 'r'),
+                                    ""};
   s.push_back({ValueType::kList, PackedOf(small), "list of every listpack encoding"});
   std::vector<std::string> many;
   for (int i = 0; i < 3000; i++) many.push_back("element-" + std::to_string(i));
@@ -280,12 +291,20 @@ TEST(DumpPayloadTest, FooterErrorsAndDataErrorsAreTold) {
   EXPECT_EQ(ParseDumpPayload(refoot(Hex("0100"), 10), {}, &v, &err), PayloadStatus::kBadData);
   EXPECT_NE(err.find("empty"), std::string::npos) << err;
   // Duplicates: a set member, a hash field, a sorted-set member; a NaN score.
-  EXPECT_EQ(ParseDumpPayload(refoot(Hex("0202016101" "61"), 10), {}, &v, &err),
+  EXPECT_EQ(ParseDumpPayload(refoot(Hex("0202016101"
+                                        "61"),
+                                    10),
+                             {}, &v, &err),
             PayloadStatus::kBadData);
   EXPECT_NE(err.find("duplicate"), std::string::npos) << err;
-  EXPECT_EQ(ParseDumpPayload(refoot(Hex("0402016601760166017" "6"), 10), {}, &v, &err),
+  EXPECT_EQ(ParseDumpPayload(refoot(Hex("0402016601760166017"
+                                        "6"),
+                                    10),
+                             {}, &v, &err),
             PayloadStatus::kBadData);
-  std::string nan_zset = Hex("050101" "61");
+  std::string nan_zset =
+      Hex("050101"
+          "61");
   AppendBinaryDouble(&nan_zset, std::nan(""));
   EXPECT_EQ(ParseDumpPayload(refoot(nan_zset, 10), {}, &v, &err), PayloadStatus::kBadData);
 }
@@ -336,10 +355,10 @@ TEST(RdbContainersTest, ListpackIntegersTakeTheirNarrowestEncoding) {
     int64_t v;
     size_t entry_bytes;  // encoding + data + back length
   };
-  for (Case c : {Case{0, 2}, Case{127, 2}, Case{128, 3}, Case{-4096, 3}, Case{4095, 3},
-                 Case{4096, 4}, Case{-32768, 4}, Case{32768, 5}, Case{-8388608, 5},
-                 Case{8388608, 6}, Case{INT32_MIN, 6}, Case{int64_t{1} << 31, 10},
-                 Case{INT64_MIN, 10}}) {
+  for (Case c :
+       {Case{0, 2}, Case{127, 2}, Case{128, 3}, Case{-4096, 3}, Case{4095, 3}, Case{4096, 4},
+        Case{-32768, 4}, Case{32768, 5}, Case{-8388608, 5}, Case{8388608, 6}, Case{INT32_MIN, 6},
+        Case{int64_t{1} << 31, 10}, Case{INT64_MIN, 10}}) {
     ListpackBuilder b;
     b.AddInt(c.v);
     std::string lp = b.Finish();
@@ -355,9 +374,17 @@ TEST(RdbContainersTest, ListpackIntegersTakeTheirNarrowestEncoding) {
 
 TEST(RdbContainersTest, ListpackStringsOfEveryHeaderWidthAndLongBackLengths) {
   ListpackBuilder b;
-  std::vector<std::string> strs = {"", "x", std::string(63, 'a'), std::string(64, 'b'),
-                                   std::string(4095, 'c'), std::string(4096, 'd'),
-                                   std::string(20000, 'e'), "01", "-0", "+1", " 1"};
+  std::vector<std::string> strs = {"",
+                                   "x",
+                                   std::string(63, 'a'),
+                                   std::string(64, 'b'),
+                                   std::string(4095, 'c'),
+                                   std::string(4096, 'd'),
+                                   std::string(20000, 'e'),
+                                   "01",
+                                   "-0",
+                                   "+1",
+                                   " 1"};
   for (const std::string& s : strs) b.Add(s);
   std::string lp = b.Finish();
   std::vector<PackedItem> items;

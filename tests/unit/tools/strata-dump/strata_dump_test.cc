@@ -164,12 +164,35 @@ TEST(StrataDumpPlainCommandsTest, ChunksAndExpiry) {
   EXPECT_GT(cmds.size(), 10u);
   // A big string: SET then APPENDs.
   cmds.clear();
-  ASSERT_TRUE(PlainCommands(ItemOf(ValueType::kString, std::string(2500, 'x')), false, 1000,
-                            &cmds, &err));
+  ASSERT_TRUE(
+      PlainCommands(ItemOf(ValueType::kString, std::string(2500, 'x')), false, 1000, &cmds, &err));
   ASSERT_EQ(cmds.size(), 3u);
   EXPECT_EQ(cmds[0][0], "SET");
   EXPECT_EQ(cmds[1][0], "APPEND");
   EXPECT_EQ(cmds[0][2].size() + cmds[1][2].size() + cmds[2][2].size(), 2500u);
+}
+
+TEST(StrataDumpItemTest, RestoreCommandCarriesThePayload) {
+  Item it = ItemOf(ValueType::kString, "hello");
+  it.key = "the key";
+  it.expire_ms = 1700000000123;
+  it.idle_s = 7;
+  std::string cmd;
+  it.AppendRestore(true, &cmd);
+  std::string p = it.Payload();
+  std::string want = "*8\r\n$7\r\nRESTORE\r\n$7\r\nthe key\r\n$13\r\n1700000000123\r\n$" +
+                     std::to_string(p.size()) + "\r\n" + p +
+                     "\r\n$6\r\nABSTTL\r\n$7\r\nREPLACE\r\n$8\r\nIDLETIME\r\n$1\r\n7\r\n";
+  EXPECT_EQ(cmd, want);
+  rdb::RdbValue v;
+  std::string err;
+  EXPECT_EQ(rdb::ParseDumpPayload(p, {}, &v, &err), rdb::PayloadStatus::kOk) << err;
+  EXPECT_EQ(v.data, "hello");
+  cmd.clear();
+  it.expire_ms = -1;
+  it.idle_s = -1;
+  it.AppendRestore(false, &cmd);
+  EXPECT_EQ(cmd.rfind("*4\r\n$7\r\nRESTORE\r\n$7\r\nthe key\r\n$1\r\n0\r\n", 0), 0u) << cmd;
 }
 
 TEST(StrataDumpProgressTest, Format) {
