@@ -307,3 +307,18 @@ def test_idle_and_freq_are_kept_under_their_policy(server_factory):
     s = server_factory(extra_args=["--import-rdb", fixture("librdb/mem_policy_lfu.rdb"),
                                    "--maxmemory-policy", "allkeys-lfu"])
     assert s.client().object("freq", "abcdefghijk") == 5
+
+
+def test_functions_in_the_file_are_reported_not_loaded(redis_server, server_factory, tmp_path):
+    c = redis_server.client()
+    c.flushall()
+    c.function_load("#!lua name=mylib\nredis.register_function('f', function() return 1 end)",
+                    replace=True)
+    c.set("k", "v")
+    c.save()
+    path = tmp_path / "fn.rdb"
+    shutil.copy(os.path.join(redis_server.data_dir, "dump.rdb"), path)
+    c.function_flush()
+    s = server_factory(extra_args=["--import-rdb", str(path)])
+    assert s.client().get("k") == b"v"
+    assert "1 function libraries not loaded" in s.read_log()

@@ -310,3 +310,18 @@ def test_strata_snapshots_in_and_out(ref, server_factory, tmp_path):
         assert "strata snapshot" in p.stdout
     finally:
         r2.stop()
+
+
+def test_functions_travel_with_a_dump(ref, tmp_path):
+    c = ref.client()
+    c.function_load("#!lua name=mylib\nredis.register_function('f', function() return 1 end)")
+    c.set("k", "v")
+    out = tmp_path / "fn.rdb"
+    tool("dump", "--from", addr(ref), "-o", out, "--method", "scan", check=0)
+    r2 = start_redis_server()
+    try:
+        tool("restore", out, "--to", addr(r2), check=0)
+        libs = r2.client().execute_command("FUNCTION", "LIST")
+        assert len(libs) == 1 and b"mylib" in libs[0]
+    finally:
+        r2.stop()

@@ -120,6 +120,16 @@ std::unique_ptr<ScanSource> ScanSource::Open(const mem::Endpoint& ep, const mem:
     pos = colon;
   }
   if (filter.match.size() == 1) s->match_ = filter.match[0];
+  // Function libraries, with their code (Redis 7; a server without FUNCTION has none).
+  mem::Reply fl;
+  if (s->client_.Call({"FUNCTION", "LIST", "WITHCODE"}, &fl, error) && !fl.is_error()) {
+    for (const mem::Reply& lib : fl.elements) {
+      for (size_t i = 0; i + 1 < lib.elements.size(); i += 2) {
+        if (lib.elements[i].str == "library_code") s->functions_.push_back(lib.elements[i + 1].str);
+      }
+    }
+  }
+  error->clear();
   return s;
 }
 

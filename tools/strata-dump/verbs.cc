@@ -346,8 +346,10 @@ class StrataOut final : public FileSink {
   bool Add(const Item& item, std::string* error) override { return sink_.Add(item, error); }
   bool Finish(const std::vector<std::string>& functions, std::string* error) override {
     if (!functions.empty()) {
-      std::fprintf(stderr, "strata-dump: warning: %zu function libraries not written (a strata "
-                           "snapshot has no functions yet)\n", functions.size());
+      std::fprintf(stderr,
+                   "strata-dump: warning: %zu function libraries not written (a strata "
+                   "snapshot has no functions yet)\n",
+                   functions.size());
     }
     return sink_.Finish(error);
   }
@@ -698,8 +700,8 @@ int RunInspect(const InspectOptions& o, FILE* out) {
   }
   if (o.format == "text") {
     std::string what = version > 0 ? "RDB version " + std::to_string(version) : "strata snapshot";
-    std::fprintf(out, "%s: %s, %llu keys, %s of keys and values\n", o.input.c_str(),
-                 what.c_str(), static_cast<unsigned long long>(total_keys),
+    std::fprintf(out, "%s: %s, %llu keys, %s of keys and values\n", o.input.c_str(), what.c_str(),
+                 static_cast<unsigned long long>(total_keys),
                  mem::HumanBytes(static_cast<double>(total_bytes)).c_str());
   }
   return kExitOk;
