@@ -21,6 +21,22 @@ uint64_t U64(const unsigned char* p) {
   return v;
 }
 
+// A little-endian signed integer of 1, 2, 3, 4 or 8 bytes (ziplists and listpacks).
+int64_t SignedLE(const unsigned char* d, size_t w) {
+  switch (w) {
+    case 1:
+      return static_cast<int8_t>(d[0]);
+    case 2:
+      return static_cast<int16_t>(U16(d));
+    case 3:
+      return static_cast<int32_t>(static_cast<uint32_t>(d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8;
+    case 4:
+      return static_cast<int32_t>(U32(d));
+    default:
+      return static_cast<int64_t>(U64(d));
+  }
+}
+
 bool Bad(std::string* error, const char* what, size_t at) {
   *error = std::string(what) + " at byte " + std::to_string(at) + " of the blob";
   return false;
@@ -113,26 +129,7 @@ bool DecodeZiplist(std::string_view blob, std::vector<PackedItem>* out, std::str
       }
       if (left < 1 + w) return Bad(error, "ziplist integer runs past the end", pos);
       const unsigned char* d = p + pos + 1;
-      switch (w) {
-        case 0:
-          it.num = (e & 0x0f) - 1;
-          break;
-        case 1:
-          it.num = static_cast<int8_t>(d[0]);
-          break;
-        case 2:
-          it.num = static_cast<int16_t>(U16(d));
-          break;
-        case 3:
-          it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8;
-          break;
-        case 4:
-          it.num = static_cast<int32_t>(U32(d));
-          break;
-        default:
-          it.num = static_cast<int64_t>(U64(d));
-          break;
-      }
+      it.num = w == 0 ? (e & 0x0f) - 1 : SignedLE(d, w);
       pos += 1 + w;
     }
     if (++items > blob.size()) return Bad(error, "ziplist has more entries than bytes", start);
@@ -193,20 +190,7 @@ bool DecodeListpack(std::string_view blob, std::vector<PackedItem>* out, std::st
       if (left < 1 + w) return Bad(error, "listpack integer runs past the end", pos);
       const unsigned char* d = p + pos + 1;
       it.is_int = true;
-      switch (w) {
-        case 2:
-          it.num = static_cast<int16_t>(U16(d));
-          break;
-        case 3:
-          it.num = static_cast<int32_t>((d[0] | d[1] << 8 | d[2] << 16) << 8) >> 8;
-          break;
-        case 4:
-          it.num = static_cast<int32_t>(U32(d));
-          break;
-        default:
-          it.num = static_cast<int64_t>(U64(d));
-          break;
-      }
+      it.num = SignedLE(d, w);
       len = 1 + w;
     } else {
       return Bad(error, "listpack entry has an unknown encoding", pos);
