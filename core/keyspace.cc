@@ -201,10 +201,14 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
       }
     }
     if constexpr (kTouch) Touch<kWrite>(e);
+    if constexpr (kWrite) {
+      if (watch_ != nullptr) [[unlikely]]
+        watch_->KeyModified(db, hash, false);
+    }
     return e;
   }
   PreWrite(d, hash, e);
-  Mark(d, hash);
+  Mark(d, hash, true);
   DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
@@ -339,7 +343,7 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   Table::Ref ref = d.table->Locate(key, hash);
   if (!ref) return false;
   PreWrite(d, hash, Table::At(ref));
-  Mark(d, hash);
+  Mark(d, hash, true);
   DestroyEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
@@ -408,6 +412,7 @@ void Keyspace::FlushDb(uint32_t db, bool lazy) {
   Db& d = dbs_[db];
   if (snap_hook_ != nullptr) CaptureAll();
   if (tracker_ != nullptr) tracker_->DbChanged(db);
+  if (watch_ != nullptr) watch_->BeforeFlush(db);
   changes_ += d.table->size();
   if (lazy && d.table->size() > kLazyFlushMinKeys) {
     LazyItem item;
@@ -446,6 +451,7 @@ void Keyspace::SwapDb(uint32_t a, uint32_t b) {
     tracker_->DbChanged(a);
     tracker_->DbChanged(b);
   }
+  if (watch_ != nullptr) watch_->BeforeSwap(a, b);
   changes_++;
   std::swap(dbs_[a], dbs_[b]);
 }
@@ -475,7 +481,7 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       if (!e->IsExpired(now_ms)) return false;
       uint64_t h = TableHash(e->Key());
       PreWrite(d, h, e);
-      Mark(d, h);
+      Mark(d, h, true);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       deleted++;

@@ -85,6 +85,21 @@ class ChangeTracker {
   virtual void DbChanged(uint32_t db) = 0;  // any key of db, flushed or swapped
 };
 
+// Told of changes to the keys some client watches (WATCH; the server sets it only while
+// a key of this shard is watched, so it costs one predictable branch otherwise).
+// "Modified" is what Mark() sees: Insert, Delete, SetExpire, expiry, and every lookup
+// through Find() that returns an entry (its caller may change it).
+class WatchHook {
+ public:
+  virtual ~WatchHook() = default;
+  // deleted: the key is gone now (DEL, UNLINK, expiry, eviction, a range delete).
+  virtual void KeyModified(uint32_t db, uint64_t table_hash, bool deleted) = 0;
+  // Before db is emptied (FLUSHDB, FLUSHALL, a load) or swapped with another (SWAPDB):
+  // the keys are still there to be looked up.
+  virtual void BeforeFlush(uint32_t db) = 0;
+  virtual void BeforeSwap(uint32_t a, uint32_t b) = 0;
+};
+
 // The spill tier's side of cold entries (on the shard's thread).
 class ColdHook {
  public:
@@ -222,6 +237,7 @@ class Keyspace {
     if (snap_hook_ != nullptr) snap_hook_->CaptureRest();
   }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
+  void set_watch_hook(WatchHook* h) { watch_ = h; }
   // Count of changes (writes, deletions, expirations) since the shard started:
   // rdb_changes_since_last_save is its growth since the last snapshot's cut.
   uint64_t changes() const { return changes_; }
@@ -310,14 +326,17 @@ class Keyspace {
     return PreWriteSlow(d, hash, e);
   }
   bool PreWriteSlow(Db& d, uint64_t hash, Entry* e);
-  // A change to the key with this hash: counted, and told to the tracker.
-  void Mark(Db& d, uint64_t hash) {
+  // A change to the key with this hash: counted, and told to the tracker and watchers.
+  void Mark(Db& d, uint64_t hash, bool deleted = false) {
     changes_++;
     if (tracker_ != nullptr) [[unlikely]]
       tracker_->KeyChanged(DbIndex(d), hash);
+    if (watch_ != nullptr) [[unlikely]]
+      watch_->KeyModified(DbIndex(d), hash, deleted);
   }
   SnapshotHook* snap_hook_ = nullptr;
   ChangeTracker* tracker_ = nullptr;
+  WatchHook* watch_ = nullptr;
   uint64_t changes_ = 0;
 
   // Declared before the tables: their entries are freed into it, and they keep
@@ -361,7 +380,7 @@ size_t Keyspace::DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&&
       uint64_t h = TableHash(e->Key());
       if (h < first || h > last || !pred(e)) return false;
       PreWrite(d, h, e);
-      Mark(d, h);
+      Mark(d, h, true);
       DestroyEntry(d, e);
       deleted++;
       return true;

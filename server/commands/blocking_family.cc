@@ -190,7 +190,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = home.engine().shard_count();
   std::vector<std::string_view> lock_keys = a.keys;
   if (a.kind == Kind::kMove) lock_keys.push_back(a.destination);
-  ShardGroups g = GroupByShard(lock_keys, db, n, true);
+  ShardGroups g = GroupByShard(lock_keys, db, n, true, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
   // One try, as the non-blocking form. BLMOVE checks the destination's type first.
@@ -218,7 +218,8 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     });
   }
   std::shared_ptr<ListWaiter> blocked;
-  if (!wrong && got.empty()) {
+  // Inside EXEC nothing blocks: an empty try answers as a timeout would.
+  if (!wrong && got.empty() && !c->in_exec()) {
     // Nothing to take: wait in every key's queue, registered while the locks are held.
     blocked = std::make_shared<ListWaiter>();
     blocked->origin = home.index();
@@ -238,6 +239,8 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (blocked == nullptr) {
     if (wrong) {
       rb.Error(errors::kWrongType);
+    } else if (got.empty()) {
+      ReplyTimeout(rb, a);
     } else {
       ReplyServed(rb, a, from, got);
     }
@@ -258,8 +261,14 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (a.kind == Kind::kMove && !blocked->pushed) {
     // The destination is on another shard: push under its lock.
     uint32_t dst = ShardOfKey(a.destination, n);
-    LockTable::Request dst_lock{
-        {LockTable::LockKey(db, a.destination)}, true, true, {}, db, {a.destination}};
+    LockTable::Request dst_lock{{LockTable::LockKey(db, a.destination)},
+                                true,
+                                true,
+                                {},
+                                db,
+                                {a.destination},
+                                false,
+                                c->txn_owner};
     co_await LockOn(dst, &dst_lock);
     bool dst_wrong = false;
     co_await RunOn(std::vector<uint32_t>(1, dst), [&](Worker& w) {

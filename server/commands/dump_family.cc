@@ -203,7 +203,7 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   }
   uint32_t db = c->db;
   Engine& engine = c->worker().engine();
-  ShardGroups g = GroupByShard(keys, db, engine.shard_count(), !copy);
+  ShardGroups g = GroupByShard(keys, db, engine.shard_count(), !copy, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   struct Moving {
     std::string payload;

@@ -22,6 +22,7 @@ void RegisterAllCommands() {
   RegisterZSetFamily(r);
   RegisterPersistenceFamily(r);
   RegisterDumpFamily(r);
+  RegisterTransactionFamily(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

@@ -11,7 +11,8 @@
 //   server_family      INFO CONFIG CLIENT SHUTDOWN
 //   memory_family      MEMORY
 //   persistence_family SAVE BGSAVE LASTSAVE
-//   dump_family        DUMP RESTORE
+//   dump_family        DUMP RESTORE MIGRATE
+//   transaction_family MULTI EXEC DISCARD WATCH UNWATCH (run by the engine)
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
@@ -41,5 +42,6 @@ void RegisterZSetAlgebraCommands(CommandRegistry& r);
 void RegisterZSetBlockingCommands(CommandRegistry& r);
 void RegisterPersistenceFamily(CommandRegistry& r);
 void RegisterDumpFamily(CommandRegistry& r);
+void RegisterTransactionFamily(CommandRegistry& r);
 
 }  // namespace strata

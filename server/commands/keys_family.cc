@@ -273,7 +273,7 @@ Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   bool touch = EqualsIgnoreCase(args[0], "touch");
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
-  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del, c->txn_owner);
   for (auto& l : g.locks) l.names.clear();  // metadata only: cold values stay on disk
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   std::vector<int64_t> counts(g.shards.size(), 0);
@@ -312,9 +312,16 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
-  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, !copy, true, {}, db, {args[1]}};
-  LockTable::Request dst_lock{
-      {LockTable::LockKey(o.dst_db, args[2])}, true, true, {}, o.dst_db, {args[2]}};
+  LockTable::Request src_lock{
+      {LockTable::LockKey(db, args[1])}, !copy, true, {}, db, {args[1]}, false, c->txn_owner};
+  LockTable::Request dst_lock{{LockTable::LockKey(o.dst_db, args[2])},
+                              true,
+                              true,
+                              {},
+                              o.dst_db,
+                              {args[2]},
+                              false,
+                              c->txn_owner};
   // Lock in increasing shard order.
   if (src_shard < dst_shard) {
     co_await LockOn(src_shard, &src_lock);
@@ -358,6 +365,8 @@ Fiber KeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   bool all = pattern == "*";
   std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<std::vector<std::string>> found(shards.size());
+  std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+  for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
   co_await RunOn(shards, [&](Worker& w) {
     auto& mine = found[w.index()];
     int64_t now = w.now_ms();
@@ -365,6 +374,7 @@ Fiber KeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       if (e->IsExpired(now)) return;
       if (all || GlobMatch(pattern, e->Key())) mine.emplace_back(e->Key());
     });
+    w.locks().ReleaseWhole();
   });
   size_t total = 0;
   for (auto& f : found) total += f.size();
@@ -463,10 +473,13 @@ Fiber RandomKeyFiber(Client* c, std::shared_ptr<OwnedArgs>) {
   std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<std::optional<std::string>> picks(shards.size());
   std::vector<size_t> sizes(shards.size(), 0);
+  std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+  for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
   co_await RunOn(shards, [&](Worker& w) {
     Entry* e = w.keyspace().RandomKey(db, w.now_ms(), w.next_random());
     if (e != nullptr) picks[w.index()] = std::string(e->Key());
     sizes[w.index()] = w.keyspace().DbSize(db);
+    w.locks().ReleaseWhole();
   });
   size_t total = 0;
   for (size_t i = 0; i < shards.size(); i++) {
@@ -494,7 +507,12 @@ Fiber DbSizeFiber(Client* c, std::shared_ptr<OwnedArgs>) {
   uint32_t db = c->db;
   std::vector<uint32_t> shards = c->worker().engine().AllShards();
   std::vector<size_t> sizes(shards.size(), 0);
-  co_await RunOn(shards, [&](Worker& w) { sizes[w.index()] = w.keyspace().DbSize(db); });
+  std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+  for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
+  co_await RunOn(shards, [&](Worker& w) {
+    sizes[w.index()] = w.keyspace().DbSize(db);
+    w.locks().ReleaseWhole();
+  });
   size_t total = 0;
   for (size_t s : sizes) total += s;
   std::string out;
@@ -519,8 +537,12 @@ Fiber FlushFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   // them a slice per loop turn; the databases are empty at once either way.
   bool lazy = args.size() == 2 ? EqualsIgnoreCase(args[1], "async")
                                : c->worker().engine().config().Int("lazyfree-lazy-user-flush") != 0;
-  co_await RunOn(c->worker().engine().AllShards(), [&](Worker& w) {
+  std::vector<uint32_t> shards = c->worker().engine().AllShards();
+  std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+  for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
+  co_await RunOn(shards, [&](Worker& w) {
     all ? w.keyspace().FlushAll(lazy) : w.keyspace().FlushDb(db, lazy);
+    w.locks().ReleaseWhole();
   });
   rb.Ok();
   c->FinishFiber(std::move(out));
@@ -539,8 +561,12 @@ Fiber SwapDbFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (a < 0 || a >= dbs || b < 0 || b >= dbs) {
     rb.Error(errors::kDbIndexOutOfRange);
   } else {
-    co_await RunOn(c->worker().engine().AllShards(), [&](Worker& w) {
+    std::vector<uint32_t> shards = c->worker().engine().AllShards();
+    std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+    for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
+    co_await RunOn(shards, [&](Worker& w) {
       w.keyspace().SwapDb(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+      w.locks().ReleaseWhole();
     });
     rb.Ok();
   }

@@ -339,7 +339,7 @@ Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   size_t nsrc = call.keys.size();
   std::vector<std::string_view> keys = call.keys;
   if (call.store) keys.push_back(call.dst);
-  ShardGroups g = GroupByShard(keys, db, n, false);
+  ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   uint32_t dst_shard = call.store ? ShardOfKey(call.dst, n) : 0;
   if (call.store) g.locks[g.IndexOf(dst_shard)].exclusive = true;
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
@@ -398,8 +398,10 @@ Fiber SMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   uint32_t src_shard = ShardOfKey(args[1], n);
   uint32_t dst_shard = ShardOfKey(args[2], n);
-  LockTable::Request src_lock{{LockTable::LockKey(db, args[1])}, true, true, {}, db, {args[1]}};
-  LockTable::Request dst_lock{{LockTable::LockKey(db, args[2])}, true, true, {}, db, {args[2]}};
+  LockTable::Request src_lock{
+      {LockTable::LockKey(db, args[1])}, true, true, {}, db, {args[1]}, false, c->txn_owner};
+  LockTable::Request dst_lock{
+      {LockTable::LockKey(db, args[2])}, true, true, {}, db, {args[2]}, false, c->txn_owner};
   if (src_shard < dst_shard) {
     co_await LockOn(src_shard, &src_lock);
     co_await LockOn(dst_shard, &dst_lock);

@@ -160,7 +160,7 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     for (const std::string& k : pattern_keys) lock_keys.push_back(k);
     std::sort(lock_keys.begin(), lock_keys.end());
     lock_keys.erase(std::unique(lock_keys.begin(), lock_keys.end()), lock_keys.end());
-    g = GroupByShard(lock_keys, db, n, true);
+    g = GroupByShard(lock_keys, db, n, true, c->txn_owner);
     for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
     elems.clear();
     wrong = sorted_set = false;

@@ -417,7 +417,7 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
-  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   std::vector<std::optional<std::string>> values(keys.size());
   co_await RunOn(g.shards, [&](Worker& w) {
@@ -452,7 +452,7 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     keys.push_back(args[i]);
     vals.push_back(args[i + 1]);
   }
-  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true);
+  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool any_exists = false;
   if (nx) {

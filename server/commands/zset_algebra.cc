@@ -379,7 +379,7 @@ Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   size_t nsrc = call.keys.size();
   std::vector<std::string_view> keys = call.keys;
   if (call.store) keys.push_back(call.dst);
-  ShardGroups g = GroupByShard(keys, db, n, false);
+  ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   uint32_t dst_shard = call.store ? ShardOfKey(call.dst, n) : 0;
   if (call.store) g.locks[g.IndexOf(dst_shard)].exclusive = true;
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);

@@ -141,7 +141,7 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   Worker& home = c->worker();
   uint32_t db = c->db;
   uint32_t n = home.engine().shard_count();
-  ShardGroups g = GroupByShard(a.keys, db, n, true);
+  ShardGroups g = GroupByShard(a.keys, db, n, true, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
   // One try, as ZPOPMIN/ZMPOP would.
@@ -155,7 +155,8 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     from = a.keys[i];
   }
   std::shared_ptr<ZSetWaiter> blocked;
-  if (!wrong && got.empty()) {
+  // Inside EXEC nothing blocks: an empty try answers as a timeout would.
+  if (!wrong && got.empty() && !c->in_exec()) {
     // Nothing to take: wait in every key's queue, registered while the locks are held.
     blocked = std::make_shared<ZSetWaiter>();
     blocked->origin = home.index();
@@ -172,6 +173,8 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (blocked == nullptr) {
     if (wrong) {
       rb.Error(errors::kWrongType);
+    } else if (got.empty()) {
+      rb.NullArray();
     } else {
       std::vector<std::string> members;
       std::vector<double> scores;

@@ -497,7 +497,7 @@ Fiber ZMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   }
   uint32_t db = c->db;
   uint32_t n = c->worker().engine().shard_count();
-  ShardGroups g = GroupByShard(m.keys, db, n, true);
+  ShardGroups g = GroupByShard(m.keys, db, n, true, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool wrong = false;
   ZPopped got;

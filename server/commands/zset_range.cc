@@ -219,7 +219,7 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   uint32_t n = c->worker().engine().shard_count();
   std::vector<std::string_view> keys = {args[1], args[2]};
-  ShardGroups g = GroupByShard(keys, db, n, true);
+  ShardGroups g = GroupByShard(keys, db, n, true, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool wrong = false;
   std::vector<std::pair<std::string, double>> copied;

@@ -40,6 +40,11 @@ class Client {
   ClientClass client_class = ClientClass::kNormal;
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
+  // While this client's EXEC runs: the id its locks are held under (lock_table.h), which
+  // the multi-key commands inside it pass on with their own lock requests; 0 otherwise.
+  uint64_t txn_owner = 0;
+  // Inside EXEC a blocking command does not block: it answers as if its timeout passed.
+  bool in_exec() const { return txn_owner != 0; }
 
   uint64_t id() const { return id_; }
   const std::string& addr() const { return addr_; }

@@ -108,6 +108,8 @@ size_t ClientConnection::MemoryBytes() const {
   size_t n = HeapBytes(static_cast<const void*>(this)) + BufferBytes();
   n += HeapBytes(addr_) + HeapBytes(laddr_) + HeapBytes(name) + HeapBytes(lib_name) +
        HeapBytes(lib_ver) + HeapBytes(last_subcommand_);
+  if (multi_ != nullptr) n += multi_->bytes;
+  for (const WatchedKey& w : watched_) n += sizeof(w) + HeapBytes(w.key);
   return n;
 }
 
@@ -185,14 +187,20 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn == nullptr &&
-        inflight_ > 0) {
+    if (multi_ != nullptr && spec != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
+      // Queued, not run: nothing to wait for.
+    } else if (spec != nullptr && (spec->flags & kCmdTransaction) && inflight_ > 0) {
+      // EXEC and WATCH see this client's earlier commands done (their tasks could
+      // otherwise reach a shard after the transaction's).
+      PauseInput();
+      break;
+    } else if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn == nullptr &&
+               inflight_ > 0) {
       // A whole-keyspace command waits for this client's earlier commands.
       PauseInput();
       break;
-    }
-    if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn != nullptr &&
-        inflight_ > 0) {
+    } else if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn != nullptr &&
+               inflight_ > 0) {
       // A multi-key command that spans shards must also wait; single-shard ones need not.
       std::vector<std::string_view> keys;
       spec->Keys(cmd_args, &keys);
@@ -264,12 +272,15 @@ void ClientConnection::ReplyError(std::string_view msg) {
 }
 
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
+  // A command refused here inside MULTI also fails the transaction (EXECABORT).
   if (spec == nullptr) {
+    FlagTransaction();
     ReplyError(UnknownCommandError(args));
     return true;
   }
   Engine& engine = worker_->engine();
   if (!spec->CheckArity(args.size())) {
+    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
     ReplyError(WrongArityError(spec->name));
     return true;
@@ -278,24 +289,33 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     if (engine.config().String("requirepass").empty()) {
       authenticated = true;
     } else {
+      FlagTransaction();
       worker_->stats().commands[spec->id].rejected_calls++;
       ReplyError("NOAUTH Authentication required.");
       return true;
     }
   }
   if (!(spec->flags & kCmdLoading) && engine.loading()) [[unlikely]] {
+    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
     ReplyError("LOADING Redis is loading the dataset in memory");
     return true;
   }
   if ((spec->flags & kCmdDenyOom) &&
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
+    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
     ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
     return true;
   }
   last_spec_ = spec;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
+  if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
+    Queue(spec, args);
+    return true;
+  }
+  if (spec->flags & kCmdTransaction) [[unlikely]]
+    return DispatchTransaction(spec, args);
   if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
     // Suppression is decided after the handler, so that CLIENT REPLY ON is answered and
     // CLIENT REPLY OFF/SKIP are not.
@@ -431,10 +451,20 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
 }
 
 void ClientConnection::FinishFiber(std::string&& reply) {
+  if (nested_ != nullptr) {
+    // A command inside EXEC: the transaction's fiber takes the reply and goes on.
+    NestedReply* n = nested_;
+    nested_ = nullptr;
+    n->reply = std::move(reply);
+    n->done = true;
+    if (n->waiter) worker_->Defer(ResumeTask(n->waiter));
+    return;
+  }
   // The fiber's slot is the newest one reserved when it started: the client had no
   // commands in flight after it, since input is paused while a fiber runs.
   uint64_t seq = newest_slot();
   fiber_running_ = false;
+  if (closing()) UnwatchAll();
   CompleteSlot(seq, reply);
 }
 
@@ -516,6 +546,10 @@ void ClientConnection::CheckOutputLimits() {
 }
 
 void ClientConnection::OnClosing() {
+  multi_.reset();
+  // A running fiber may be an EXEC that still checks the watched keys: it (or
+  // FinishFiber, for other fibers) drops them when it ends.
+  if (!fiber_running_) UnwatchAll();
   if (blocked_ != nullptr) {
     // Leaving while blocked: cancel the wait unless a shard already served it.
     int expected = BlockedClient::kWaiting;
@@ -537,17 +571,24 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       cmd += "|" + last_subcommand_;
   }
   size_t qbuf = Connection::query_buffer_bytes();
+  // Redis's flags: x in MULTI, b blocked, N none.
+  std::string flags;
+  if (multi_ != nullptr) flags += 'x';
+  if (blocked_ != nullptr) flags += 'b';
+  if (flags.empty()) flags = "N";
+  long long multi = multi_ != nullptr ? static_cast<long long>(multi_->calls.size()) : -1;
+  size_t multi_mem = multi_ != nullptr ? multi_->bytes : 0;
   char buf[1024];
   std::snprintf(
       buf, sizeof(buf),
-      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%u sub=0 psub=0 "
-      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=%zu "
+      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=0 psub=0 "
+      "ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu "
       "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
       "lib-ver=%s",
       static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
       static_cast<long long>((now_ms - created_ms) / 1000),
-      static_cast<long long>((now_ms - last_interaction_ms) / 1000), db, qbuf,
-      read_buffer_size() - qbuf, read_buffer_size(), open_block_bytes(), sealed_blocks(),
+      static_cast<long long>((now_ms - last_interaction_ms) / 1000), flags.c_str(), db, multi, qbuf,
+      read_buffer_size() - qbuf, multi_mem, read_buffer_size(), open_block_bytes(), sealed_blocks(),
       output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), resp, lib_name.c_str(),
       lib_ver.c_str());
   return buf;

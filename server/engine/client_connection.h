@@ -23,15 +23,18 @@
 // Private to the engine: command families see a client only as a Client.
 #pragma once
 
+#include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "server/engine/client.h"
 #include "server/engine/command.h"
+#include "server/engine/task.h"
 #include "server/net/connection.h"
 
 namespace strata {
@@ -72,6 +75,13 @@ class ClientConnection final : public Connection, public Client {
   // A command from another worker's batch whose cold values are being read (the gate's
   // MustWait said so): the gate holds it, then runs it and sends the reply.
   static void HoldForColdValues(RemoteCommand* rc, const std::vector<std::string_view>& keys);
+
+  // A nested fiber's reply inside EXEC (transaction.cc).
+  struct NestedReply {
+    std::string reply;
+    bool done = false;
+    std::coroutine_handle<> waiter;
+  };
 
   // Client
   void CloseAfterReply() override { Connection::CloseAfterReply(); }
@@ -120,6 +130,43 @@ class ClientConnection final : public Connection, public Client {
   // counted as Redis does). Cheap when no limit is set.
   void OnLargeReply(std::string* target);
   void CheckOutputLimits();
+
+  // MULTI/EXEC/DISCARD/WATCH/UNWATCH (transaction.cc).
+  struct QueuedCall {
+    const CommandSpec* spec;
+    std::shared_ptr<OwnedArgs> args;
+  };
+  struct MultiState {
+    bool failed = false;  // a command was refused while queueing: EXEC answers EXECABORT
+    size_t bytes = 0;     // heap bytes of the queue (CLIENT LIST multi-mem, client memory)
+    std::vector<QueuedCall> calls;
+  };
+  struct WatchedKey {
+    uint32_t db;
+    uint32_t shard;
+    std::string key;
+  };
+  struct ExecPlan;
+  bool DispatchTransaction(const CommandSpec* spec, CmdArgs args);
+  void FlagTransaction();
+  void Queue(const CommandSpec* spec, CmdArgs args);
+  void ReplyOk();
+  uint64_t TxnOwner() const;
+  bool Watch(CmdArgs args);
+  void NoteWatched(uint32_t db_index, uint32_t shard, std::string_view key);
+  // Drops every watched key: here, and on the other shards by a posted task.
+  void UnwatchAll();
+  // Forgets the list only (the shards were told already).
+  void ForgetWatched();
+  std::shared_ptr<ExecPlan> Plan();
+  bool Exec(const CommandSpec* exec_spec);
+  void RunOnClient(ExecPlan& plan, size_t index, std::string* out);
+  static Fiber ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan> plan);
+  static Fiber WatchFiber(ClientConnection* c, std::shared_ptr<OwnedArgs> owned);
+  std::unique_ptr<MultiState> multi_;
+  std::vector<WatchedKey> watched_;
+  std::unordered_set<std::string> watched_names_;
+  NestedReply* nested_ = nullptr;
 
   // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
   const CommandSpec* last_spec_ = nullptr;

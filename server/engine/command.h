@@ -55,6 +55,11 @@ enum CommandFlag : uint32_t {
   // Reads only its keys' metadata (existence, type, expiry, access state): a value on
   // disk is not read back for it (cold_gate.h).
   kCmdNoValue = 1 << 18,
+  // MULTI, EXEC, DISCARD, WATCH and UNWATCH: run by the engine itself (transaction.cc),
+  // which owns the client's queue and the shards' watch tables; they have no handler.
+  kCmdTransaction = 1 << 19,
+  // Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT).
+  kCmdNoQueue = 1 << 20,
 };
 
 // The shard-side context of a command.

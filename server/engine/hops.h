@@ -5,6 +5,11 @@
 //                               fiber's own worker runs inline.
 //   co_await LockOn(shard, req) takes the intent locks of `req` on that shard, waiting
 //                               in its FIFO queue if needed (see lock_table.h).
+//   co_await RunLocked(shard, req, fn)
+//                               runs fn(Worker&) on that shard as soon as req's keys
+//                               are free there (in the FIFO queue's order), without
+//                               taking them: fn runs to its end before anything else on
+//                               the shard. One hop there and one back.
 // The fiber always resumes on the worker that started it. Functions passed to RunOn
 // may write only to state owned by that shard, or to distinct pre-sized result slots.
 // Thread-safety: awaited on the fiber's own worker thread.
@@ -64,6 +69,59 @@ class RunOn {
   Worker* origin_ = nullptr;
   std::coroutine_handle<> handle_;
   size_t remaining_ = 0;
+};
+
+class RunLocked {
+ public:
+  RunLocked(uint32_t shard, LockTable::Request* req, std::function<void(Worker&)> fn)
+      : shard_(shard), req_(req), fn_(std::move(fn)) {}
+
+  bool await_ready() {
+    origin_ = Worker::Current();
+    if (shard_ == origin_->index() && origin_->locks().CanRun(*req_)) {
+      fn_(*origin_);
+      return true;
+    }
+    return false;
+  }
+
+  void await_suspend(std::coroutine_handle<> h) {
+    handle_ = h;
+    home_ = origin_->index();
+    auto run = [this] {
+      Worker* w = Worker::Current();
+      if (w->locks().CanRun(*req_)) {
+        Admitted(this);
+        return;
+      }
+      LockTable::Request r = *req_;
+      r.hold = false;
+      r.on_admit = Task{Admitted, this};
+      w->locks().Enqueue(std::move(r));
+    };
+    if (shard_ == home_) {
+      run();
+    } else {
+      origin_->Post(shard_, MakeTask(std::move(run)));
+    }
+  }
+
+  void await_resume() {}
+
+ private:
+  static void Admitted(void* p) {
+    auto* self = static_cast<RunLocked*>(p);
+    Worker* w = Worker::Current();
+    self->fn_(*w);
+    w->Post(self->home_, ResumeTask(self->handle_));
+  }
+
+  uint32_t shard_;
+  LockTable::Request* req_;
+  std::function<void(Worker&)> fn_;
+  Worker* origin_ = nullptr;
+  uint32_t home_ = 0;
+  std::coroutine_handle<> handle_;
 };
 
 class LockOn {

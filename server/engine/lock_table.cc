@@ -12,6 +12,7 @@ LockTable::Key LockTable::LockKey(uint32_t db, std::string_view key) {
 }
 
 bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const {
+  if (whole_held_ || whole_queued_ > 0) return false;
   if (keys_.empty()) return true;
   for (std::string_view key : keys) {
     auto it = keys_.find(LockKey(db, key));
@@ -22,19 +23,41 @@ bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool
 }
 
 bool LockTable::CanRun(const Request& r) const {
+  if (WholeOwnedBy(r.owner)) return true;
+  if (whole_held_ || whole_queued_ > 0) return false;
+  if (r.whole) return keys_.empty();
   for (Key key : r.keys) {
     auto it = keys_.find(key);
-    if (it == keys_.end()) continue;
+    if (it == keys_.end() || OwnedBy(it->second, r.owner)) continue;
     if (it->second.queued > 0 || Conflicts(it->second, r.exclusive)) return false;
   }
   return true;
 }
 
+bool LockTable::AnyHeld() const {
+  for (const auto& [k, l] : keys_) {
+    if (l.exclusive || l.shared > 0) return true;
+  }
+  return false;
+}
+
 void LockTable::Acquire(const Request& r) {
+  if (WholeOwnedBy(r.owner)) {  // nested under the owner's whole-shard hold
+    if (r.whole) whole_nested_++;
+    return;
+  }
+  if (r.whole) {
+    whole_held_ = true;
+    whole_owner_ = r.owner;
+    return;
+  }
   for (Key key : r.keys) {
     KeyLock& k = keys_[key];
-    if (r.exclusive) {
+    if (OwnedBy(k, r.owner)) {
+      k.nested++;
+    } else if (r.exclusive) {
       k.exclusive = true;
+      k.owner = r.owner;
     } else {
       k.shared++;
     }
@@ -52,8 +75,13 @@ void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
   for (Key key : keys) {
     auto it = keys_.find(key);
     if (it == keys_.end()) continue;
+    if (it->second.nested > 0) {
+      it->second.nested--;
+      continue;
+    }
     if (exclusive) {
       it->second.exclusive = false;
+      it->second.owner = 0;
     } else if (it->second.shared > 0) {
       it->second.shared--;
     }
@@ -62,18 +90,34 @@ void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
   ProcessQueue();
 }
 
+void LockTable::ReleaseWhole() {
+  if (whole_nested_ > 0) {
+    whole_nested_--;
+    return;
+  }
+  whole_held_ = false;
+  whole_owner_ = 0;
+  ProcessQueue();
+}
+
 void LockTable::Enqueue(Request r) {
-  for (Key key : r.keys) keys_[key].queued++;
+  if (r.whole) {
+    whole_queued_++;
+  } else {
+    for (Key key : r.keys) keys_[key].queued++;
+  }
   queue_.push_back(std::move(r));
 }
 
 void LockTable::ProcessQueue() {
   // One pass admits, in FIFO order, every queued request that can run: a request waits
   // while a key it needs is held in a conflicting way or wanted by an earlier request
-  // still waiting (`blocked`). The admitted requests' tasks run after the pass, in queue
-  // order, so a pass costs one look at each waiting request however many are admitted.
-  // A task may release locks (a nested Release() only marks another pass: the flag) or
-  // queue more requests; another pass then admits what became free.
+  // still waiting (`blocked`). A whole-shard request waits for every holder and every
+  // earlier request, and blocks every later one (`all_blocked`) until it is released;
+  // while one is held, nothing else is admitted. The admitted requests' tasks run after
+  // the pass, in queue order, so a pass costs one look at each waiting request however
+  // many are admitted. A task may release locks (a nested Release() only marks another
+  // pass: the flag) or queue more requests; another pass then admits what became free.
   if (processing_) return;
   processing_ = true;
   bool progress = true;
@@ -85,15 +129,34 @@ void LockTable::ProcessQueue() {
     blocked.clear();
     admitted.clear();
     waiting.clear();
+    bool all_blocked = whole_held_;
     for (Request& r : queue_) {
-      bool ok = true;
+      if (r.whole) {
+        if (all_blocked || !waiting.empty() || AnyHeld()) {
+          all_blocked = true;
+          waiting.push_back(std::move(r));
+          continue;
+        }
+        whole_queued_--;
+        if (r.hold) {
+          whole_held_ = true;
+          whole_owner_ = r.owner;
+        }
+        all_blocked = true;  // later requests wait for the next pass at least
+        admitted.push_back(r.on_admit);
+        progress = true;
+        continue;
+      }
+      bool ok = !all_blocked;
       for (Key key : r.keys) {
+        if (!ok) break;
         if (blocked.count(key)) {
           ok = false;
           break;
         }
         auto it = keys_.find(key);
-        if (it != keys_.end() && Conflicts(it->second, r.exclusive)) {
+        if (it != keys_.end() && !OwnedBy(it->second, r.owner) &&
+            Conflicts(it->second, r.exclusive)) {
           ok = false;
           break;
         }

@@ -11,6 +11,16 @@
 //   The common case costs one branch: empty() is checked before anything else, and a
 //   command on a shard with no locks and no queue runs at once.
 //
+// Transactions (MULTI/EXEC, transaction.h) lock as an owner. A request carries the
+// owner's id (0: none): a key already held exclusively by that owner is granted to it
+// again at once, counted as a nested hold, so that a multi-key command run inside the
+// transaction (an MSET across shards, itself a fiber taking locks) proceeds under the
+// transaction's locks instead of queueing behind them; its Release then only drops the
+// nested hold. A whole-shard request (`whole`) conflicts with every key: it waits for
+// the shard's holders to leave and, while held, every other command on the shard
+// waits - except the owner's own nested requests. Transactions with whole-keyspace
+// commands (FLUSHDB, KEYS, DBSIZE...) take it on every shard, in shard order like keys.
+//
 // Keys are scoped by database: the same name in two databases is two locks. A lock is
 // named by a 64-bit hash of (database, key), not the key itself: locking costs no copy
 // of the key and a lookup compares one integer. Two keys whose hashes collide share a
@@ -45,24 +55,31 @@ class LockTable {
     // back before it goes on (hops.h LockOn). Empty: none checked.
     uint32_t db = 0;
     std::vector<std::string_view> names;
+    bool whole = false;  // the whole shard (keys unused)
+    uint64_t owner = 0;  // a transaction's id (Client::txn_owner), or 0
   };
 
   static Key LockKey(uint32_t db, std::string_view key);
 
-  bool empty() const { return keys_.empty(); }
+  bool empty() const { return keys_.empty() && !whole_held_ && whole_queued_ == 0; }
   // True when an operation on these keys can run now: no conflicting holder and no
   // earlier request queued on any of them.
   bool CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const;
   bool CanRun(const Request& r) const;
   void Acquire(const Request& r);
-  // Releases a held request's locks and admits whatever can now run.
+  // Releases a held request's locks and admits whatever can now run. A key held as a
+  // nested hold (see above) drops that hold only.
   void Release(const std::vector<Key>& keys, bool exclusive);
+  // Releases a held whole-shard request (a nested one: drops only that).
+  void ReleaseWhole();
+  bool whole_held() const { return whole_held_; }
   // Queues a request that cannot run now. It is admitted in FIFO order.
   void Enqueue(Request r);
   size_t queued() const { return queue_.size(); }
   // True while some command holds an exclusive lock here, i.e. a multi-shard write may
   // be half applied (a snapshot's cut waits for none; O(locked keys)).
   bool AnyExclusive() const {
+    if (whole_held_) return true;
     for (const auto& [k, l] : keys_) {
       if (l.exclusive) return true;
     }
@@ -74,16 +91,29 @@ class LockTable {
     uint32_t shared = 0;
     bool exclusive = false;
     uint32_t queued = 0;
+    uint32_t nested = 0;  // the exclusive owner's nested holds
+    uint64_t owner = 0;   // of the exclusive hold
   };
   bool Conflicts(const KeyLock& k, bool exclusive) const {
     return k.exclusive || (exclusive && k.shared > 0);
   }
+  static bool OwnedBy(const KeyLock& k, uint64_t owner) {
+    return owner != 0 && k.exclusive && k.owner == owner;
+  }
+  bool WholeOwnedBy(uint64_t owner) const {
+    return owner != 0 && whole_held_ && whole_owner_ == owner;
+  }
+  bool AnyHeld() const;
   void Drop(Key key);
   void ProcessQueue();
 
   std::unordered_map<Key, KeyLock> keys_;
   std::deque<Request> queue_;
   bool processing_ = false;
+  bool whole_held_ = false;
+  uint64_t whole_owner_ = 0;
+  uint32_t whole_queued_ = 0;
+  uint32_t whole_nested_ = 0;  // the whole-shard owner's nested whole-shard holds
 };
 
 }  // namespace strata

@@ -13,7 +13,7 @@ size_t ShardGroups::IndexOf(uint32_t shard) const {
 }
 
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
-                         uint32_t shard_count, bool exclusive) {
+                         uint32_t shard_count, bool exclusive, uint64_t owner) {
   // One pass to place each key, one per shard to build its lock request; a key given
   // several times is locked once (a set of lock keys, so the cost stays linear).
   std::vector<std::vector<size_t>> by_shard(shard_count);
@@ -26,6 +26,7 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
     g.shards.push_back(shard);
     LockTable::Request req;
     req.exclusive = exclusive;
+    req.owner = owner;
     req.db = db;
     req.keys.reserve(pos.size());
     seen.clear();
@@ -41,6 +42,15 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
     g.positions.push_back(std::move(pos));
   }
   return g;
+}
+
+std::vector<LockTable::Request> WholeShardRequests(uint32_t shard_count, uint64_t owner) {
+  std::vector<LockTable::Request> out(shard_count);
+  for (LockTable::Request& r : out) {
+    r.whole = true;
+    r.owner = owner;
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -21,8 +21,14 @@ struct ShardGroups {
   size_t IndexOf(uint32_t shard) const;
 };
 
-// Builds groups for keys in `db`; exclusive selects write locks.
+// Builds groups for keys in `db`; exclusive selects write locks. owner: the calling
+// client's Client::txn_owner (inside EXEC, the transaction's locks are its own).
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
-                         uint32_t shard_count, bool exclusive);
+                         uint32_t shard_count, bool exclusive, uint64_t owner);
+
+// One whole-shard request per shard, 0..shard_count-1 (lock_table.h): taken in that
+// order, they hold the whole keyspace (FLUSHDB, DBSIZE, KEYS...), and no transaction or
+// multi-key command is half applied while they are held.
+std::vector<LockTable::Request> WholeShardRequests(uint32_t shard_count, uint64_t owner);
 
 }  // namespace strata

@@ -38,6 +38,7 @@
 #include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
 #include "server/engine/task.h"
+#include "server/engine/watch_table.h"
 
 namespace strata {
 
@@ -100,6 +101,8 @@ class Worker {
   Engine& engine() { return *engine_; }
   Keyspace& keyspace() { return keyspace_; }
   LockTable& locks() { return locks_; }
+  // This shard's WATCHed keys (watch_table.h).
+  WatchTable& watches() { return watches_; }
   int64_t now_ms() const { return now_ms_; }
   // True when the process's data is over maxmemory (recomputed once per loop turn from
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
@@ -208,6 +211,7 @@ class Worker {
   int cpu_ = -1;
   Keyspace keyspace_;
   LockTable locks_;
+  WatchTable watches_{keyspace_};
   std::unique_ptr<EventLoop> loop_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

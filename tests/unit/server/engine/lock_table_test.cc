@@ -122,5 +122,123 @@ TEST(LockTableTest, ManyWaitersAreAdmittedInOrderBehindABlockedPrefix) {
   holder.on_admit.Run();
 }
 
+// A transaction's nested requests (an MSET run inside EXEC) pass its own locks at once,
+// ahead of others queued on the keys, and their release leaves the transaction's hold.
+TEST(LockTableTest, OwnerNestedRequestsPassTheOwnersLocks) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto txn = Req({"a", "b"}, true, true, &log, "txn");
+  txn.owner = 7;
+  ASSERT_TRUE(t.CanRun(txn));
+  t.Acquire(txn);
+  auto other = Req({"a"}, true, true, &log, "other");
+  EXPECT_FALSE(t.CanRun(other));
+  t.Enqueue(other);
+  auto nested = Req({"a", "b"}, false, true, &log, "nested");
+  nested.owner = 7;
+  EXPECT_TRUE(t.CanRun(nested));  // not behind "other", which waits for the owner
+  t.Acquire(nested);
+  auto stranger = Req({"b"}, false, true, &log, "stranger");
+  stranger.owner = 8;
+  EXPECT_FALSE(t.CanRun(stranger));
+  t.Release(nested.keys, false);
+  EXPECT_TRUE(log.empty());  // still held by the transaction
+  std::vector<std::string_view> a = {"a"};
+  EXPECT_FALSE(t.CanRun(0, a, false));
+  t.Release(txn.keys, true);
+  EXPECT_EQ(log, std::vector<std::string>{"other"});
+  t.Release(other.keys, true);
+  EXPECT_TRUE(t.empty());
+  txn.on_admit.Run();
+  nested.on_admit.Run();
+  stranger.on_admit.Run();
+}
+
+// A nested request over a key the owner does not hold locks that key normally.
+TEST(LockTableTest, OwnerNestedRequestLocksKeysItDoesNotHold) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto txn = Req({"a"}, true, true, &log, "txn");
+  txn.owner = 7;
+  t.Acquire(txn);
+  auto nested = Req({"a", "c"}, true, true, &log, "nested");
+  nested.owner = 7;
+  ASSERT_TRUE(t.CanRun(nested));
+  t.Acquire(nested);
+  std::vector<std::string_view> c = {"c"};
+  EXPECT_FALSE(t.CanRun(0, c, false));
+  t.Release(nested.keys, true);
+  EXPECT_TRUE(t.CanRun(0, c, true));
+  std::vector<std::string_view> a = {"a"};
+  EXPECT_FALSE(t.CanRun(0, a, true));
+  t.Release(txn.keys, true);
+  EXPECT_TRUE(t.empty());
+  txn.on_admit.Run();
+  nested.on_admit.Run();
+}
+
+// The whole-shard lock waits for every holder, blocks every later command (plain ones
+// too), lets its owner's nested requests through, and admits the queue in order when
+// released.
+TEST(LockTableTest, WholeShardLockWaitsForHoldersAndBlocksEveryoneButItsOwner) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto holder = Req({"a"}, false, true, &log, "holder");
+  t.Acquire(holder);
+  LockTable::Request whole;
+  whole.whole = true;
+  whole.owner = 9;
+  whole.on_admit = MakeTask([&log] { log.push_back("whole"); });
+  EXPECT_FALSE(t.CanRun(whole));
+  t.Enqueue(whole);
+  EXPECT_FALSE(t.empty());
+  std::vector<std::string_view> b = {"b"};
+  EXPECT_FALSE(t.CanRun(0, b, false));  // behind the queued whole-shard request
+  auto later = Req({"b"}, false, false, &log, "later");
+  t.Enqueue(later);
+  t.Release(holder.keys, false);
+  EXPECT_EQ(log, std::vector<std::string>{"whole"});
+  EXPECT_TRUE(t.whole_held());
+  EXPECT_TRUE(t.AnyExclusive());
+  EXPECT_FALSE(t.CanRun(0, b, false));
+  auto nested = Req({"z"}, true, true, &log, "nested");
+  nested.owner = 9;
+  EXPECT_TRUE(t.CanRun(nested));
+  t.Acquire(nested);
+  t.Release(nested.keys, true);
+  EXPECT_EQ(log.size(), 1u);
+  t.ReleaseWhole();
+  EXPECT_EQ(log, (std::vector<std::string>{"whole", "later"}));
+  EXPECT_TRUE(t.empty());
+  holder.on_admit.Run();
+  nested.on_admit.Run();
+}
+
+// Two whole-shard requests: the second waits for the first's release.
+TEST(LockTableTest, WholeShardRequestsQueueInOrder) {
+  LockTable t;
+  std::vector<std::string> log;
+  LockTable::Request first;
+  first.whole = true;
+  first.owner = 1;
+  first.on_admit = MakeTask([] {});
+  ASSERT_TRUE(t.CanRun(first));
+  t.Acquire(first);
+  first.on_admit.Run();
+  LockTable::Request second;
+  second.whole = true;
+  second.owner = 2;
+  second.on_admit = MakeTask([&log] { log.push_back("second"); });
+  EXPECT_FALSE(t.CanRun(second));
+  t.Enqueue(second);
+  auto key = Req({"k"}, true, false, &log, "key");
+  t.Enqueue(key);
+  t.ReleaseWhole();
+  EXPECT_EQ(log, std::vector<std::string>{"second"});
+  t.ReleaseWhole();
+  EXPECT_EQ(log, (std::vector<std::string>{"second", "key"}));
+  EXPECT_TRUE(t.empty());
+}
+
 }  // namespace
 }  // namespace strata

@@ -13,7 +13,7 @@ namespace {
 TEST(ShardGroupsTest, GroupsKeysByShardInIncreasingOrder) {
   const uint32_t shards = 4;
   std::vector<std::string_view> keys = {"a", "b", "c", "d", "e", "f", "g", "h"};
-  ShardGroups g = GroupByShard(keys, 0, shards, true);
+  ShardGroups g = GroupByShard(keys, 0, shards, true, 0);
   ASSERT_EQ(g.shards.size(), g.positions.size());
   ASSERT_EQ(g.shards.size(), g.locks.size());
   size_t seen = 0;
@@ -34,7 +34,7 @@ TEST(ShardGroupsTest, GroupsKeysByShardInIncreasingOrder) {
 
 TEST(ShardGroupsTest, ARepeatedKeyIsLockedOnceButKeepsEveryPosition) {
   std::vector<std::string_view> keys = {"k", "k", "k"};
-  ShardGroups g = GroupByShard(keys, 3, 2, false);
+  ShardGroups g = GroupByShard(keys, 3, 2, false, 0);
   ASSERT_EQ(g.shards.size(), 1u);
   EXPECT_EQ(g.positions[0], (std::vector<size_t>{0, 1, 2}));
   ASSERT_EQ(g.locks[0].keys.size(), 1u);
@@ -44,7 +44,7 @@ TEST(ShardGroupsTest, ARepeatedKeyIsLockedOnceButKeepsEveryPosition) {
 
 TEST(ShardGroupsTest, OneShardTakesEverything) {
   std::vector<std::string_view> keys = {"x", "y"};
-  ShardGroups g = GroupByShard(keys, 0, 1, true);
+  ShardGroups g = GroupByShard(keys, 0, 1, true, 0);
   EXPECT_EQ(g.shards, (std::vector<uint32_t>{0}));
   EXPECT_EQ(g.positions[0], (std::vector<size_t>{0, 1}));
 }

@@ -1,0 +1,500 @@
+// MULTI/EXEC/DISCARD/WATCH/UNWATCH: the client's queue, and EXEC atomic across shards.
+//
+// The design (docs/ARCHITECTURE.md "Transactions" has the whole essay):
+//   - MULTI starts a queue on the connection. Each command is checked as it arrives
+//     (unknown, arity, authentication, loading, OOM: an error then marks the transaction
+//     failed and EXEC answers EXECABORT) and its arguments are copied into the queue.
+//   - EXEC plans the calls: which run on the client's thread (connection commands), which
+//     on one shard (their keys hash to it), and which are themselves multi-shard
+//     commands (MSET over shards, BLPOP, SORT...) run as nested fibers. The keys of every
+//     call, plus the WATCHed ones, are the transaction's lock set.
+//   - One shard (every key on it, no nested fiber): the transaction runs as one step on
+//     that shard once its keys are free there - inline when that is this worker's shard,
+//     else one hop there and back (RunLocked). No lock is taken: a shard runs one step at
+//     a time, so nothing interleaves.
+//   - Several shards: the fiber takes exclusive locks on every key, shard by shard in
+//     increasing order, as the owner `txn_owner` (lock_table.h). A transaction with a
+//     whole-keyspace command (FLUSHDB, KEYS, DBSIZE, SCAN, SWAPDB, SORT with patterns...)
+//     takes every shard's whole-shard lock instead. Then it checks the WATCHed keys on
+//     their shards, runs the calls in order - runs of single-shard calls as one parallel
+//     hop (their keys differ across shards, so only each shard's order matters), each
+//     nested fiber alone, its lock requests granted under the owner's locks - and
+//     releases everything in one last hop. No client sees a state in the middle.
+// Thread-safety: the connection's own worker; shard steps run on their shards and write
+// only their calls' reply slots.
+#include <algorithm>
+#include <coroutine>
+#include <unordered_set>
+
+#include "core/hash.h"
+#include "core/string_util.h"
+#include "server/base/config.h"
+#include "server/base/cycle_clock.h"
+#include "server/engine/client_connection.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/worker.h"
+
+namespace strata {
+
+struct ClientConnection::ExecPlan {
+  enum Kind : uint8_t { kConn, kShard, kFiber, kUnwatch };
+  struct Call {
+    const CommandSpec* spec;
+    std::shared_ptr<OwnedArgs> args;
+    uint32_t db;
+    uint32_t shard;
+    Kind kind;
+  };
+  std::vector<Call> calls;
+  std::vector<std::string> replies;
+  std::vector<uint32_t> shards;           // increasing; one lock request each
+  std::vector<LockTable::Request> locks;  // per shard
+  std::vector<uint32_t> watch_shards;     // increasing
+  bool whole = false;
+  bool single = false;  // at most one shard and no nested fiber
+  uint64_t owner = 0;
+};
+
+namespace {
+
+constexpr const char* kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
+
+// Runs one single-shard call on the current (owning) worker, its reply into *out.
+void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db, int resp,
+                  std::string* out) {
+  ReplyBuilder rb(out, resp);
+  ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
+  if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
+    w.eviction().BeforeWrite(args);
+  size_t start = out->size();
+  uint64_t t0 = CycleClock::Now();
+  spec->shard_fn(args, ctx, rb);
+  CommandStat& st = w.stats().commands[spec->id];
+  st.calls++;
+  st.usec_ticks += CycleClock::Now() - t0;
+  if (out->size() > start && (*out)[start] == '-') st.failed_calls++;
+  w.stats().total_commands_processed++;
+}
+
+// Waits for a nested fiber's FinishFiber.
+struct AwaitNested {
+  ClientConnection::NestedReply* n;
+  bool await_ready() const { return n->done; }
+  void await_suspend(std::coroutine_handle<> h) { n->waiter = h; }
+  void await_resume() const {}
+};
+
+}  // namespace
+
+void ClientConnection::FlagTransaction() {
+  if (multi_ != nullptr) multi_->failed = true;
+}
+
+bool ClientConnection::DispatchTransaction(const CommandSpec* spec, CmdArgs args) {
+  std::string_view name = spec->name;
+  if (name == "multi") {
+    if (multi_ != nullptr) {
+      ReplyError("ERR MULTI calls can not be nested");
+    } else {
+      multi_ = std::make_unique<MultiState>();
+      ReplyOk();
+    }
+    return true;
+  }
+  if (name == "discard") {
+    if (multi_ == nullptr) {
+      ReplyError("ERR DISCARD without MULTI");
+    } else {
+      multi_.reset();
+      UnwatchAll();
+      ReplyOk();
+    }
+    return true;
+  }
+  if (name == "unwatch") {
+    UnwatchAll();
+    ReplyOk();
+    return true;
+  }
+  if (name == "watch") {
+    if (multi_ != nullptr) {
+      ReplyError("ERR WATCH inside MULTI is not allowed");
+      return true;
+    }
+    return Watch(args);
+  }
+  // exec
+  if (multi_ == nullptr) {
+    ReplyError("ERR EXEC without MULTI");
+    return true;
+  }
+  if (multi_->failed) {
+    multi_.reset();
+    UnwatchAll();
+    ReplyError(kExecAbort);
+    return true;
+  }
+  return Exec(spec);
+}
+
+void ClientConnection::ReplyOk() {
+  bool suppress = TakeSuppress();
+  std::string* t = ReplyTarget(suppress);
+  size_t start = t->size();
+  t->append("+OK\r\n");
+  CommitReply(t, suppress, start);
+}
+
+void ClientConnection::Queue(const CommandSpec* spec, CmdArgs args) {
+  auto owned = OwnedArgs::Copy(args);
+  multi_->bytes += owned->storage.capacity() + owned->views.capacity() * sizeof(std::string_view) +
+                   sizeof(OwnedArgs) + sizeof(QueuedCall);
+  multi_->calls.push_back(QueuedCall{spec, std::move(owned)});
+  bool suppress = TakeSuppress();
+  std::string* t = ReplyTarget(suppress);
+  size_t start = t->size();
+  t->append("+QUEUED\r\n");
+  CommitReply(t, suppress, start);
+}
+
+uint64_t ClientConnection::TxnOwner() const { return id_ | (uint64_t{1} << 63); }
+
+// ---- WATCH ---------------------------------------------------------------------------
+
+void ClientConnection::NoteWatched(uint32_t db_index, uint32_t shard, std::string_view key) {
+  std::string name = std::to_string(db_index);
+  name.push_back(':');
+  name.append(key);
+  if (watched_names_.insert(std::move(name)).second) {
+    watched_.push_back(WatchedKey{db_index, shard, std::string(key)});
+  }
+}
+
+bool ClientConnection::Watch(CmdArgs args) {
+  uint32_t n = worker_->engine().shard_count();
+  uint32_t here = worker_->index();
+  bool remote = false;
+  for (size_t i = 1; i < args.size() && !remote; i++) remote = ShardOfKey(args[i], n) != here;
+  if (!remote) {
+    for (size_t i = 1; i < args.size(); i++) {
+      worker_->watches().Watch(TxnOwner(), db, args[i], worker_->now_ms());
+      NoteWatched(db, here, args[i]);
+    }
+    ReplyOk();
+    return true;
+  }
+  ReserveSlot(TakeSuppress());
+  fiber_running_ = true;
+  inflight_++;
+  WatchFiber(this, OwnedArgs::Copy(args));
+  return !fiber_running_;
+}
+
+Fiber ClientConnection::WatchFiber(ClientConnection* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  uint32_t n = c->worker_->engine().shard_count();
+  uint32_t db = c->db;
+  uint64_t owner = c->TxnOwner();
+  std::vector<uint32_t> shards;
+  for (size_t i = 1; i < args.size(); i++) shards.push_back(ShardOfKey(args[i], n));
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  co_await RunOn(shards, [&](Worker& w) {
+    for (size_t i = 1; i < args.size(); i++) {
+      if (ShardOfKey(args[i], n) == w.index()) w.watches().Watch(owner, db, args[i], w.now_ms());
+    }
+  });
+  for (size_t i = 1; i < args.size(); i++) c->NoteWatched(db, ShardOfKey(args[i], n), args[i]);
+  // Gone meanwhile: OnClosing already dropped what it knew of; drop the rest.
+  if (c->closing()) c->UnwatchAll();
+  c->FinishFiber("+OK\r\n");
+}
+
+void ClientConnection::UnwatchAll() {
+  if (watched_.empty()) return;
+  std::vector<uint32_t> shards;
+  for (const WatchedKey& w : watched_) shards.push_back(w.shard);
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  uint64_t owner = TxnOwner();
+  for (uint32_t s : shards) {
+    if (s == worker_->index()) {
+      worker_->watches().Unwatch(owner);
+    } else {
+      worker_->Post(s, MakeTask([owner] { Worker::Current()->watches().Unwatch(owner); }));
+    }
+  }
+  ForgetWatched();
+}
+
+void ClientConnection::ForgetWatched() {
+  watched_.clear();
+  watched_names_.clear();
+}
+
+// ---- EXEC ----------------------------------------------------------------------------
+
+std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
+  auto plan = std::make_shared<ExecPlan>();
+  ExecPlan& p = *plan;
+  uint32_t n = worker_->engine().shard_count();
+  uint32_t here = worker_->index();
+  int64_t databases = worker_->engine().config().Int("databases");
+  uint32_t cur_db = db;
+  std::vector<std::vector<LockTable::Key>> keys_by_shard(n);
+  std::vector<char> used(n, 0);
+  std::vector<std::string_view> keys;
+  bool fiber_calls = false;
+  p.calls.reserve(multi_->calls.size());
+  for (QueuedCall& q : multi_->calls) {
+    const CommandSpec* spec = q.spec;
+    CmdArgs args = q.args->span();
+    ExecPlan::Call call{spec, std::move(q.args), cur_db, here, ExecPlan::kConn};
+    if (spec->flags & kCmdTransaction) {
+      call.kind = ExecPlan::kUnwatch;  // the only one queued
+    } else if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
+      call.kind = ExecPlan::kConn;
+      // SELECT changes the database of the calls after it.
+      int64_t index = 0;
+      if (spec->name == "select" && args.size() == 2 && ParseInt64(args[1], &index) && index >= 0 &&
+          index < databases) {
+        cur_db = static_cast<uint32_t>(index);
+      }
+    } else {
+      keys.clear();
+      spec->Keys(args, &keys);
+      bool multi = false;
+      uint32_t shard = here;
+      if (!keys.empty()) {
+        shard = ShardOfKey(keys[0], n);
+        for (size_t i = 1; i < keys.size() && !multi; i++) multi = ShardOfKey(keys[i], n) != shard;
+      }
+      if (spec->shard_fn != nullptr && !multi && !(keys.empty() && spec->fiber_fn != nullptr)) {
+        call.kind = ExecPlan::kShard;
+        call.shard = shard;
+        used[shard] = 1;
+      } else {
+        call.kind = ExecPlan::kFiber;
+        fiber_calls = true;
+        // A fiber-only command with no declared keys, or with keys it may reach past
+        // (SORT's patterns), needs the whole keyspace held; blocking ones name theirs.
+        if (spec->shard_fn == nullptr && !(spec->flags & kCmdBlocking)) p.whole = true;
+      }
+      for (std::string_view k : keys) {
+        uint32_t s = ShardOfKey(k, n);
+        keys_by_shard[s].push_back(LockTable::LockKey(cur_db, k));
+        used[s] = 1;
+      }
+    }
+    p.calls.push_back(std::move(call));
+  }
+  multi_.reset();
+  std::vector<char> watch_used(n, 0);
+  for (const WatchedKey& w : watched_) {
+    keys_by_shard[w.shard].push_back(LockTable::LockKey(w.db, w.key));
+    used[w.shard] = 1;
+    watch_used[w.shard] = 1;
+  }
+  p.owner = TxnOwner();
+  for (uint32_t s = 0; s < n; s++) {
+    if (watch_used[s]) p.watch_shards.push_back(s);
+    if (!used[s] && !p.whole) continue;
+    LockTable::Request r;
+    r.owner = p.owner;
+    r.exclusive = true;
+    if (p.whole) {
+      r.whole = true;
+    } else {
+      std::vector<LockTable::Key>& ks = keys_by_shard[s];
+      std::sort(ks.begin(), ks.end());
+      ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+      r.keys = std::move(ks);
+    }
+    p.shards.push_back(s);
+    p.locks.push_back(std::move(r));
+  }
+  p.single = !p.whole && !fiber_calls && p.shards.size() <= 1;
+  p.replies.resize(p.calls.size());
+  return plan;
+}
+
+bool ClientConnection::Exec(const CommandSpec* exec_spec) {
+  std::shared_ptr<ExecPlan> plan = Plan();
+  ExecPlan& p = *plan;
+  Worker& w = *worker_;
+  CommandStat& st = w.stats().commands[exec_spec->id];
+  st.calls++;
+  w.stats().total_commands_processed++;
+  bool local = p.shards.empty() || p.shards[0] == w.index();
+  if (p.single && local && (p.locks.empty() || w.locks().CanRun(p.locks[0]))) {
+    // The fast path: every key on this worker's shard, free now. Run it here.
+    uint64_t t0 = CycleClock::Now();
+    bool suppress = TakeSuppress();
+    std::string* t = ReplyTarget(suppress);
+    size_t start = t->size();
+    bool changed = false;
+    if (!watched_.empty()) {
+      changed = w.watches().Changed(p.owner, w.now_ms());
+      w.watches().Unwatch(p.owner);
+      ForgetWatched();
+    }
+    ReplyBuilder rb(t, resp);
+    if (changed) {
+      rb.NullArray();
+    } else {
+      rb.Array(p.calls.size());
+      for (size_t i = 0; i < p.calls.size(); i++) RunOnClient(p, i, t);
+    }
+    st.usec_ticks += CycleClock::Now() - t0;
+    CommitReply(t, suppress, start);
+    if (IsLarge(t)) [[unlikely]]
+      OnLargeReply(t);
+    return true;
+  }
+  ReserveSlot(TakeSuppress());
+  fiber_running_ = true;
+  inflight_++;
+  w.stats().multi_shard_commands++;
+  ExecFiber(this, std::move(plan));
+  return !fiber_running_;
+}
+
+// A call that runs on the client's thread: a connection command, UNWATCH, or (in the fast
+// path) a call on this worker's own shard.
+void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* out) {
+  ExecPlan::Call& call = plan.calls[index];
+  CmdArgs args = call.args->span();
+  switch (call.kind) {
+    case ExecPlan::kUnwatch:
+      out->append("+OK\r\n");
+      return;
+    case ExecPlan::kShard:
+      RunShardCall(*worker_, call.spec, args, call.db, resp, out);
+      return;
+    case ExecPlan::kConn: {
+      ReplyBuilder rb(out, resp);
+      size_t start = out->size();
+      uint64_t t0 = CycleClock::Now();
+      call.spec->conn_fn(*this, args, rb);
+      CommandStat& st = worker_->stats().commands[call.spec->id];
+      st.calls++;
+      st.usec_ticks += CycleClock::Now() - t0;
+      if (out->size() > start && (*out)[start] == '-') st.failed_calls++;
+      worker_->stats().total_commands_processed++;
+      return;
+    }
+    case ExecPlan::kFiber:
+      break;
+  }
+  ReplyBuilder(out, resp).Error("ERR internal error: a nested command ran on the wrong path");
+}
+
+Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan> plan) {
+  ExecPlan& p = *plan;
+  int resp = c->resp;
+  uint32_t n = c->worker_->engine().shard_count();
+  bool changed = false;
+  bool watching = !p.watch_shards.empty();
+  if (p.single) {
+    // One step on the one shard, once its keys are free there.
+    co_await RunLocked(p.shards[0], &p.locks[0], [&](Worker& w) {
+      if (watching) {
+        changed = w.watches().Changed(p.owner, w.now_ms());
+        w.watches().Unwatch(p.owner);
+      }
+      if (changed) return;
+      for (size_t i = 0; i < p.calls.size(); i++) {
+        ExecPlan::Call& call = p.calls[i];
+        if (call.kind == ExecPlan::kShard) {
+          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i]);
+        }
+      }
+    });
+    if (!changed) {
+      for (size_t i = 0; i < p.calls.size(); i++) {
+        if (p.calls[i].kind != ExecPlan::kShard) c->RunOnClient(p, i, &p.replies[i]);
+      }
+    }
+  } else {
+    for (size_t i = 0; i < p.shards.size(); i++) co_await LockOn(p.shards[i], &p.locks[i]);
+    if (watching) {
+      std::vector<char> dirty(n, 0);
+      co_await RunOn(p.watch_shards, [&](Worker& w) {
+        dirty[w.index()] = w.watches().Changed(p.owner, w.now_ms()) ? 1 : 0;
+      });
+      changed = std::find(dirty.begin(), dirty.end(), 1) != dirty.end();
+    }
+    if (!changed) {
+      c->txn_owner = p.owner;
+      size_t i = 0;
+      while (i < p.calls.size()) {
+        ExecPlan::Call& call = p.calls[i];
+        if (call.kind == ExecPlan::kFiber) {
+          // A multi-shard command, as its own fiber under the transaction's locks.
+          NestedReply nested;
+          c->nested_ = &nested;
+          c->db = call.db;
+          CommandStat& st = c->worker_->stats().commands[call.spec->id];
+          st.calls++;
+          c->worker_->stats().total_commands_processed++;
+          call.spec->fiber_fn(c, call.args);
+          co_await AwaitNested{&nested};
+          if (!nested.reply.empty() && nested.reply[0] == '-') st.failed_calls++;
+          p.replies[i] = std::move(nested.reply);
+          i++;
+          continue;
+        }
+        // A run of calls up to the next nested one: the shard calls of each shard in
+        // order, all shards in parallel (they touch different keys); then the
+        // connection calls here, in order.
+        size_t j = i;
+        std::vector<uint32_t> seg;
+        while (j < p.calls.size() && p.calls[j].kind != ExecPlan::kFiber) {
+          if (p.calls[j].kind == ExecPlan::kShard) seg.push_back(p.calls[j].shard);
+          j++;
+        }
+        std::sort(seg.begin(), seg.end());
+        seg.erase(std::unique(seg.begin(), seg.end()), seg.end());
+        co_await RunOn(seg, [&](Worker& w) {
+          for (size_t k = i; k < j; k++) {
+            ExecPlan::Call& x = p.calls[k];
+            if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
+              RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k]);
+            }
+          }
+        });
+        for (size_t k = i; k < j; k++) {
+          if (p.calls[k].kind != ExecPlan::kShard) c->RunOnClient(p, k, &p.replies[k]);
+        }
+        i = j;
+      }
+      c->txn_owner = 0;
+    }
+    co_await RunOn(p.shards, [&](Worker& w) {
+      size_t gi = static_cast<size_t>(
+          std::lower_bound(p.shards.begin(), p.shards.end(), w.index()) - p.shards.begin());
+      if (p.whole) {
+        w.locks().ReleaseWhole();
+      } else {
+        w.locks().Release(p.locks[gi].keys, true);
+      }
+      if (watching) w.watches().Unwatch(p.owner);
+    });
+  }
+  c->ForgetWatched();
+  std::string out;
+  ReplyBuilder rb(&out, resp);
+  if (changed) {
+    rb.NullArray();
+  } else {
+    size_t total = 0;
+    for (const std::string& r : p.replies) total += r.size();
+    out.reserve(total + 16);
+    rb.Array(p.replies.size());
+    for (const std::string& r : p.replies) out.append(r);
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace strata
