@@ -187,10 +187,13 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   uint64_t hash = TableHash(key);
   Entry* e = d.table->Find(key, hash);
   // A caller of Find() may change what it gets: pre-image first, and tell the tracker.
+  // The watch hook gets the previous write lookup's notice now (see WatchHook).
   if constexpr (kWrite) {
     PreWrite(d, hash, e);
     if (tracker_ != nullptr) [[unlikely]]
       tracker_->KeyChanged(db, hash);
+    if (watch_ != nullptr) [[unlikely]]
+      FlushWatchNotice();
   }
   if (e == nullptr) return nullptr;
   if (!e->IsExpired(now_ms)) {
@@ -202,8 +205,12 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
     }
     if constexpr (kTouch) Touch<kWrite>(e);
     if constexpr (kWrite) {
-      if (watch_ != nullptr) [[unlikely]]
-        watch_->KeyModified(db, hash, false);
+      if (watch_ != nullptr) [[unlikely]] {
+        FlushWatchNotice();
+        watch_pending_ = true;
+        watch_pending_db_ = db;
+        watch_pending_hash_ = hash;
+      }
     }
     return e;
   }

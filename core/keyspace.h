@@ -87,8 +87,11 @@ class ChangeTracker {
 
 // Told of changes to the keys some client watches (WATCH; the server sets it only while
 // a key of this shard is watched, so it costs one predictable branch otherwise).
-// "Modified" is what Mark() sees: Insert, Delete, SetExpire, expiry, and every lookup
-// through Find() that returns an entry (its caller may change it).
+// "Modified" is what Mark() sees - Insert, Delete, SetExpire, expiry - and every lookup
+// through Find() that returns an entry (its caller may change it). A lookup's notice is
+// held back until the next write lookup or FlushWatchNotice(), so that a command that
+// found nothing to change (SADD of a member already there) can withdraw it with
+// NoChange(); Redis does not count those as changes either.
 class WatchHook {
  public:
   virtual ~WatchHook() = default;
@@ -237,7 +240,23 @@ class Keyspace {
     if (snap_hook_ != nullptr) snap_hook_->CaptureRest();
   }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
-  void set_watch_hook(WatchHook* h) { watch_ = h; }
+  void set_watch_hook(WatchHook* h) {
+    FlushWatchNotice();
+    watch_ = h;
+  }
+  // The command that just looked key up with Find() left it as it was: its notice to the
+  // watch hook is withdrawn (only the latest lookup's, and only when it was this key).
+  void NoChange(uint32_t db, std::string_view key) {
+    if (watch_pending_ && watch_pending_db_ == db && watch_pending_hash_ == TableHash(key))
+      watch_pending_ = false;
+  }
+  // Gives the hook the notice held back, if any (before anything reads the hook's state).
+  void FlushWatchNotice() {
+    if (watch_pending_) [[unlikely]] {
+      watch_pending_ = false;
+      if (watch_ != nullptr) watch_->KeyModified(watch_pending_db_, watch_pending_hash_, false);
+    }
+  }
   // Count of changes (writes, deletions, expirations) since the shard started:
   // rdb_changes_since_last_save is its growth since the last snapshot's cut.
   uint64_t changes() const { return changes_; }
@@ -337,6 +356,9 @@ class Keyspace {
   SnapshotHook* snap_hook_ = nullptr;
   ChangeTracker* tracker_ = nullptr;
   WatchHook* watch_ = nullptr;
+  bool watch_pending_ = false;  // a write lookup's notice, held back (see WatchHook)
+  uint32_t watch_pending_db_ = 0;
+  uint64_t watch_pending_hash_ = 0;
   uint64_t changes_ = 0;
 
   // Declared before the tables: their entries are freed into it, and they keep

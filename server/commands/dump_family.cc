@@ -41,7 +41,7 @@ namespace strata {
 namespace {
 
 void CmdDump(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  Entry* e = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
+  Entry* e = ctx.ks.FindRead(ctx.db, args[1], ctx.now_ms);
   if (e == nullptr) {
     rb.Null();
     return;
@@ -91,7 +91,7 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     }
   }
   std::string_view key = args[1];
-  bool exists = ctx.ks.Find(ctx.db, key, ctx.now_ms) != nullptr;
+  bool exists = ctx.ks.FindMeta(ctx.db, key, ctx.now_ms) != nullptr;
   if (!replace && exists) {
     rb.Error("BUSYKEY Target key name already exists.");
     return;
@@ -217,7 +217,7 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     rdb::EncodeOptions opts =
         rdb::EncodeOptions::FromLimits(10, w.engine().config().Bool("rdbcompression"));
     for (size_t p : g.positions[gi]) {
-      Entry* e = w.keyspace().Find(db, keys[p], w.now_ms());
+      Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
       if (e == nullptr) continue;
       m[p].present = true;
       m[p].payload = rdb::MakeDumpPayload(e->Type(), Keyspace::Serialize(e), opts);

@@ -125,7 +125,9 @@ void CmdHSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 void CmdHSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   Entry* e;
   if (!LookupHash(ctx, args[1], rb, &e, false)) return;
-  rb.Integer(SetFields(ctx, args[1], e, args, 2, true));
+  int64_t added = SetFields(ctx, args[1], e, args, 2, true);
+  if (added == 0) ctx.ks.NoChange(ctx.db, args[1]);  // the field was there (WATCH)
+  rb.Integer(added);
 }
 
 void CmdHGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -173,6 +175,7 @@ void CmdHDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     // Charge the change first: Delete releases the object's bytes as they are now.
     ctx.ks.Recharge(e, before);
     if (h->Length() == 0) ctx.ks.Delete(ctx.db, args[1]);
+    if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
     rb.Integer(removed);
     return;
   }
@@ -186,7 +189,11 @@ void CmdHDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       }
     }
   }
-  if (removed > 0) StorePairs(ctx, args[1], kv, e->ExpireMs());
+  if (removed > 0) {
+    StorePairs(ctx, args[1], kv, e->ExpireMs());
+  } else {
+    ctx.ks.NoChange(ctx.db, args[1]);  // no such field (WATCH)
+  }
   rb.Integer(removed);
 }
 

@@ -157,8 +157,9 @@ struct Payload {
   int64_t expire_ms;
 };
 
+// The source of COPY and MOVE: read (MOVE deletes it afterwards).
 std::optional<Payload> Take(Keyspace& ks, uint32_t db, std::string_view key, int64_t now) {
-  Entry* e = ks.Find(db, key, now);
+  Entry* e = ks.FindRead(db, key, now);
   if (e == nullptr) return std::nullopt;
   return Payload{Keyspace::Serialize(e), e->Type(), e->ExpireMs()};
 }
@@ -169,12 +170,9 @@ void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
     rb.Error(errors::kNoSuchKey);
     return;
   }
-  if (args[1] == args[2]) {
+  if (args[1] == args[2] || (nx && ctx.ks.FindMeta(ctx.db, args[2], ctx.now_ms) != nullptr)) {
+    ctx.ks.NoChange(ctx.db, args[1]);  // nothing moves
     nx ? rb.Integer(0) : rb.Ok();
-    return;
-  }
-  if (nx && ctx.ks.Find(ctx.db, args[2], ctx.now_ms) != nullptr) {
-    rb.Integer(0);
     return;
   }
   Payload p{Keyspace::Serialize(src), src->Type(), src->ExpireMs()};
@@ -241,7 +239,7 @@ void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Integer(0);
     return;
   }
-  if (!o.replace && ctx.ks.Find(o.dst_db, args[2], ctx.now_ms) != nullptr) {
+  if (!o.replace && ctx.ks.FindMeta(o.dst_db, args[2], ctx.now_ms) != nullptr) {
     rb.Integer(0);
     return;
   }
@@ -257,7 +255,7 @@ void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   auto p = Take(ctx.ks, ctx.db, args[1], ctx.now_ms);
-  if (!p || ctx.ks.Find(dst, args[1], ctx.now_ms) != nullptr) {
+  if (!p || ctx.ks.FindMeta(dst, args[1], ctx.now_ms) != nullptr) {
     rb.Integer(0);
     return;
   }
@@ -336,7 +334,7 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   bool done = false;
   if (p) {
     co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
-      bool exists = w.keyspace().Find(o.dst_db, args[2], w.now_ms()) != nullptr;
+      bool exists = w.keyspace().FindMeta(o.dst_db, args[2], w.now_ms()) != nullptr;
       if (exists && (nx || (copy && !o.replace))) return;
       w.keyspace().SetRaw(o.dst_db, args[2], p->value, p->type, p->expire_ms);
       done = true;

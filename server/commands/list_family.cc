@@ -208,7 +208,11 @@ void CmdLInsert(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return false;
   });
   rb.Integer(result);
-  if (result > 0) ctx.worker.SignalKeyReady(ctx.db, args[1]);
+  if (result > 0) {
+    ctx.worker.SignalKeyReady(ctx.db, args[1]);
+  } else {
+    ctx.ks.NoChange(ctx.db, args[1]);  // no pivot (WATCH)
+  }
 }
 
 void CmdLRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -231,6 +235,7 @@ void CmdLRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       return !found;
     });
     if (!found) {
+      ctx.ks.NoChange(ctx.db, args[1]);
       rb.Integer(0);
       return;
     }
@@ -259,6 +264,7 @@ void CmdLRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     v.swap(keep);
     return true;
   });
+  if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
   rb.Integer(removed);
 }
 

@@ -8,6 +8,7 @@ bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuild
                  bool read) {
   Entry* e = read ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
   if (e != nullptr && e->Type() != type) {
+    if (!read) ctx.ks.NoChange(ctx.db, key);  // refused: the key stays as it is (WATCH)
     rb.Error(errors::kWrongType);
     return false;
   }

@@ -301,21 +301,27 @@ bool RemoveMember(Keyspace& ks, uint32_t db, std::string_view key, std::string_v
 }
 
 void CmdSMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  // The destination's type only (AddMember looks it up for writing); the source last, so
+  // that a move that does nothing withdraws its WATCH notice.
+  Entry* dst = ctx.ks.FindMeta(ctx.db, args[2], ctx.now_ms);
   Entry* src = ctx.ks.Find(ctx.db, args[1], ctx.now_ms);
-  Entry* dst = ctx.ks.Find(ctx.db, args[2], ctx.now_ms);
   if (src == nullptr) {
     rb.Integer(0);
     return;
   }
   if (src->Type() != ValueType::kSet || (dst != nullptr && dst->Type() != ValueType::kSet)) {
+    ctx.ks.NoChange(ctx.db, args[1]);
     rb.Error(errors::kWrongType);
     return;
   }
   if (args[1] == args[2]) {
+    ctx.ks.NoChange(ctx.db, args[1]);
     rb.Integer(set_access::Contains(src, args[3]) ? 1 : 0);
     return;
   }
-  if (!RemoveMember(ctx.ks, ctx.db, args[1], args[3], ctx.now_ms)) {
+  if (!set_access::Contains(src, args[3]) ||
+      !RemoveMember(ctx.ks, ctx.db, args[1], args[3], ctx.now_ms)) {
+    ctx.ks.NoChange(ctx.db, args[1]);
     rb.Integer(0);
     return;
   }

@@ -44,6 +44,7 @@ void CmdSAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); i++) added += ed->Add(args[i]) ? 1 : 0;
   ed->Commit();
+  if (added == 0) ctx.ks.NoChange(ctx.db, args[1]);  // every member was there (WATCH)
   rb.Integer(added);
 }
 
@@ -57,7 +58,11 @@ void CmdSRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   SetEditor ed(ctx.ks, ctx.db, args[1], e);
   int64_t removed = 0;
   for (size_t i = 2; i < args.size() && ed.size() > 0; i++) removed += ed.Remove(args[i]) ? 1 : 0;
-  if (removed > 0) ed.Commit();
+  if (removed > 0) {
+    ed.Commit();
+  } else {
+    ctx.ks.NoChange(ctx.db, args[1]);
+  }
   rb.Integer(removed);
 }
 

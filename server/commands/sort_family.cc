@@ -109,7 +109,7 @@ std::optional<Lookup> Substitute(std::string_view pattern, std::string_view elem
 // The elements of the source key on its shard; false with *wrong set for other types.
 bool ReadElements(Worker& w, uint32_t db, std::string_view key, std::vector<std::string>* out,
                   bool* wrong, bool* sorted_set) {
-  Entry* e = w.keyspace().Find(db, key, w.now_ms());
+  Entry* e = w.keyspace().FindRead(db, key, w.now_ms());
   if (e == nullptr) return true;
   switch (e->Type()) {
     case ValueType::kList:
@@ -201,7 +201,7 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     for (size_t i = 0; i < lookups.size(); i++) {
       const Lookup& l = lookups[i];
       if (ShardOfKey(l.key, n) != w.index()) continue;
-      Entry* e = w.keyspace().Find(db, l.key, w.now_ms());
+      Entry* e = w.keyspace().FindRead(db, l.key, w.now_ms());
       if (e == nullptr) continue;
       if (l.hash) {
         std::string v;

@@ -401,7 +401,7 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   for (size_t i = 1; i + 1 < args.size(); i += 2) {
-    if (ctx.ks.Find(ctx.db, args[i], ctx.now_ms) != nullptr) {
+    if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms) != nullptr) {
       rb.Integer(0);
       return;
     }
@@ -460,7 +460,7 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(g.shards, [&](Worker& w) {
       size_t gi = g.IndexOf(w.index());
       for (size_t p : g.positions[gi]) {
-        if (w.keyspace().Find(db, keys[p], w.now_ms()) != nullptr) exists[gi] = 1;
+        if (w.keyspace().FindMeta(db, keys[p], w.now_ms()) != nullptr) exists[gi] = 1;
       }
     });
     for (char e : exists) any_exists |= e != 0;

@@ -120,7 +120,11 @@ void ZAddGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool zincrby) {
   } else {
     rb.Integer(ch ? added + updated : added);
   }
-  if (added > 0 || updated > 0) ctx.worker.SignalKeyReady(ctx.db, args[1]);
+  if (added > 0 || updated > 0) {
+    ctx.worker.SignalKeyReady(ctx.db, args[1]);
+  } else if (e != nullptr) {
+    ctx.ks.NoChange(ctx.db, args[1]);  // every member kept its score (WATCH)
+  }
 }
 
 void CmdZAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { ZAddGeneric(args, ctx, rb, false); }
@@ -139,6 +143,7 @@ void CmdZRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   ZSetEditor ed(ctx.ks, ctx.db, args[1], e);
   for (size_t i = 2; i < args.size(); i++) removed += ed.Remove(args[i]) ? 1 : 0;
   ed.Commit();
+  if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
   rb.Integer(removed);
 }
 

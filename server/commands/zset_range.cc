@@ -327,6 +327,8 @@ void RemRangeGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, RangeType ty
     ZSetEditor ed(ctx.ks, ctx.db, args[1], e);
     ed.RemoveRanks(first, last - 1);
     ed.Commit();
+  } else {
+    ctx.ks.NoChange(ctx.db, args[1]);
   }
   rb.Integer(static_cast<int64_t>(last - first));
 }

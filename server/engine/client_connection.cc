@@ -141,6 +141,25 @@ void ClientConnection::OnInput(size_t n) {
   ProcessInput();
 }
 
+bool ClientConnection::WaitsForInflight(const CommandSpec* spec, CmdArgs args) const {
+  // Queued inside MULTI, not run: nothing to wait for.
+  if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) return false;
+  // EXEC and WATCH see this client's earlier commands done (their tasks could otherwise
+  // reach a shard after the transaction's).
+  if (spec->flags & kCmdTransaction) return true;
+  if (spec->fiber_fn == nullptr) return false;
+  // A whole-keyspace command waits for this client's earlier commands.
+  if (spec->shard_fn == nullptr) return true;
+  // A multi-key command that spans shards must also wait; single-shard ones need not.
+  std::vector<std::string_view> keys;
+  spec->Keys(args, &keys);
+  uint32_t n = worker_->engine().shard_count();
+  for (size_t i = 1; i < keys.size(); i++) {
+    if (ShardOfKey(keys[i], n) != ShardOfKey(keys[0], n)) return true;
+  }
+  return false;
+}
+
 void ClientConnection::ProcessInput() {
   if (closing()) return;
   ResumeInput();
@@ -187,32 +206,9 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    if (multi_ != nullptr && spec != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
-      // Queued, not run: nothing to wait for.
-    } else if (spec != nullptr && (spec->flags & kCmdTransaction) && inflight_ > 0) {
-      // EXEC and WATCH see this client's earlier commands done (their tasks could
-      // otherwise reach a shard after the transaction's).
+    if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
       PauseInput();
       break;
-    } else if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn == nullptr &&
-               inflight_ > 0) {
-      // A whole-keyspace command waits for this client's earlier commands.
-      PauseInput();
-      break;
-    } else if (spec != nullptr && spec->fiber_fn != nullptr && spec->shard_fn != nullptr &&
-               inflight_ > 0) {
-      // A multi-key command that spans shards must also wait; single-shard ones need not.
-      std::vector<std::string_view> keys;
-      spec->Keys(cmd_args, &keys);
-      uint32_t n = engine.shard_count();
-      bool multi = false;
-      for (size_t i = 1; i < keys.size(); i++) {
-        if (ShardOfKey(keys[i], n) != ShardOfKey(keys[0], n)) multi = true;
-      }
-      if (multi) {
-        PauseInput();
-        break;
-      }
     }
     if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom)) [[unlikely]] {
       // Over maxmemory while values are being moved to disk: the write (and what this
@@ -274,38 +270,33 @@ void ClientConnection::ReplyError(std::string_view msg) {
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   // A command refused here inside MULTI also fails the transaction (EXECABORT).
   if (spec == nullptr) {
-    FlagTransaction();
-    ReplyError(UnknownCommandError(args));
+    Refuse(nullptr, UnknownCommandError(args));
     return true;
   }
   Engine& engine = worker_->engine();
   if (!spec->CheckArity(args.size())) {
-    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
-    ReplyError(WrongArityError(spec->name));
+    Refuse(spec, WrongArityError(spec->name));
     return true;
   }
   if (!authenticated && !(spec->flags & kCmdNoAuth)) {
     if (engine.config().String("requirepass").empty()) {
       authenticated = true;
     } else {
-      FlagTransaction();
       worker_->stats().commands[spec->id].rejected_calls++;
-      ReplyError("NOAUTH Authentication required.");
+      Refuse(spec, "NOAUTH Authentication required.");
       return true;
     }
   }
   if (!(spec->flags & kCmdLoading) && engine.loading()) [[unlikely]] {
-    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
-    ReplyError("LOADING Redis is loading the dataset in memory");
+    Refuse(spec, "LOADING Redis is loading the dataset in memory");
     return true;
   }
   if ((spec->flags & kCmdDenyOom) &&
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
-    FlagTransaction();
     worker_->stats().commands[spec->id].rejected_calls++;
-    ReplyError("OOM command not allowed when used memory > 'maxmemory'.");
+    Refuse(spec, "OOM command not allowed when used memory > 'maxmemory'.");
     return true;
   }
   last_spec_ = spec;

@@ -108,6 +108,8 @@ class ClientConnection final : public Connection, public Client {
   void OnSent(size_t bytes) override;
 
   void ProcessInput();
+  // Whether this command must wait until the client's commands in flight are done.
+  bool WaitsForInflight(const CommandSpec* spec, CmdArgs args) const;
   // Reads input again later in this turn (never from inside another command's call
   // stack). The caller has counted one inflight_ for it, which the deferred call drops.
   void ResumeLater();
@@ -149,6 +151,9 @@ class ClientConnection final : public Connection, public Client {
   struct ExecPlan;
   bool DispatchTransaction(const CommandSpec* spec, CmdArgs args);
   void FlagTransaction();
+  // A command refused before it runs: the error, and inside MULTI the transaction fails
+  // (EXEC answers EXECABORT; EXEC refused itself discards it at once).
+  void Refuse(const CommandSpec* spec, std::string_view error);
   void Queue(const CommandSpec* spec, CmdArgs args);
   void ReplyOk();
   uint64_t TxnOwner() const;

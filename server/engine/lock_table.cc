@@ -49,6 +49,7 @@ void LockTable::Acquire(const Request& r) {
   if (r.whole) {
     whole_held_ = true;
     whole_owner_ = r.owner;
+    whole_count_++;
     return;
   }
   for (Key key : r.keys) {
@@ -95,14 +96,17 @@ void LockTable::ReleaseWhole() {
     whole_nested_--;
     return;
   }
+  if (!whole_held_) return;
   whole_held_ = false;
   whole_owner_ = 0;
+  whole_count_--;
   ProcessQueue();
 }
 
 void LockTable::Enqueue(Request r) {
   if (r.whole) {
     whole_queued_++;
+    whole_count_++;
   } else {
     for (Key key : r.keys) keys_[key].queued++;
   }
@@ -138,9 +142,11 @@ void LockTable::ProcessQueue() {
           continue;
         }
         whole_queued_--;
+        whole_count_--;
         if (r.hold) {
           whole_held_ = true;
           whole_owner_ = r.owner;
+          whole_count_++;
         }
         all_blocked = true;  // later requests wait for the next pass at least
         admitted.push_back(r.on_admit);

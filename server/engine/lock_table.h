@@ -61,7 +61,7 @@ class LockTable {
 
   static Key LockKey(uint32_t db, std::string_view key);
 
-  bool empty() const { return keys_.empty() && !whole_held_ && whole_queued_ == 0; }
+  bool empty() const { return keys_.empty() && whole_count_ == 0; }
   // True when an operation on these keys can run now: no conflicting holder and no
   // earlier request queued on any of them.
   bool CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const;
@@ -113,6 +113,7 @@ class LockTable {
   bool whole_held_ = false;
   uint64_t whole_owner_ = 0;
   uint32_t whole_queued_ = 0;
+  uint32_t whole_count_ = 0;   // held (0 or 1) + queued whole-shard requests: empty()'s test
   uint32_t whole_nested_ = 0;  // the whole-shard owner's nested whole-shard holds
 };
 

@@ -91,6 +91,20 @@ void ClientConnection::FlagTransaction() {
   if (multi_ != nullptr) multi_->failed = true;
 }
 
+void ClientConnection::Refuse(const CommandSpec* spec, std::string_view error) {
+  if (spec != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec") {
+    // EXEC itself refused (EXEC with arguments): the transaction is discarded, as Redis
+    // does, naming why.
+    multi_.reset();
+    UnwatchAll();
+    if (error.substr(0, 4) == "ERR ") error.remove_prefix(4);
+    ReplyError("EXECABORT Transaction discarded because of: " + std::string(error));
+    return;
+  }
+  FlagTransaction();
+  ReplyError(error);
+}
+
 bool ClientConnection::DispatchTransaction(const CommandSpec* spec, CmdArgs args) {
   std::string_view name = spec->name;
   if (name == "multi") {

@@ -15,6 +15,7 @@ bool WatchTable::Exists(uint32_t db, std::string_view key) const {
 }
 
 void WatchTable::Watch(uint64_t owner, uint32_t db, std::string_view key, int64_t now_ms) {
+  ks_.FlushWatchNotice();  // a change made before this WATCH is not its concern
   uint64_t slot = Slot(db, TableHash(key));
   auto [it, inserted] = keys_.try_emplace(slot);
   WatchedKey& wk = it->second;
@@ -47,7 +48,8 @@ void WatchTable::Unwatch(uint64_t owner) {
   if (keys_.empty()) ks_.set_watch_hook(nullptr);
 }
 
-bool WatchTable::Changed(uint64_t owner, int64_t now_ms) const {
+bool WatchTable::Changed(uint64_t owner, int64_t now_ms) {
+  ks_.FlushWatchNotice();
   auto it = owners_.find(owner);
   if (it == owners_.end()) return false;
   if (it->second.dirty) return true;

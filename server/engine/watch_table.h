@@ -16,9 +16,10 @@
 //   A key already expired (stale) at WATCH time is not changed by being deleted
 //   (expiry, DEL, FLUSHDB): logically it was already gone. Once gone it counts as an
 //   absent key, so creating it later is a change.
-// A write that found the key and left it as it was (SADD of a member already there) is
-// a change here where Redis may not count it: EXEC then fails and an optimistic loop
-// retries; a real change is never missed.
+// A write that found the key and left it as it was is no change when the command says so
+// (Keyspace::NoChange: SADD of a member already there, HDEL of a missing field...), as in
+// Redis; a command that does not say so counts as a change (an EXEC fails needlessly and
+// an optimistic loop retries), so a real change is never missed.
 //
 // Keys are named by (database, table hash) as the keyspace reports them; two watched
 // keys whose 64-bit hashes collide share a record, which can only make an EXEC fail
@@ -47,7 +48,7 @@ class WatchTable final : public WatchHook {
   void Unwatch(uint64_t owner);
   // EXEC's check: true when a key the owner watches here changed since WATCH, or was
   // alive then and is expired now.
-  bool Changed(uint64_t owner, int64_t now_ms) const;
+  bool Changed(uint64_t owner, int64_t now_ms);
 
   size_t watched_keys() const { return keys_.size(); }
   bool empty() const { return keys_.empty(); }

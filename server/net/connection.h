@@ -105,8 +105,9 @@ class Connection : public IoConn {
   void ResumeInput() { paused_ = false; }
 
   // ---- output
-  // Where the next in-order reply goes (see the header comment).
-  std::string* ReplyTarget(bool suppress) {
+  // Where the next in-order reply goes (see the header comment). Forced inline, as
+  // CommitReply: both sit on every command's path, and tiny.
+  [[gnu::always_inline]] std::string* ReplyTarget(bool suppress) {
     if (slots_.empty()) return &out_;
     slots_.push_back(Slot{false, suppress, {}});
     return &slots_.back().data;
@@ -118,7 +119,7 @@ class Connection : public IoConn {
     if (target == &out_) SealBlock();
   }
   // Makes a reply written at target since `start` final (dropped when suppressed).
-  void CommitReply(std::string* target, bool suppress, size_t start) {
+  [[gnu::always_inline]] void CommitReply(std::string* target, bool suppress, size_t start) {
     if (target == &out_) {
       if (suppress) out_.resize(start);
       return;
