@@ -187,6 +187,9 @@ def commands(g):
         ("LASTSAVE", lambda: []), ("BGSAVE", lambda: []),
         ("HELLO", lambda: [g.r.choice([b"2", b"3", b"4"])]),
         ("FLUSHDB", lambda: [g.r.choice([b"ASYNC", b"SYNC"])]),
+        # transactions: whatever follows a MULTI is queued until EXEC or DISCARD
+        ("MULTI", lambda: []), ("EXEC", lambda: []), ("DISCARD", lambda: []),
+        ("WATCH", lambda: ks(1, 3)), ("UNWATCH", lambda: []),
         # nonsense
         ("NOSUCHCOMMAND", lambda: [g.any()]),
     ]

@@ -1,5 +1,6 @@
 // Drives a server with node-redis and ioredis, as applications do: their connection
-// handshakes, strings, expiry, pipelines, INFO and SCAN. Usage: node check.js PORT
+// handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), INFO and SCAN.
+// Usage: node check.js PORT
 // Exits non-zero with a message naming the first check that failed.
 const { createClient } = require('redis');
 const Redis = require('ioredis');
@@ -17,6 +18,22 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
   const results = await Promise.all([...Array(200).keys()].map((i) => c.set('n:k' + i, String(i))));
   check(results.every((r) => r === 'OK'), 'node-redis pipelined sets');
   check(await c.dbSize() >= 202, 'node-redis dbsize');
+  // A transaction over keys that spread over the shards, and an optimistic update.
+  const tx = await c.multi().set('n:t1', 'a').incr('n:t2').mGet(['n:t1', 'n:k7']).exec();
+  check(tx.length === 3 && tx[1] === 1 && tx[2][0] === 'a' && tx[2][1] === '7',
+        'node-redis multi/exec');
+  const w = await c.duplicate();
+  await w.connect();
+  await w.watch('n:t2');
+  await c.incr('n:t2');  // another client's write: the transaction must not run
+  let aborted = false;
+  try {
+    await w.multi().set('n:t2', '100').exec();
+  } catch (e) {
+    aborted = e.constructor.name === 'WatchError';
+  }
+  check(aborted && (await c.get('n:t2')) === '2', 'node-redis watch aborts');
+  await w.quit();
   await c.quit();
 
   const io = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableReadyCheck: true });
@@ -30,6 +47,11 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
   for (let i = 0; i < 100; i++) p.get('i:k' + i);
   const out = await p.exec();
   check(out.length === 200 && out[199][1] === '99', 'ioredis pipeline');
+  const m = await io.multi().set('i:m', 'v').incr('i:mc').lpush('i:ml', 'x', 'y').lrange('i:ml', 0, -1).exec();
+  check(m.length === 4 && m[0][1] === 'OK' && m[1][1] === 1 && m[3][1].join() === 'y,x',
+        'ioredis multi/exec');
+  const bad = await io.multi().set('i:s', 'x').incr('i:s').get('i:s').exec();
+  check(bad[1][0] !== null && bad[2][1] === 'x', 'ioredis multi/exec with a runtime error');
   const info = await io.info('server');
   check(info.includes('redis_version:'), 'ioredis info');
   const [cursor, keys] = await io.scan(0, 'MATCH', 'i:k*', 'COUNT', 1000);
