@@ -167,6 +167,7 @@ class ClientConnection final : public Connection, public Client {
   bool Exec(const CommandSpec* exec_spec);
   void RunOnClient(ExecPlan& plan, size_t index, std::string* out);
   static Fiber ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan> plan);
+  static void ReleaseOn(Worker& w, ExecPlan& p, bool watching);
   static Fiber WatchFiber(ClientConnection* c, std::shared_ptr<OwnedArgs> owned);
   std::unique_ptr<MultiState> multi_;
   std::vector<WatchedKey> watched_;

@@ -24,6 +24,7 @@
 // only their calls' reply slots.
 #include <algorithm>
 #include <coroutine>
+#include <iterator>
 #include <unordered_set>
 
 #include "core/hash.h"
@@ -404,6 +405,18 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
   ReplyBuilder(out, resp).Error("ERR internal error: a nested command ran on the wrong path");
 }
 
+// On one of a cross-shard transaction's shards: its locks and the watches go.
+void ClientConnection::ReleaseOn(Worker& w, ExecPlan& p, bool watching) {
+  size_t gi = static_cast<size_t>(std::lower_bound(p.shards.begin(), p.shards.end(), w.index()) -
+                                  p.shards.begin());
+  if (p.whole) {
+    w.locks().ReleaseWhole();
+  } else {
+    w.locks().Release(p.locks[gi].keys, true);
+  }
+  if (watching) w.watches().Unwatch(p.owner);
+}
+
 Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan> plan) {
   ExecPlan& p = *plan;
   int resp = c->resp;
@@ -432,6 +445,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
     }
   } else {
     for (size_t i = 0; i < p.shards.size(); i++) co_await LockOn(p.shards[i], &p.locks[i]);
+    std::vector<uint32_t> released;  // shards whose locks went with the last run of calls
     if (watching) {
       std::vector<char> dirty(n, 0);
       co_await RunOn(p.watch_shards, [&](Worker& w) {
@@ -470,6 +484,8 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         }
         std::sort(seg.begin(), seg.end());
         seg.erase(std::unique(seg.begin(), seg.end()), seg.end());
+        // The last run also releases its shards' locks in the same step (one hop fewer).
+        bool last = j == p.calls.size();
         co_await RunOn(seg, [&](Worker& w) {
           for (size_t k = i; k < j; k++) {
             ExecPlan::Call& x = p.calls[k];
@@ -477,7 +493,9 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
               RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k]);
             }
           }
+          if (last) ReleaseOn(w, p, watching);
         });
+        if (last) released = std::move(seg);
         for (size_t k = i; k < j; k++) {
           if (p.calls[k].kind != ExecPlan::kShard) c->RunOnClient(p, k, &p.replies[k]);
         }
@@ -485,16 +503,10 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       }
       c->txn_owner = 0;
     }
-    co_await RunOn(p.shards, [&](Worker& w) {
-      size_t gi = static_cast<size_t>(
-          std::lower_bound(p.shards.begin(), p.shards.end(), w.index()) - p.shards.begin());
-      if (p.whole) {
-        w.locks().ReleaseWhole();
-      } else {
-        w.locks().Release(p.locks[gi].keys, true);
-      }
-      if (watching) w.watches().Unwatch(p.owner);
-    });
+    std::vector<uint32_t> rest;
+    std::set_difference(p.shards.begin(), p.shards.end(), released.begin(), released.end(),
+                        std::back_inserter(rest));
+    co_await RunOn(rest, [&](Worker& w) { ReleaseOn(w, p, watching); });
   }
   c->ForgetWatched();
   std::string out;
