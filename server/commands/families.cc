@@ -23,6 +23,7 @@ void RegisterAllCommands() {
   RegisterPersistenceFamily(r);
   RegisterDumpFamily(r);
   RegisterTransactionFamily(r);
+  RegisterScriptFamily(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

@@ -13,6 +13,7 @@
 //   persistence_family SAVE BGSAVE LASTSAVE
 //   dump_family        DUMP RESTORE MIGRATE
 //   transaction_family MULTI EXEC DISCARD WATCH UNWATCH (run by the engine)
+//   script_family      EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
@@ -43,5 +44,6 @@ void RegisterZSetBlockingCommands(CommandRegistry& r);
 void RegisterPersistenceFamily(CommandRegistry& r);
 void RegisterDumpFamily(CommandRegistry& r);
 void RegisterTransactionFamily(CommandRegistry& r);
+void RegisterScriptFamily(CommandRegistry& r);
 
 }  // namespace strata

@@ -336,7 +336,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       keys.clear();
       spec->Keys(args, &keys);
       // A container command whose subcommand takes no key (MEMORY STATS) uses its fiber.
-      if (keys.empty() && spec->fiber_fn != nullptr) multi = true;
+      // (A command with counted keys and none given, EVAL ... 0, runs here.)
+      if (keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr) multi = true;
       if (!keys.empty() && shard_count > 1) {
         shard = ShardOfKey(keys[0], shard_count);
         for (size_t i = 1; i < keys.size() && !multi; i++) {

@@ -92,6 +92,10 @@ struct CommandSpec {
   ShardFn shard_fn = nullptr;
   ConnFn conn_fn = nullptr;
   FiberFn fiber_fn = nullptr;
+  // Commands whose keys a count argument gives (EVAL's numkeys): appends the call's
+  // keys, none when the count is invalid (the handler then replies the error). Replaces
+  // first_key/last_key/key_step for routing.
+  void (*keys_fn)(CmdArgs args, std::vector<std::string_view>* out) = nullptr;
   // For commands with both conn_fn and fiber_fn: true when this call needs the fiber.
   bool (*needs_fiber)(CmdArgs args) = nullptr;
   // For kCmdNoValue commands that read the value with some arguments (SET ... GET):

@@ -23,6 +23,10 @@ std::shared_ptr<OwnedArgs> OwnedArgs::Copy(CmdArgs args) {
 }
 
 void CommandSpec::Keys(CmdArgs args, std::vector<std::string_view>* out) const {
+  if (keys_fn != nullptr) {
+    keys_fn(args, out);
+    return;
+  }
   if (first_key <= 0) return;
   int argc = static_cast<int>(args.size());
   int last = last_key < 0 ? argc + last_key : last_key;

@@ -1144,8 +1144,6 @@ def test_optimistic_increment_from_threads(server, r):
     assert r.get("counter") == str(threads_n * per_thread)
 
 
-@pytest.mark.xfail(TARGET == "strata", raises=redis.ResponseError,
-                   reason="scripting not yet")
 def test_redis_py_lock(server, r):
     other = server.client(decode_responses=True)
     try:

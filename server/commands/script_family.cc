@@ -1,0 +1,187 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL/HELP.
+//
+// A script runs on the shard its KEYS hash to, through the ordinary routing (its keys
+// are numkeys' arguments: CommandSpec::keys_fn), so it is one step there: inline when
+// that is the client's own shard, in the shard's batch otherwise, behind any lock on its
+// keys. The interpreter is that shard's thread's own (server/scripting/lua_vm.h). A
+// script whose declared keys hash to several shards is refused (give them one
+// {hashtag}); docs/ARCHITECTURE.md "Scripts" says what is guaranteed.
+#include <algorithm>
+#include <string>
+
+#include "core/sha1.h"
+#include "core/string_util.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/worker.h"
+#include "server/scripting/lua_vm.h"
+#include "server/scripting/script_store.h"
+
+namespace strata {
+namespace {
+
+// EVAL script numkeys key... arg...: numkeys, or -1 with the error replied.
+int64_t NumKeys(CmdArgs args, ReplyBuilder* rb) {
+  int64_t n = 0;
+  if (!ParseInt64(args[2], &n)) {
+    if (rb) rb->Error(errors::kNotInteger);
+    return -1;
+  }
+  if (n < 0) {
+    if (rb) rb->Error("ERR Number of keys can't be negative");
+    return -1;
+  }
+  if (static_cast<uint64_t>(n) > args.size() - 3) {
+    if (rb) rb->Error("ERR Number of keys can't be greater than number of args");
+    return -1;
+  }
+  return n;
+}
+
+void ScriptKeys(CmdArgs args, std::vector<std::string_view>* out) {
+  if (args.size() < 3) return;
+  int64_t n = NumKeys(args, nullptr);
+  for (int64_t i = 0; i < n; i++) out->push_back(args[3 + i]);
+}
+
+bool IsSha(std::string_view s) {
+  if (s.size() != 40) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+void RunScript(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool by_sha, bool read_only) {
+  int64_t n = NumKeys(args, &rb);
+  if (n < 0) return;
+  ScriptCall call;
+  if (by_sha) {
+    if (!IsSha(args[1])) {
+      rb.Error("NOSCRIPT No matching script. Please use EVAL.");
+      return;
+    }
+    call.sha = Lowercase(args[1]);
+  } else {
+    call.sha = Sha1Hex(args[1]);
+    call.body = args[1];
+  }
+  call.keys = args.subspan(3, static_cast<size_t>(n));
+  call.argv = args.subspan(3 + static_cast<size_t>(n));
+  call.read_only = read_only;
+  LuaVm::ForThisThread().Run(call, ctx, rb);
+}
+
+void CmdEval(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, false, false);
+}
+void CmdEvalRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, false, true);
+}
+void CmdEvalSha(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, true, false);
+}
+void CmdEvalShaRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, true, true);
+}
+
+// Declared keys on several shards.
+Fiber CrossShardScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  if (NumKeys(owned->span(), &rb) >= 0) {
+    rb.Error(
+        "CROSSSLOT Keys in request don't hash to the same shard: strata runs a script on the "
+        "shard of its KEYS, so give them one {hashtag}");
+  }
+  c->FinishFiber(std::move(out));
+  co_return;
+}
+
+void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  std::string sub = Lowercase(args[1]);
+  ScriptStore& store = ScriptStore::Get();
+  if (sub == "load" && args.size() == 3) {
+    // Compiled by this worker's interpreter first: a body that does not compile is
+    // refused now, as Redis does; it then goes to the store for every worker.
+    std::string sha = Sha1Hex(args[2]);
+    std::string error;
+    if (!LuaVm::ForThisThread().Prepare(sha, args[2], &error)) {
+      rb.Error(error);
+      return;
+    }
+    rb.Bulk(sha);
+    (void)c;
+  } else if (sub == "exists" && args.size() >= 3) {
+    rb.Array(args.size() - 2);
+    for (size_t i = 2; i < args.size(); i++) rb.Integer(store.Contains(Lowercase(args[i])) ? 1 : 0);
+  } else if (sub == "flush" && args.size() <= 3) {
+    if (args.size() == 3 && !EqualsIgnoreCase(args[2], "async") &&
+        !EqualsIgnoreCase(args[2], "sync")) {
+      rb.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+      return;
+    }
+    store.Flush();
+    rb.Ok();
+  } else if (sub == "kill" && args.size() == 2) {
+    rb.Error("NOTBUSY No scripts in execution right now.");
+  } else if (sub == "help" && args.size() == 2) {
+    const char* lines[] = {
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Print this help."};
+    rb.Array(sizeof(lines) / sizeof(lines[0]));
+    for (const char* l : lines) rb.Simple(l);
+  } else if (sub == "load" || sub == "exists" || sub == "flush" || sub == "kill" || sub == "help") {
+    rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
+             "'. Try SCRIPT HELP.");
+  } else {
+    rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try SCRIPT HELP.");
+  }
+}
+
+}  // namespace
+
+void RegisterScriptFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, uint32_t flags, ShardFn fn, const char* since,
+                 const char* summary) {
+    CommandSpec s{name, -3, flags | kCmdNoScript | kCmdStale, 3, 3, 1};
+    s.keys_fn = ScriptKeys;
+    s.shard_fn = fn;
+    s.fiber_fn = CrossShardScriptFiber;
+    s.group = "scripting";
+    s.since = since;
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("eval", kCmdWrite, CmdEval, "2.6.0", "Executes a server-side Lua script.");
+  add("evalsha", kCmdWrite, CmdEvalSha, "2.6.0",
+      "Executes a server-side Lua script by SHA1 digest.");
+  add("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0", "Executes a read-only server-side Lua script.");
+  add("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
+      "Executes a read-only server-side Lua script by SHA1 digest.");
+  CommandSpec s{"script", -2, kCmdNoScript, 0, 0, 0};
+  s.conn_fn = CmdScript;
+  s.group = "scripting";
+  s.since = "2.6.0";
+  s.summary = "A container for Lua scripts management commands.";
+  static const std::vector<std::string> kSubcommands = {"exists", "flush", "help", "kill", "load"};
+  s.subcommands = &kSubcommands;
+  r.Add(std::move(s));
+}
+
+}  // namespace strata

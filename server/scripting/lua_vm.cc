@@ -1,0 +1,581 @@
+#include "server/scripting/lua_vm.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+int luaopen_cjson(lua_State* L);
+int luaopen_bit(lua_State* L);
+}
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/sha1.h"
+#include "core/string_util.h"
+#include "server/base/cycle_clock.h"
+#include "server/base/log.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
+#include "server/scripting/lua_reply.h"
+#include "server/scripting/script_store.h"
+
+namespace strata {
+
+struct LuaVm::RunState {
+  ShardCtx* ctx;
+  uint32_t db;
+  int resp = 2;
+  bool read_only = false;
+  uint32_t flags = 0;
+};
+
+namespace {
+
+thread_local LuaVm::RunState* t_run = nullptr;
+
+constexpr const char* kFunctionsKey = "strata_functions";
+
+// ---- the scripts' environment -----------------------------------------------------
+
+// env.__index(env, key): the real global, or an error for one that does not exist.
+int EnvIndex(lua_State* L) {
+  size_t len = 0;
+  const char* name = lua_type(L, 2) == LUA_TSTRING ? lua_tolstring(L, 2, &len) : nullptr;
+  if (name != nullptr && std::strcmp(name, "_G") == 0) {
+    lua_pushvalue(L, 1);  // _G is the read-only environment itself
+    return 1;
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, lua_upvalueindex(1));
+  if (!lua_isnil(L, -1)) return 1;
+  luaL_where(L, 1);
+  lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'",
+                  name != nullptr ? name : "?");
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+int EnvNewIndex(lua_State* L) {
+  luaL_where(L, 1);
+  lua_pushstring(L, "Attempt to modify a readonly table");
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+// Pushes {field=value}.
+void PushTableWith(lua_State* L, const char* field, std::string_view value) {
+  lua_newtable(L);
+  lua_pushlstring(L, value.data(), value.size());
+  lua_setfield(L, -2, field);
+}
+
+// The error handler of a script's run: {err=message, code=has its own error code,
+// line=the script's line}.
+int ErrorHandler(lua_State* L) {
+  int line = 0;
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar) != 0; level++) {
+    lua_getinfo(L, "Sl", &ar);
+    if (std::strcmp(ar.source, "@user_script") == 0) {
+      line = ar.currentline;
+      break;
+    }
+  }
+  lua_newtable(L);
+  bool code = false;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_pushstring(L, "err");
+    lua_rawget(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      lua_pop(L, 1);
+      lua_pushstring(L, "unknown error");
+    } else {
+      code = true;
+    }
+  } else if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
+    lua_pushvalue(L, 1);
+    lua_tostring(L, -1);
+  } else {
+    lua_pushstring(L, "unknown error");
+  }
+  lua_setfield(L, -2, "err");
+  lua_pushboolean(L, code ? 1 : 0);
+  lua_setfield(L, -2, "code");
+  lua_pushinteger(L, line);
+  lua_setfield(L, -2, "line");
+  return 1;
+}
+
+// ---- redis.call / redis.pcall -----------------------------------------------------
+
+// Argument text as Redis gives it to the command: strings as they are, numbers as
+// integers when integral, else with 17 significant digits.
+bool ArgText(lua_State* L, int index, std::string* out) {
+  int t = lua_type(L, index);
+  if (t == LUA_TSTRING) {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, index, &len);
+    out->assign(s, len);
+    return true;
+  }
+  if (t == LUA_TNUMBER) {
+    double d = lua_tonumber(L, index);
+    char buf[64];
+    if (std::floor(d) == d && std::fabs(d) < 9.2e18) {
+      std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(d));
+    } else {
+      std::snprintf(buf, sizeof(buf), "%.17g", d);
+    }
+    out->assign(buf);
+    return true;
+  }
+  return false;
+}
+
+// A command a script may not run, or may not run here.
+bool NotAllowed(const CommandSpec* spec) {
+  return (spec->flags & (kCmdNoScript | kCmdBlocking | kCmdTransaction)) != 0;
+}
+
+// Runs a command for the running script. Pushes its reply converted (1), or pushes the
+// error to raise and returns -1 (the caller raises it, after every C++ object here is
+// gone: lua_error does not unwind C++ frames). With raise false, errors are returned
+// as {err=...} instead.
+int CallImpl(lua_State* L, bool raise) {
+  LuaVm::RunState* st = t_run;
+  thread_local std::vector<std::string> argv_store;
+  thread_local std::vector<std::string_view> argv;
+  thread_local std::vector<std::string_view> keys;
+  thread_local std::string reply;
+  auto fail = [&](std::string_view message) {
+    PushTableWith(L, "err", message);
+    return raise ? -1 : 1;
+  };
+  if (st == nullptr) return fail("ERR redis.call outside a script");
+  int argc = lua_gettop(L);
+  if (argc == 0) return fail("ERR Please specify at least one argument for this redis lib call");
+  if (argv_store.size() < static_cast<size_t>(argc)) argv_store.resize(argc);
+  argv.clear();
+  for (int i = 0; i < argc; i++) {
+    if (!ArgText(L, i + 1, &argv_store[i])) {
+      return fail("ERR Lua redis lib command arguments must be strings or integers");
+    }
+    argv.push_back(argv_store[i]);
+  }
+  CmdArgs args(argv.data(), argv.size());
+  const CommandSpec* spec = CommandRegistry::Get().Find(args[0]);
+  if (spec == nullptr) return fail("ERR Unknown Redis command called from script");
+  if (!spec->CheckArity(args.size())) {
+    return fail("ERR Wrong number of args calling Redis command from script");
+  }
+  if (NotAllowed(spec)) return fail("ERR This Redis command is not allowed from script");
+  if (spec->is_write() && st->read_only) {
+    return fail("ERR Write commands are not allowed from read-only scripts.");
+  }
+  ShardCtx& ctx = *st->ctx;
+  Worker& w = ctx.worker;
+  if ((spec->flags & kCmdDenyOom) && !(st->flags & kScriptAllowOom) && w.over_memory_limit()) {
+    return fail("OOM command not allowed when used memory > 'maxmemory'.");
+  }
+  reply.clear();
+  ReplyBuilder rb(&reply, st->resp);
+  std::string_view name = spec->name;
+  if (spec->shard_fn != nullptr) {
+    keys.clear();
+    spec->Keys(args, &keys);
+    uint32_t n = w.engine().shard_count();
+    for (std::string_view k : keys) {
+      if (ShardOfKey(k, n) != w.index()) {
+        return fail("ERR Script attempted to access key '" + std::string(k.substr(0, 128)) +
+                    "' on another shard: a script runs on the shard of its KEYS, so declare "
+                    "every key it uses in KEYS and give them one {hashtag}");
+      }
+    }
+    ShardCtx call_ctx{w, ctx.ks, st->db, w.now_ms()};
+    if (w.eviction().active() && (spec->flags & kCmdDenyOom)) w.eviction().BeforeWrite(args);
+    uint64_t t0 = CycleClock::Now();
+    spec->shard_fn(args, call_ctx, rb);
+    CommandStat& cs = w.stats().commands[spec->id];
+    cs.calls++;
+    cs.usec_ticks += CycleClock::Now() - t0;
+    if (!reply.empty() && reply[0] == '-') cs.failed_calls++;
+  } else if (name == "ping") {
+    args.size() > 1 ? rb.Bulk(args[1]) : rb.Simple("PONG");
+  } else if (name == "echo") {
+    rb.Bulk(args[1]);
+  } else if (name == "select") {
+    int64_t index = 0;
+    if (!ParseInt64(args[1], &index)) {
+      rb.Error("ERR value is not an integer or out of range");
+    } else if (index < 0 || index >= static_cast<int64_t>(ctx.ks.db_count())) {
+      rb.Error("ERR DB index is out of range");
+    } else {
+      st->db = static_cast<uint32_t>(index);
+      rb.Ok();
+    }
+  } else if (name == "time") {
+    int64_t us = WallClockUs();
+    rb.Array(2);
+    rb.Bulk(std::to_string(us / 1000000));
+    rb.Bulk(std::to_string(us % 1000000));
+  } else {
+    return fail("ERR strata does not run '" + std::string(name) + "' inside scripts yet");
+  }
+  if (lua_reply::Push(L, reply) == 0) return fail("ERR internal error: unreadable reply");
+  if (raise && !reply.empty() && reply[0] == '-') return -1;  // the pushed {err=...}
+  return 1;
+}
+
+int RedisCall(lua_State* L) {
+  int r = CallImpl(L, true);
+  if (r < 0) return lua_error(L);
+  return r;
+}
+
+int RedisPCall(lua_State* L) { return CallImpl(L, false); }
+
+int RedisErrorReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
+    return luaL_error(L, "wrong number or type of arguments");
+  }
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  PushTableWith(L, "err", std::string_view(s, len));
+  return 1;
+}
+
+int RedisStatusReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
+    return luaL_error(L, "wrong number or type of arguments");
+  }
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  PushTableWith(L, "ok", std::string_view(s, len));
+  return 1;
+}
+
+int RedisSha1Hex(lua_State* L) {
+  if (lua_gettop(L) != 1) return luaL_error(L, "wrong number of arguments");
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  if (s == nullptr) return luaL_error(L, "wrong number of arguments");
+  char hex[41];
+  std::string h = Sha1Hex(std::string_view(s, len));
+  std::memcpy(hex, h.data(), 40);
+  hex[40] = '\0';
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+int RedisLog(lua_State* L) {
+  int argc = lua_gettop(L);
+  if (argc < 2) return luaL_error(L, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) return luaL_error(L, "First argument must be a number (log level).");
+  int level = static_cast<int>(lua_tonumber(L, 1));
+  if (level < 0 || level > 3) return luaL_error(L, "Invalid debug level.");
+  // The message, built in Lua's own buffer (nothing here to unwind on an error).
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 2; i <= argc; i++) {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, i, &len);
+    if (s == nullptr) continue;
+    if (i > 2) luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, s, len);
+  }
+  luaL_pushresult(&b);
+  Log(static_cast<LogLevel>(level), "%s", lua_tostring(L, -1));
+  return 0;
+}
+
+int RedisSetResp(lua_State* L) {
+  if (lua_gettop(L) != 1) return luaL_error(L, "redis.setresp() requires one argument.");
+  int v = static_cast<int>(lua_tonumber(L, 1));
+  if (v != 2 && v != 3) return luaL_error(L, "RESP version must be 2 or 3.");
+  if (t_run != nullptr) t_run->resp = v;
+  return 0;
+}
+
+int RedisSetRepl(lua_State* L) {
+  if (lua_gettop(L) != 1) return luaL_error(L, "redis.set_repl() requires one argument.");
+  int v = static_cast<int>(lua_tonumber(L, 1));
+  if (v < 0 || v > 3) {
+    return luaL_error(L,
+                      "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or "
+                      "REPL_NONE.");
+  }
+  return 0;  // accepted: there is no replication to steer yet
+}
+
+int RedisReplicateCommands(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int RedisBreakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);  // no debugger attached
+  return 1;
+}
+
+int RedisDebug(lua_State*) { return 0; }
+
+void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+void SetFunction(lua_State* L, const char* name, lua_CFunction fn) {
+  lua_pushcfunction(L, fn);
+  lua_setfield(L, -2, name);
+}
+
+void SetNumber(lua_State* L, const char* name, int v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, name);
+}
+
+}  // namespace
+
+LuaVm& LuaVm::ForThisThread() {
+  thread_local std::unique_ptr<LuaVm> vm;
+  if (vm == nullptr) vm = std::make_unique<LuaVm>();
+  return *vm;
+}
+
+LuaVm::LuaVm() {
+  L_ = luaL_newstate();
+  if (L_ == nullptr) std::abort();
+  lua_State* L = L_;
+  OpenLibrary(L, luaopen_base, "");
+  OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
+  OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
+  OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
+  lua_pushcfunction(L, luaopen_cjson);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cjson");
+  lua_pushcfunction(L, luaopen_bit);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "bit");
+  for (const char* name : {"loadfile", "dofile"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_newtable(L);
+  SetFunction(L, "call", RedisCall);
+  SetFunction(L, "pcall", RedisPCall);
+  SetFunction(L, "error_reply", RedisErrorReply);
+  SetFunction(L, "status_reply", RedisStatusReply);
+  SetFunction(L, "sha1hex", RedisSha1Hex);
+  SetFunction(L, "log", RedisLog);
+  SetFunction(L, "setresp", RedisSetResp);
+  SetFunction(L, "set_repl", RedisSetRepl);
+  SetFunction(L, "replicate_commands", RedisReplicateCommands);
+  SetFunction(L, "breakpoint", RedisBreakpoint);
+  SetFunction(L, "debug", RedisDebug);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+  SetNumber(L, "REPL_NONE", 0);
+  SetNumber(L, "REPL_AOF", 1);
+  SetNumber(L, "REPL_SLAVE", 2);
+  SetNumber(L, "REPL_REPLICA", 2);
+  SetNumber(L, "REPL_ALL", 3);
+  lua_setglobal(L, "redis");
+  // The scripts' environment: empty, reads fall through to the globals, writes fail.
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_pushcclosure(L, EnvIndex, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, EnvNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");  // getmetatable(_G) gives nothing to change
+  lua_setmetatable(L, -2);
+  env_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  generation_ = ScriptStore::Get().generation();
+}
+
+LuaVm::~LuaVm() { lua_close(L_); }
+
+size_t LuaVm::memory_bytes() const {
+  return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 +
+         static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
+}
+
+bool LuaVm::ParseShebang(std::string_view body, uint32_t* flags, std::string* code,
+                         std::string* error) {
+  *flags = 0;
+  if (body.substr(0, 2) != "#!") {
+    code->assign(body);
+    return true;
+  }
+  size_t eol = body.find('\n');
+  std::string_view line = body.substr(0, eol);
+  std::string_view rest = eol == std::string_view::npos ? std::string_view() : body.substr(eol);
+  std::string_view engine = line.substr(
+      2, line.find(' ') == std::string_view::npos ? std::string_view::npos : line.find(' ') - 2);
+  if (engine != "lua") {
+    *error = "ERR Could not find scripting engine '" + std::string(engine) + "'";
+    return false;
+  }
+  std::string_view opts = line.substr(2 + engine.size());
+  while (!opts.empty()) {
+    while (!opts.empty() && opts[0] == ' ') opts.remove_prefix(1);
+    if (opts.empty()) break;
+    size_t sp = opts.find(' ');
+    std::string_view opt = opts.substr(0, sp);
+    opts = sp == std::string_view::npos ? std::string_view() : opts.substr(sp);
+    if (opt.substr(0, 6) != "flags=") {
+      *error = "ERR Unknown lua shebang option: " + std::string(opt);
+      return false;
+    }
+    std::string_view list = opt.substr(6);
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view f = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      if (f == "no-writes") {
+        *flags |= kScriptNoWrites;
+      } else if (f == "allow-oom") {
+        *flags |= kScriptAllowOom;
+      } else if (f == "allow-stale") {
+        *flags |= kScriptAllowStale;
+      } else if (f == "no-cluster") {
+        *flags |= kScriptNoCluster;
+      } else if (f == "allow-cross-slot-keys") {
+        *flags |= kScriptAllowCrossSlot;
+      } else if (!f.empty()) {
+        *error = "ERR Unexpected flag in script shebang: " + std::string(f);
+        return false;
+      }
+    }
+  }
+  code->assign(rest);  // the shebang line emptied: line numbers stay
+  return true;
+}
+
+bool LuaVm::Compile(const std::string& sha, std::string_view body, std::string* error) {
+  uint32_t flags = 0;
+  std::string code;
+  if (!ParseShebang(body, &flags, &code, error)) return false;
+  lua_State* L = L_;
+  if (luaL_loadbuffer(L, code.data(), code.size(), "@user_script") != 0) {
+    *error = "ERR Error compiling script (new function): ";
+    const char* msg = lua_tostring(L, -1);
+    error->append(msg != nullptr ? msg : "?");
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref_);
+  lua_setfenv(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L, sha.data(), sha.size());
+  lua_pushvalue(L, -3);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  compiled_[sha] = flags;
+  return true;
+}
+
+void LuaVm::DropCompiled() {
+  lua_newtable(L_);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kFunctionsKey);
+  compiled_.clear();
+  lua_gc(L_, LUA_GCCOLLECT, 0);
+}
+
+namespace {
+
+void SetArgTable(lua_State* L, const char* name, CmdArgs values) {
+  lua_createtable(L, static_cast<int>(values.size()), 0);
+  for (size_t i = 0; i < values.size(); i++) {
+    lua_pushlstring(L, values[i].data(), values[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setglobal(L, name);
+}
+
+}  // namespace
+
+bool LuaVm::Prepare(const std::string& sha, std::string_view body, std::string* error) {
+  uint64_t gen = ScriptStore::Get().generation();
+  if (gen != generation_) {
+    DropCompiled();
+    generation_ = gen;
+  }
+  if (compiled_.count(sha) != 0) return true;
+  if (!Compile(sha, body, error)) return false;
+  ScriptStore::Get().Add(sha, body);
+  return true;
+}
+
+void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
+  uint64_t gen = ScriptStore::Get().generation();
+  if (gen != generation_) {
+    DropCompiled();
+    generation_ = gen;
+  }
+  auto it = compiled_.find(call.sha);
+  if (it == compiled_.end()) {
+    std::optional<std::string> stored;
+    std::string_view body = call.body;
+    if (body.empty()) {
+      stored = ScriptStore::Get().Find(call.sha);
+      if (!stored) {
+        rb.Error("NOSCRIPT No matching script. Please use EVAL.");
+        return;
+      }
+      body = *stored;
+    }
+    std::string error;
+    if (!Prepare(call.sha, body, &error)) {
+      rb.Error(error);
+      return;
+    }
+    it = compiled_.find(call.sha);
+  }
+  lua_State* L = L_;
+  SetArgTable(L, "KEYS", call.keys);
+  SetArgTable(L, "ARGV", call.argv);
+  lua_pushcfunction(L, ErrorHandler);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L, call.sha.data(), call.sha.size());
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  RunState st{&ctx, ctx.db, 2, call.read_only || (it->second & kScriptNoWrites) != 0, it->second};
+  t_run = &st;
+  int rc = lua_pcall(L, 0, 1, -2);
+  t_run = nullptr;
+  if (rc == 0) {
+    lua_reply::Write(L, -1, st.resp, rb);
+  } else if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "err");
+    const char* err = lua_tostring(L, -1);
+    lua_getfield(L, -2, "code");
+    bool code = lua_toboolean(L, -1) != 0;
+    lua_getfield(L, -3, "line");
+    int line = static_cast<int>(lua_tointeger(L, -1));
+    std::string msg = code ? "" : "ERR ";
+    msg.append(err != nullptr ? err : "unknown error");
+    msg += " script: " + call.sha + ", on @user_script:" + std::to_string(line) + ".";
+    lua_pop(L, 3);
+    rb.Error(msg);
+  } else {
+    const char* err = lua_tostring(L, -1);
+    rb.Error(std::string("ERR ") + (err != nullptr ? err : "unknown error"));
+  }
+  lua_pop(L, 2);  // the result (or error) and the handler
+}
+
+}  // namespace strata

@@ -1,0 +1,94 @@
+// LuaVm: one Lua 5.1 interpreter per worker thread, with Redis 7's scripting
+// environment, and the runner of EVAL/EVALSHA on the shard that owns the script's keys.
+//
+// Environment (as Redis 7.0): the base, table, string and math libraries, cjson and bit
+// (Debian's lua-cjson and lua-bitop), and `redis` - call, pcall, error_reply,
+// status_reply, sha1hex, log, setresp, set_repl, replicate_commands, breakpoint, debug
+// and the LOG_* / REPL_* constants; loadfile and dofile removed. Scripts see globals
+// read-only: they run in an empty environment whose reads fall through to the real
+// globals (a missing one is an error: "Script attempted to access nonexistent global
+// variable") and whose writes fail ("Attempt to modify a readonly table"), so nothing a
+// script does leaks into the next one. KEYS and ARGV are set before each run.
+//
+// A script is compiled once per interpreter as f_<sha> (chunk name @user_script, so
+// errors read "user_script:LINE: ..."), looked up by SHA-1 in the process's ScriptStore
+// (script_store.h) the first time this worker runs it, and dropped when SCRIPT FLUSH
+// bumps the store's generation. A `#!lua flags=...` first line sets no-writes,
+// allow-oom, allow-stale, no-cluster and allow-cross-slot-keys, as Redis 7 does.
+//
+// Where a script runs: on the thread of the shard its KEYS hash to (the EVAL command's
+// shard path; docs/ARCHITECTURE.md "Scripts"). A shard runs one step at a time, so the
+// whole script is atomic over every key of that shard, declared or not. redis.call runs
+// the command's shard function right there; a command whose keys live on another shard
+// is refused with an error naming the key (declare keys that share a {hashtag}). Errors
+// are Redis's: a failing redis.call raises the command's error, and the client gets
+// "<error> script: <sha>, on @user_script:<line>.".
+// Thread-safety: ForThisThread() gives the calling thread's own interpreter; nothing is
+// shared but the ScriptStore.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "server/engine/command.h"
+#include "server/net/reply_builder.h"
+
+struct lua_State;
+
+namespace strata {
+
+// Shebang flags (#!lua flags=...).
+enum ScriptFlag : uint32_t {
+  kScriptNoWrites = 1 << 0,
+  kScriptAllowOom = 1 << 1,
+  kScriptAllowStale = 1 << 2,
+  kScriptNoCluster = 1 << 3,
+  kScriptAllowCrossSlot = 1 << 4,
+};
+
+struct ScriptCall {
+  std::string sha;        // lowercase hex
+  std::string_view body;  // EVAL's body; empty for EVALSHA (looked up)
+  CmdArgs keys;
+  CmdArgs argv;
+  bool read_only = false;  // EVAL_RO, EVALSHA_RO
+};
+
+class LuaVm {
+ public:
+  static LuaVm& ForThisThread();
+  LuaVm();
+  ~LuaVm();
+  LuaVm(const LuaVm&) = delete;
+  LuaVm& operator=(const LuaVm&) = delete;
+
+  // Runs the script on this shard's thread; its reply (or error) goes to rb.
+  void Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb);
+  // Compiles body (SHA-1 sha) unless this interpreter has it, and adds it to the store
+  // (SCRIPT LOAD, and EVAL the first time). False with *error when it does not compile.
+  bool Prepare(const std::string& sha, std::string_view body, std::string* error);
+  // Parses a body's shebang: flags, and the code to compile (the shebang line emptied, so
+  // line numbers stay). False with *error (Redis's text) when it is not valid.
+  static bool ParseShebang(std::string_view body, uint32_t* flags, std::string* code,
+                           std::string* error);
+
+  size_t memory_bytes() const;
+  size_t compiled_scripts() const { return compiled_.size(); }
+
+  // The state of the script running on this thread, for redis.call (lua_vm.cc).
+  struct RunState;
+
+ private:
+  bool Compile(const std::string& sha, std::string_view body, std::string* error);
+  void DropCompiled();
+
+  lua_State* L_ = nullptr;
+  int env_ref_ = 0;                                     // the scripts' read-only environment
+  std::unordered_map<std::string, uint32_t> compiled_;  // sha -> flags
+  uint64_t generation_ = 0;
+};
+
+}  // namespace strata

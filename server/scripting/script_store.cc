@@ -1,0 +1,45 @@
+#include "server/scripting/script_store.h"
+
+namespace strata {
+
+ScriptStore& ScriptStore::Get() {
+  static ScriptStore store;
+  return store;
+}
+
+void ScriptStore::Add(const std::string& sha, std::string_view body) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto [it, inserted] = bodies_.try_emplace(sha, body);
+  if (inserted) body_bytes_ += body.size();
+}
+
+std::optional<std::string> ScriptStore::Find(std::string_view sha) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = bodies_.find(std::string(sha));
+  if (it == bodies_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool ScriptStore::Contains(std::string_view sha) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return bodies_.count(std::string(sha)) != 0;
+}
+
+void ScriptStore::Flush() {
+  std::lock_guard<std::mutex> l(mu_);
+  bodies_.clear();
+  body_bytes_ = 0;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+size_t ScriptStore::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return bodies_.size();
+}
+
+size_t ScriptStore::body_bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return body_bytes_;
+}
+
+}  // namespace strata
