@@ -11,6 +11,8 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/scripting/lua_vm.h"
+#include "server/scripting/script_store.h"
 
 namespace strata {
 
@@ -151,20 +153,26 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "allocator_resident", m.allocator_resident);
   AddLine(out, "total_system_memory", m.total_system_memory);
   AddLine(out, "total_system_memory_human", HumanBytes(m.total_system_memory));
-  AddLine(out, "used_memory_lua", "0");
+  // Scripts: every worker's interpreter (this one's at least, made if need be), and the
+  // script bodies; neither is part of used_memory (Lua has its own allocator), as in Redis.
+  LuaVm::ForThisThread();
+  size_t lua = LuaVm::AllMemoryBytes();
+  size_t scripts = ScriptStore::Get().body_bytes();
+  size_t cached = ScriptStore::Get().size();
+  AddLine(out, "used_memory_lua", lua);
   AddLine(out, "used_memory_tiered", m.tiered);
-  AddLine(out, "used_memory_vm_eval", "0");
-  AddLine(out, "used_memory_lua_human", "0B");
-  AddLine(out, "used_memory_scripts_eval", "0");
-  AddLine(out, "number_of_cached_scripts", "0");
+  AddLine(out, "used_memory_vm_eval", lua);
+  AddLine(out, "used_memory_lua_human", HumanBytes(lua));
+  AddLine(out, "used_memory_scripts_eval", scripts);
+  AddLine(out, "number_of_cached_scripts", cached);
   AddLine(out, "number_of_functions", "0");
   AddLine(out, "number_of_libraries", "0");
   AddLine(out, "used_memory_vm_functions", "0");
-  AddLine(out, "used_memory_vm_total", "0");
-  AddLine(out, "used_memory_vm_total_human", "0B");
+  AddLine(out, "used_memory_vm_total", lua);
+  AddLine(out, "used_memory_vm_total_human", HumanBytes(lua));
   AddLine(out, "used_memory_functions", "0");
-  AddLine(out, "used_memory_scripts", "0");
-  AddLine(out, "used_memory_scripts_human", "0B");
+  AddLine(out, "used_memory_scripts", scripts);
+  AddLine(out, "used_memory_scripts_human", HumanBytes(scripts));
   AddLine(out, "maxmemory", std::to_string(m.maxmemory));
   AddLine(out, "maxmemory_human", HumanBytes(static_cast<uint64_t>(m.maxmemory)));
   AddLine(out, "maxmemory_policy", m.maxmemory_policy);

@@ -55,9 +55,15 @@ bool IsSha(std::string_view s) {
 }
 
 void RunScript(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool by_sha, bool read_only) {
+  // A sha that cannot be one is refused before numkeys is looked at, as Redis does.
+  if (by_sha && args[1].size() != 40) {
+    rb.Error("NOSCRIPT No matching script. Please use EVAL.");
+    return;
+  }
   int64_t n = NumKeys(args, &rb);
   if (n < 0) return;
   ScriptCall call;
+  call.by_sha = by_sha;
   if (by_sha) {
     if (!IsSha(args[1])) {
       rb.Error("NOSCRIPT No matching script. Please use EVAL.");
@@ -126,7 +132,8 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
     store.Flush();
     rb.Ok();
   } else if (sub == "kill" && args.size() == 2) {
-    rb.Error("NOTBUSY No scripts in execution right now.");
+    std::string r = LuaVm::KillRunning();
+    r == "OK" ? rb.Ok() : rb.Error(r);
   } else if (sub == "help" && args.size() == 2) {
     const char* lines[] = {
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -146,9 +153,10 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
         "    Print this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
-  } else if (sub == "load" || sub == "exists" || sub == "flush" || sub == "kill" || sub == "help") {
-    rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
-             "'. Try SCRIPT HELP.");
+  } else if (sub == "flush") {
+    rb.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+  } else if (sub == "load" || sub == "exists" || sub == "kill" || sub == "help") {
+    rb.Error("ERR wrong number of arguments for 'script|" + sub + "' command");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try SCRIPT HELP.");
   }

@@ -104,6 +104,8 @@ class Worker {
   // This shard's WATCHed keys (watch_table.h).
   WatchTable& watches() { return watches_; }
   int64_t now_ms() const { return now_ms_; }
+  // The process is stopping (any thread may ask; a long script ends on it).
+  bool stopping() const { return stop_.load(std::memory_order_relaxed); }
   // True when the process's data is over maxmemory (recomputed once per loop turn from
   // every worker's published usage; see "Memory limit" in docs/ARCHITECTURE.md).
   bool over_memory_limit() const { return over_memory_limit_; }

@@ -190,9 +190,14 @@ void WriteAt(lua_State* L, int index, int script_resp, ReplyBuilder& rb, int dep
       rb.Bulk(std::string_view(s, len));
       return;
     }
-    case LUA_TNUMBER:
-      rb.Integer(static_cast<int64_t>(lua_tonumber(L, index)));
+    case LUA_TNUMBER: {
+      // Truncated toward zero; out of range (and NaN) gives INT64_MIN, which is what
+      // Redis's unchecked cast yields on x86 (here without undefined behaviour).
+      double d = lua_tonumber(L, index);
+      rb.Integer(d > -9223372036854775808.0 && d < 9223372036854775808.0 ? static_cast<int64_t>(d)
+                                                                         : INT64_MIN);
       return;
+    }
     case LUA_TBOOLEAN:
       if (script_resp == 2) {
         lua_toboolean(L, index) ? rb.Integer(1) : rb.Null();
@@ -208,11 +213,16 @@ void WriteAt(lua_State* L, int index, int script_resp, ReplyBuilder& rb, int dep
   }
   std::string_view s;
   if (StringField(L, index, "err", &s)) {
+    if (!s.empty() && s[0] == '-') s.remove_prefix(1);  // error_reply('-CODE x')
     rb.Error(s);
     return;
   }
   if (StringField(L, index, "ok", &s)) {
-    rb.Simple(s);
+    std::string line(s);  // CR and LF would end the status line: spaces, as Redis
+    for (char& ch : line) {
+      if (ch == '\r' || ch == '\n') ch = ' ';
+    }
+    rb.Simple(line);
     return;
   }
   RawField(L, index, "double");

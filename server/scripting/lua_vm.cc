@@ -8,11 +8,13 @@ int luaopen_cjson(lua_State* L);
 int luaopen_bit(lua_State* L);
 }
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/hash.h"
@@ -33,11 +35,17 @@ struct LuaVm::RunState {
   int resp = 2;
   bool read_only = false;
   uint32_t flags = 0;
+  LuaVm* vm = nullptr;
+  bool wrote = false;
 };
 
 namespace {
 
 thread_local LuaVm::RunState* t_run = nullptr;
+std::atomic<size_t> g_lua_bytes{0};
+// Every interpreter, for SCRIPT KILL.
+std::mutex g_vms_mu;
+std::vector<LuaVm*> g_vms;
 
 constexpr const char* kFunctionsKey = "strata_functions";
 
@@ -75,6 +83,13 @@ void PushTableWith(lua_State* L, const char* field, std::string_view value) {
   lua_setfield(L, -2, field);
 }
 
+// Raises {err=message} as the redis.* functions do (no "user_script:N:" position; the
+// script's line is added to the reply).
+int RaiseError(lua_State* L, const char* message) {
+  PushTableWith(L, "err", message);
+  return lua_error(L);
+}
+
 // The error handler of a script's run: {err=message, code=has its own error code,
 // line=the script's line}.
 int ErrorHandler(lua_State* L) {
@@ -92,15 +107,19 @@ int ErrorHandler(lua_State* L) {
   if (lua_type(L, 1) == LUA_TTABLE) {
     lua_pushstring(L, "err");
     lua_rawget(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING) {
+    int t = lua_type(L, -1);
+    if (t == LUA_TSTRING || t == LUA_TNUMBER) {
+      lua_tostring(L, -1);
+      code = true;  // an {err=...} table's text is sent as it is
+    } else {
       lua_pop(L, 1);
       lua_pushstring(L, "unknown error");
-    } else {
-      code = true;
     }
   } else if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
     lua_pushvalue(L, 1);
     lua_tostring(L, -1);
+  } else if (lua_isnil(L, 1)) {
+    lua_pushstring(L, "nil");  // error()
   } else {
     lua_pushstring(L, "unknown error");
   }
@@ -200,6 +219,16 @@ int CallImpl(lua_State* L, bool raise) {
     ShardCtx call_ctx{w, ctx.ks, st->db, w.now_ms()};
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) w.eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();
+    if (spec->is_write()) {
+      // Marked before the write, checked against a kill after: a script SCRIPT KILL
+      // stopped never writes again, and one that wrote is never stopped (UNKILLABLE).
+      st->wrote = true;
+      st->vm->wrote_.store(true, std::memory_order_seq_cst);
+      if (st->vm->kill_requested_.load(std::memory_order_seq_cst)) {
+        PushTableWith(L, "err", "ERR Script killed by user with SCRIPT KILL...");
+        return -1;  // raised even from redis.pcall
+      }
+    }
     spec->shard_fn(args, call_ctx, rb);
     CommandStat& cs = w.stats().commands[spec->id];
     cs.calls++;
@@ -232,27 +261,60 @@ int CallImpl(lua_State* L, bool raise) {
   return 1;
 }
 
+// Every kHookInstructions: a SCRIPT KILL, or the process stopping, ends the script.
+void CountHook(lua_State* L, lua_Debug*) {
+  LuaVm::RunState* st = t_run;
+  if (st == nullptr) return;
+  if (st->ctx->worker.stopping()) {
+    lua_sethook(L, CountHook, LUA_MASKLINE, 0);  // and on every line until it is out
+    PushTableWith(L, "err", "ERR the server is shutting down: the script was stopped");
+    lua_error(L);
+  }
+  if (st->vm->kill_requested_.load(std::memory_order_relaxed)) {
+    lua_sethook(L, CountHook, LUA_MASKLINE, 0);
+    PushTableWith(L, "err", "ERR Script killed by user with SCRIPT KILL...");
+    lua_error(L);
+  }
+}
+
 int RedisCall(lua_State* L) {
   int r = CallImpl(L, true);
   if (r < 0) return lua_error(L);
   return r;
 }
 
-int RedisPCall(lua_State* L) { return CallImpl(L, false); }
+int RedisPCall(lua_State* L) {
+  int r = CallImpl(L, false);
+  if (r < 0) return lua_error(L);
+  return r;
+}
 
+// redis.error_reply(text): {err=text}, with "ERR " first when text has no error code
+// (no space in it), as Redis 7; bad arguments return (not raise) the error.
 int RedisErrorReply(lua_State* L) {
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
-    return luaL_error(L, "wrong number or type of arguments");
+    PushTableWith(L, "err", "ERR wrong number or type of arguments");
+    return 1;
   }
   size_t len = 0;
   const char* s = lua_tolstring(L, 1, &len);
-  PushTableWith(L, "err", std::string_view(s, len));
+  std::string_view text(s, len);
+  if (text.find(' ') == std::string_view::npos) {
+    lua_newtable(L);
+    lua_pushstring(L, "ERR ");
+    lua_pushvalue(L, 1);
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "err");
+    return 1;
+  }
+  PushTableWith(L, "err", text);
   return 1;
 }
 
 int RedisStatusReply(lua_State* L) {
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
-    return luaL_error(L, "wrong number or type of arguments");
+    PushTableWith(L, "err", "ERR wrong number or type of arguments");
+    return 1;
   }
   size_t len = 0;
   const char* s = lua_tolstring(L, 1, &len);
@@ -261,10 +323,10 @@ int RedisStatusReply(lua_State* L) {
 }
 
 int RedisSha1Hex(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "wrong number of arguments");
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR wrong number of arguments");
   size_t len = 0;
   const char* s = lua_tolstring(L, 1, &len);
-  if (s == nullptr) return luaL_error(L, "wrong number of arguments");
+  if (s == nullptr) return RaiseError(L, "ERR wrong number of arguments");
   char hex[41];
   std::string h = Sha1Hex(std::string_view(s, len));
   std::memcpy(hex, h.data(), 40);
@@ -275,10 +337,12 @@ int RedisSha1Hex(lua_State* L) {
 
 int RedisLog(lua_State* L) {
   int argc = lua_gettop(L);
-  if (argc < 2) return luaL_error(L, "redis.log() requires two arguments or more.");
-  if (!lua_isnumber(L, 1)) return luaL_error(L, "First argument must be a number (log level).");
+  if (argc < 2) return RaiseError(L, "ERR redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) {
+    return RaiseError(L, "ERR First argument must be a number (log level).");
+  }
   int level = static_cast<int>(lua_tonumber(L, 1));
-  if (level < 0 || level > 3) return luaL_error(L, "Invalid debug level.");
+  if (level < 0 || level > 3) return RaiseError(L, "ERR Invalid debug level.");
   // The message, built in Lua's own buffer (nothing here to unwind on an error).
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -295,26 +359,27 @@ int RedisLog(lua_State* L) {
 }
 
 int RedisSetResp(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "redis.setresp() requires one argument.");
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.setresp() requires one argument.");
   int v = static_cast<int>(lua_tonumber(L, 1));
-  if (v != 2 && v != 3) return luaL_error(L, "RESP version must be 2 or 3.");
+  if (v != 2 && v != 3) return RaiseError(L, "ERR RESP version must be 2 or 3.");
   if (t_run != nullptr) t_run->resp = v;
   return 0;
 }
 
 int RedisSetRepl(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "redis.set_repl() requires one argument.");
+  // "requires two arguments." is Redis's own text.
+  if (lua_gettop(L) != 1) return RaiseError(L, "ERR redis.set_repl() requires two arguments.");
   int v = static_cast<int>(lua_tonumber(L, 1));
   if (v < 0 || v > 3) {
-    return luaL_error(L,
-                      "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or "
+    return RaiseError(L,
+                      "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or "
                       "REPL_NONE.");
   }
   return 0;  // accepted: there is no replication to steer yet
 }
 
 int RedisReplicateCommands(lua_State* L) {
-  lua_pushboolean(L, 1);
+  lua_pushinteger(L, 1);
   return 1;
 }
 
@@ -324,6 +389,33 @@ int RedisBreakpoint(lua_State* L) {
 }
 
 int RedisDebug(lua_State*) { return 0; }
+
+constexpr const char* kProtectedKey = "strata_protected";
+
+// rawset and setmetatable, refusing the read-only tables (the scripts' environment and
+// the library proxies); otherwise the originals (upvalue 1).
+int GuardedTableFunction(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kProtectedKey);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  bool refused = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 2);
+  if (refused) return RaiseError(L, "ERR Attempt to modify a readonly table");
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+void Protect(lua_State* L, int index) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  lua_getfield(L, LUA_REGISTRYINDEX, kProtectedKey);
+  lua_pushvalue(L, index);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
 
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
@@ -363,7 +455,7 @@ LuaVm::LuaVm() {
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
   lua_setglobal(L, "bit");
-  for (const char* name : {"loadfile", "dofile"}) {
+  for (const char* name : {"loadfile", "dofile", "print", "setfenv", "getfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
   }
@@ -389,6 +481,34 @@ LuaVm::LuaVm() {
   SetNumber(L, "REPL_REPLICA", 2);
   SetNumber(L, "REPL_ALL", 3);
   lua_setglobal(L, "redis");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProtectedKey);
+  for (const char* name : {"rawset", "setmetatable"}) {
+    lua_getglobal(L, name);
+    lua_pushcclosure(L, GuardedTableFunction, 1);
+    lua_setglobal(L, name);
+  }
+  // Library tables are read-only too: each global becomes an empty proxy that reads from
+  // the real table and refuses writes.
+  for (const char* name : {"redis", "string", "table", "math", "cjson", "bit", "coroutine"}) {
+    lua_getglobal(L, name);
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_newtable(L);       // proxy
+    lua_newtable(L);       // its metatable
+    lua_pushvalue(L, -3);  // the real table
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, EnvNewIndex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    Protect(L, -1);
+    lua_setglobal(L, name);
+    lua_pop(L, 1);
+  }
   // The scripts' environment: empty, reads fall through to the globals, writes fail.
   lua_newtable(L);
   lua_newtable(L);
@@ -400,13 +520,55 @@ LuaVm::LuaVm() {
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");  // getmetatable(_G) gives nothing to change
   lua_setmetatable(L, -2);
+  Protect(L, -1);
   env_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
   generation_ = ScriptStore::Get().generation();
+  PublishMemory();
+  std::lock_guard<std::mutex> l(g_vms_mu);
+  g_vms.push_back(this);
 }
 
-LuaVm::~LuaVm() { lua_close(L_); }
+std::string LuaVm::KillRunning() {
+  std::lock_guard<std::mutex> l(g_vms_mu);
+  bool running = false, killed = false;
+  for (LuaVm* vm : g_vms) {
+    if (vm->running_since_us_.load(std::memory_order_acquire) == 0) continue;
+    running = true;
+    if (vm->wrote_.load(std::memory_order_seq_cst)) continue;
+    vm->kill_requested_.store(true, std::memory_order_seq_cst);
+    if (vm->wrote_.load(std::memory_order_seq_cst)) {  // it wrote meanwhile: leave it be
+      vm->kill_requested_.store(false, std::memory_order_seq_cst);
+      continue;
+    }
+    killed = true;
+  }
+  if (killed) return "OK";
+  if (running) {
+    return "UNKILLABLE Sorry the script already executed write commands against the dataset. "
+           "You can either wait the script termination or kill the server in a hard way using "
+           "the SHUTDOWN NOSAVE command.";
+  }
+  return "NOTBUSY No scripts in execution right now.";
+}
+
+LuaVm::~LuaVm() {
+  {
+    std::lock_guard<std::mutex> l(g_vms_mu);
+    g_vms.erase(std::remove(g_vms.begin(), g_vms.end(), this), g_vms.end());
+  }
+  g_lua_bytes.fetch_sub(published_bytes_, std::memory_order_relaxed);
+  lua_close(L_);
+}
+
+void LuaVm::PublishMemory() {
+  size_t now = memory_bytes();
+  g_lua_bytes.fetch_add(now - published_bytes_, std::memory_order_relaxed);  // wraps right
+  published_bytes_ = now;
+}
+
+size_t LuaVm::AllMemoryBytes() { return g_lua_bytes.load(std::memory_order_relaxed); }
 
 size_t LuaVm::memory_bytes() const {
   return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 +
@@ -421,14 +583,20 @@ bool LuaVm::ParseShebang(std::string_view body, uint32_t* flags, std::string* co
     return true;
   }
   size_t eol = body.find('\n');
+  if (eol == std::string_view::npos) {
+    *error = "ERR Invalid script shebang";
+    return false;
+  }
   std::string_view line = body.substr(0, eol);
   std::string_view rest = eol == std::string_view::npos ? std::string_view() : body.substr(eol);
   std::string_view engine = line.substr(
       2, line.find(' ') == std::string_view::npos ? std::string_view::npos : line.find(' ') - 2);
   if (engine != "lua") {
-    *error = "ERR Could not find scripting engine '" + std::string(engine) + "'";
+    *error = "ERR Unexpected engine in script shebang: " +
+             std::string(line.substr(0, 2 + engine.size()));
     return false;
   }
+  *flags |= kScriptHasShebang;
   std::string_view opts = line.substr(2 + engine.size());
   while (!opts.empty()) {
     while (!opts.empty() && opts[0] == ' ') opts.remove_prefix(1);
@@ -530,7 +698,7 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
   if (it == compiled_.end()) {
     std::optional<std::string> stored;
     std::string_view body = call.body;
-    if (body.empty()) {
+    if (call.by_sha) {
       stored = ScriptStore::Get().Find(call.sha);
       if (!stored) {
         rb.Error("NOSCRIPT No matching script. Please use EVAL.");
@@ -545,6 +713,10 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
     }
     it = compiled_.find(call.sha);
   }
+  if (call.read_only && (it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites)) {
+    rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return;
+  }
   lua_State* L = L_;
   SetArgTable(L, "KEYS", call.keys);
   SetArgTable(L, "ARGV", call.argv);
@@ -553,9 +725,16 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
   lua_pushlstring(L, call.sha.data(), call.sha.size());
   lua_rawget(L, -2);
   lua_remove(L, -2);
-  RunState st{&ctx, ctx.db, 2, call.read_only || (it->second & kScriptNoWrites) != 0, it->second};
+  RunState st{&ctx,       ctx.db, 2,    call.read_only || (it->second & kScriptNoWrites) != 0,
+              it->second, this,   false};
   t_run = &st;
+  wrote_.store(false, std::memory_order_relaxed);
+  kill_requested_.store(false, std::memory_order_relaxed);
+  running_since_us_.store(WallClockUs(), std::memory_order_release);
+  lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   int rc = lua_pcall(L, 0, 1, -2);
+  lua_sethook(L, nullptr, 0, 0);
+  running_since_us_.store(0, std::memory_order_release);
   t_run = nullptr;
   if (rc == 0) {
     lua_reply::Write(L, -1, st.resp, rb);
@@ -576,6 +755,7 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(std::string("ERR ") + (err != nullptr ? err : "unknown error"));
   }
   lua_pop(L, 2);  // the result (or error) and the handler
+  PublishMemory();
 }
 
 }  // namespace strata

@@ -27,6 +27,7 @@
 // shared but the ScriptStore.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -47,11 +48,13 @@ enum ScriptFlag : uint32_t {
   kScriptAllowStale = 1 << 2,
   kScriptNoCluster = 1 << 3,
   kScriptAllowCrossSlot = 1 << 4,
+  kScriptHasShebang = 1 << 5,  // a #!lua line, flags or not
 };
 
 struct ScriptCall {
   std::string sha;        // lowercase hex
-  std::string_view body;  // EVAL's body; empty for EVALSHA (looked up)
+  std::string_view body;  // EVAL's body
+  bool by_sha = false;    // EVALSHA: the body is looked up
   CmdArgs keys;
   CmdArgs argv;
   bool read_only = false;  // EVAL_RO, EVALSHA_RO
@@ -77,6 +80,15 @@ class LuaVm {
 
   size_t memory_bytes() const;
   size_t compiled_scripts() const { return compiled_.size(); }
+  // Every interpreter's memory together (INFO used_memory_lua), as last published by each
+  // after it ran or compiled something.
+  static size_t AllMemoryBytes();
+  // SCRIPT KILL (any thread): asks every script running now to stop.
+  // "OK" when one was asked, NOTBUSY when none runs, UNKILLABLE when the running ones
+  // have written. A script checks for the request (and for the process stopping) every
+  // kHookInstructions instructions.
+  static std::string KillRunning();
+  static constexpr int kHookInstructions = 100000;
 
   // The state of the script running on this thread, for redis.call (lua_vm.cc).
   struct RunState;
@@ -84,11 +96,19 @@ class LuaVm {
  private:
   bool Compile(const std::string& sha, std::string_view body, std::string* error);
   void DropCompiled();
+  void PublishMemory();
 
   lua_State* L_ = nullptr;
   int env_ref_ = 0;                                     // the scripts' read-only environment
   std::unordered_map<std::string, uint32_t> compiled_;  // sha -> flags
   uint64_t generation_ = 0;
+  size_t published_bytes_ = 0;
+
+ public:
+  // For SCRIPT KILL from other threads (lua_vm.cc).
+  std::atomic<int64_t> running_since_us_{0};  // 0: no script running
+  std::atomic<bool> wrote_{false};
+  std::atomic<bool> kill_requested_{false};
 };
 
 }  // namespace strata

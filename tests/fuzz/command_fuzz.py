@@ -190,6 +190,15 @@ def commands(g):
         # transactions: whatever follows a MULTI is queued until EXEC or DISCARD
         ("MULTI", lambda: []), ("EXEC", lambda: []), ("DISCARD", lambda: []),
         ("WATCH", lambda: ks(1, 3)), ("UNWATCH", lambda: []),
+        # scripts: a key's shard, redis.call errors, a Lua error, a table reply
+        ("EVAL", lambda: [b"return redis.call('GET', KEYS[1])", b"1", k()]),
+        ("EVAL", lambda: [b"return redis.call('INCR', KEYS[1])", b"1", k()]),
+        ("EVAL", lambda: [b"redis.call('SET', KEYS[1], ARGV[1]); return {1, ARGV[1], {err='x'}}",
+                          b"1", k(), v()]),
+        ("EVAL", lambda: [b"error('boom')", b"0"]),
+        ("EVAL", lambda: [b"return redis.pcall('LPUSH', KEYS[1], 'x')", b"1", k()]),
+        ("EVALSHA", lambda: [b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db", b"0"]),
+        ("SCRIPT", lambda: [g.r.choice([b"LOAD", b"EXISTS", b"FLUSH"]), b"return 1"]),
         # nonsense
         ("NOSUCHCOMMAND", lambda: [g.any()]),
     ]

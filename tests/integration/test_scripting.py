@@ -8,8 +8,8 @@ libraries, scripts inside MULTI/EXEC, atomicity against concurrent clients, busy
 with SCRIPT KILL and SHUTDOWN NOSAVE, scripts over keys spread across shards, the INFO
 fields scripts feed, and redis-py's Script and Lock helpers.
 
-Every expected value here was checked against redis-server 7.0. The module is skipped on
-strata until it implements scripting; STRATA_SCRIPTING=1 runs it there.
+Every expected value here was checked against redis-server 7.0; what strata does not do
+yet is marked not_yet (strict: it fails the suite once it passes).
 redis-py strips the "ERR " prefix from error replies (and "NOSCRIPT " from NOSCRIPT
 errors), so patterns below start after it; byte-exact replies are checked on a
 RawConnection. When redis.call fails, Redis 7.0 appends
@@ -26,12 +26,22 @@ import time
 import pytest
 import redis
 
-from conftest import TARGET, RawConnection
+from conftest import TARGET, RawConnection, Server
 from helpers import expect_closed, resp, roundtrip, wait_for
 
-pytestmark = pytest.mark.skipif(
-    TARGET == "strata" and os.environ.get("STRATA_SCRIPTING") != "1",
-    reason="strata has no scripting yet; STRATA_SCRIPTING=1 runs these against it")
+# strata runs a script on the shard of its KEYS and does not yet reach keys of other
+# shards from one, so the module's shared server has one worker (every key on one shard);
+# the tests that need several shards say so.
+@pytest.fixture(scope="module")
+def shared_server():
+    s = Server(threads=1) if TARGET == "strata" else Server()
+    yield s
+    s.stop()
+
+
+def not_yet(reason):
+    """A behaviour strata's scripting does not have yet (it passes against Redis)."""
+    return pytest.mark.xfail(TARGET == "strata", strict=True, reason=reason)
 
 NOSCRIPT = b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
 BUSY = (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
@@ -341,6 +351,7 @@ def test_call_error_through_redis_py(r):
     assert str(e.value) == "%s script: %s, on @user_script:1." % (WRONGTYPE_TEXT, sha1(body))
 
 
+@not_yet("Lua's own pcall catches redis.call's error as a table, not Redis's string")
 def test_call_error_caught_by_lua_pcall_is_a_string(conn):
     wire(conn, "HSET", "h", "f", "v")
     assert ev(conn, "local ok, e = pcall(redis.call, 'INCR', 'h'); "
@@ -386,8 +397,9 @@ def test_call_with_non_string_argument(conn, arg):
 
 @pytest.mark.parametrize("args", [
     "'MULTI'", "'EXEC'", "'WATCH','k'", "'EVAL','return 1','0'", "'SCRIPT','FLUSH'",
-    "'SUBSCRIBE','ch'", "'CLIENT','LIST'", "'CONFIG','GET','port'", "'AUTH','x'",
-    "'SHUTDOWN'", "'WAIT',0,0"],
+    pytest.param("'SUBSCRIBE','ch'", marks=not_yet("no Pub/Sub yet")), "'CLIENT','LIST'",
+    "'CONFIG','GET','port'", "'AUTH','x'", "'SHUTDOWN'",
+    pytest.param("'WAIT',0,0", marks=not_yet("no WAIT yet"))],
     ids=["multi", "exec", "watch", "eval", "script", "subscribe", "client", "config",
          "auth", "shutdown", "wait"])
 def test_commands_not_allowed_from_scripts(conn, args):
@@ -559,6 +571,7 @@ def test_setresp_errors(conn):
     assert ev(conn, "return redis.setresp(2)") == b"$-1\r\n"
 
 
+@not_yet('redis is a read-only proxy table: pairs() does not list its fields')
 def test_redis_table_contents(conn):
     assert ev(conn, "local t = {}; for k in pairs(redis) do table.insert(t, k) end; "
                     "table.sort(t); return t") == resp(  # an array of bulk strings
@@ -687,7 +700,9 @@ def test_eval_ro_reads(conn):
 
 
 @pytest.mark.parametrize("call", ["'SET', KEYS[1], 'new'", "'INCR', KEYS[1]",
-                                  "'DEL', KEYS[1]", "'PUBLISH', 'ch', 'm'"],
+                                  "'DEL', KEYS[1]",
+                                  pytest.param("'PUBLISH', 'ch', 'm'",
+                                               marks=not_yet("no Pub/Sub yet"))],
                          ids=["set", "incr", "del", "publish"])
 def test_eval_ro_write_fails(conn, call):
     wire(conn, "SET", "k", "1")
@@ -829,7 +844,9 @@ def test_missing_globals(conn, name):
     ("tonumber", "function"), ("assert", "function"), ("error", "function"),
     ("gcinfo", "function"), ("collectgarbage", "function"), ("coroutine", "table"),
     ("string", "table"), ("table", "table"), ("math", "table"), ("cjson", "table"),
-    ("cmsgpack", "table"), ("bit", "table"), ("struct", "table"), ("redis", "table"),
+    pytest.param("cmsgpack", "table", marks=not_yet("no cmsgpack library yet")),
+    ("bit", "table"),
+    pytest.param("struct", "table", marks=not_yet("no struct library yet")), ("redis", "table"),
     ("_G", "table"), ("KEYS", "table"), ("ARGV", "table"), ("_VERSION", "string")])
 def test_present_globals(conn, name, kind):
     assert ev(conn, "return type(%s)" % name) == b"$%d\r\n%s\r\n" % (len(kind), kind.encode())
@@ -877,6 +894,7 @@ def test_cjson_errors(conn):
         body, "ERR user_script:1: Cannot serialise function: type not supported")
 
 
+@not_yet('no cmsgpack library yet')
 def test_cmsgpack_pack_bytes(rb):
     assert rb.eval("return cmsgpack.pack({1,2,3})", 0) == b"\x93\x01\x02\x03"
     assert rb.eval("return cmsgpack.pack('abc')", 0) == b"\xa3abc"
@@ -888,6 +906,7 @@ def test_cmsgpack_pack_bytes(rb):
     assert rb.eval("return cmsgpack.pack(1.5)", 0) == b"\xca\x3f\xc0\x00\x00"
 
 
+@not_yet('no cmsgpack library yet')
 def test_cmsgpack_round_trip(conn):
     assert ev(conn, "local p = cmsgpack.pack({1,2,'x',{a=1}}); local t = cmsgpack.unpack(p); "
                     "return {#p, t[1], t[2], t[3], t[4].a}") == (
@@ -906,6 +925,7 @@ def test_bit(conn):
         b"$4\r\nFFFF\r\n:1024\r\n:128\r\n:-1\r\n:-16\r\n:-1\r\n:2\r\n:2018915346\r\n")
 
 
+@not_yet('no struct library yet')
 def test_struct(rb):
     assert rb.eval("return struct.pack('>I2', 258)", 0) == b"\x01\x02"
     assert rb.eval("return struct.pack('<i4', -2)", 0) == b"\xfe\xff\xff\xff"
@@ -1108,6 +1128,7 @@ def test_blocking_list_commands_are_refused_in_scripts(conn, call):
     assert time.monotonic() - t0 < 2
 
 
+@not_yet('BLMPOP and BZMPOP are not run inside scripts yet')
 def test_blmpop_and_bzmpop_in_a_script_do_not_block(conn):
     t0 = time.monotonic()
     assert ev(conn, "return redis.call('BLMPOP', 0, 1, 'emptylist', 'LEFT')") == b"$-1\r\n"
@@ -1120,6 +1141,7 @@ def test_blmpop_and_bzmpop_in_a_script_do_not_block(conn):
         b"*2\r\n$1\r\nl\r\n*1\r\n$1\r\na\r\n")
 
 
+@not_yet('no streams yet')
 def test_xread_block_in_a_script(conn):
     body = "return redis.call('XREAD', 'BLOCK', 0, 'STREAMS', 's', '$')"
     assert ev(conn, body) == script_err(
@@ -1202,6 +1224,7 @@ def wait_busy(c, timeout=10):
         time.sleep(0.01)
 
 
+@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_busy_script_and_script_kill(server_factory):
     srv = server_factory(extra_args=["--busy-reply-threshold", "100"])
     body = "while true do end"
@@ -1225,6 +1248,7 @@ def test_busy_script_and_script_kill(server_factory):
         out["conn"].close()
 
 
+@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_multi_while_busy(server_factory):
     srv = server_factory(extra_args=["--busy-reply-threshold", "100"])
     other = RawConnection(srv.port, timeout=10)
@@ -1243,6 +1267,7 @@ def test_multi_while_busy(server_factory):
         out["conn"].close()
 
 
+@not_yet('no busy-reply-threshold / lua-time-limit yet')
 def test_lua_time_limit_is_an_alias(server_factory):
     srv = server_factory(extra_args=["--lua-time-limit", "150"])
     c = srv.client(decode_responses=True)
@@ -1257,6 +1282,7 @@ def test_lua_time_limit_is_an_alias(server_factory):
         c.close()
 
 
+@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_script_that_wrote_is_unkillable_and_shutdown_nosave_stops_the_server(server_factory):
     srv = server_factory(extra_args=["--lua-time-limit", "100"])
     other = RawConnection(srv.port, timeout=10)
@@ -1293,6 +1319,7 @@ return s
 """
 
 
+@not_yet('a script reaches only the keys of its own shard yet')
 def test_transfers_between_accounts_keep_the_total(server_factory):
     srv = server_factory(threads=3)
     accounts = ["acct:%d" % i for i in range(50)]
@@ -1355,6 +1382,7 @@ def test_transfers_between_accounts_keep_the_total(server_factory):
     setup.close()
 
 
+@not_yet('a script reaches only the keys of its own shard yet')
 def test_script_may_touch_keys_not_declared_in_keys(server_factory):
     srv = server_factory(threads=3)
     c = srv.client(decode_responses=True)
