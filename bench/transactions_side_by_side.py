@@ -8,7 +8,9 @@ transaction whose keys sit on different shards.
      over KEYS random keys, in batches of BATCH transactions (each batch is written, then
      its replies read to the end). The server's CPU time (utime + stime from /proc) per
      transaction gives transactions per CPU-second. The same 5 commands without
-     MULTI/EXEC are measured too, as the floor. Target: strata >= 1.3x redis for MULTI/EXEC.
+     MULTI/EXEC are measured too, as the floor; and EVALSHA of a 3-key script that reads
+     and writes (GET, SET, INCRBY, INCR over keys of one {hashtag}). Target: strata >= 1.3x
+     redis for MULTI/EXEC and for the script.
   2. Across shards (strata --threads 2, both workers on CPUs 0-1, the client sharing
      them): MULTI; INCR a; INCR b; INCR c; EXEC where the three keys hash to different
      shards, against the same with a {hashtag} that puts all three on one shard; and
@@ -145,6 +147,29 @@ def txn5_batches(n, keys, batch, wrap):
     return out
 
 
+# A 3-key script that reads and writes: moves an amount between two counters and bumps a
+# third (a rate limiter's or a transfer's shape).
+SCRIPT3 = ("local a = tonumber(redis.call('GET', KEYS[1]) or '0') "
+           "redis.call('SET', KEYS[1], a - 1) "
+           "redis.call('INCRBY', KEYS[2], 1) "
+           "return redis.call('INCR', KEYS[3])")
+
+
+def script3_batches(n, keys, batch, sha):
+    rnd = random.Random(11)
+    out, cur = [], []
+    for i in range(n):
+        # Three keys of one {hashtag}: one shard, as a cluster would require too.
+        t = rnd.randrange(keys)
+        cur.append(resp("EVALSHA", sha, 3, "{a%d}x" % t, "{a%d}y" % t, "{a%d}z" % t))
+        if len(cur) == batch:
+            out.append(b"".join(cur))
+            cur = []
+    if cur:
+        out.append(b"".join(cur))
+    return out
+
+
 def per_core(kind, txns, keys, batch):
     p, port = start(kind, ["--threads", "1"] if kind == "strata" else [], cpus="0")
     try:
@@ -153,6 +178,12 @@ def per_core(kind, txns, keys, batch):
         for name, wrap in (("MULTI/EXEC of 5", True), ("the 5 commands alone", False)):
             cpu, wall = blast(port, txn5_batches(txns, keys, batch, wrap), p.pid)
             rows[name] = (txns / cpu if cpu > 0 else float("inf"), txns / wall)
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(resp("SCRIPT", "LOAD", SCRIPT3))
+            sha = s.recv(1024).split(b"\r\n")[1].decode()
+        blast(port, script3_batches(2000, keys, batch, sha), p.pid)
+        cpu, wall = blast(port, script3_batches(txns, keys, batch, sha), p.pid)
+        rows["EVALSHA of a 3-key script"] = (txns / cpu if cpu > 0 else float("inf"), txns / wall)
         return rows
     finally:
         stop(p)

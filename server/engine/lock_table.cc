@@ -24,6 +24,20 @@ bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool
 
 bool LockTable::CanRun(const Request& r) const {
   if (WholeOwnedBy(r.owner)) return true;
+  // A transaction's own nested request over keys it holds runs now, ahead of anything
+  // queued (a whole-shard request waiting for the transaction, say): making it wait
+  // would deadlock the transaction with what waits for it.
+  if (r.owner != 0 && !r.whole && !r.keys.empty()) {
+    bool all_owned = true;
+    for (Key key : r.keys) {
+      auto it = keys_.find(key);
+      if (it == keys_.end() || !OwnedBy(it->second, r.owner)) {
+        all_owned = false;
+        break;
+      }
+    }
+    if (all_owned) return true;
+  }
   if (whole_held_ || whole_queued_ > 0) return false;
   if (r.whole) return keys_.empty();
   for (Key key : r.keys) {

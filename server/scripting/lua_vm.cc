@@ -24,7 +24,9 @@ int luaopen_bit(lua_State* L);
 #include "server/base/log.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/scripting/lua_cmsgpack.h"
 #include "server/scripting/lua_reply.h"
+#include "server/scripting/lua_struct.h"
 #include "server/scripting/script_store.h"
 
 namespace strata {
@@ -408,6 +410,25 @@ int GuardedTableFunction(lua_State* L) {
   return lua_gettop(L);
 }
 
+// pcall, as Redis 7 has it: an error redis.call raised ({err=...}) is caught as its text,
+// a string; everything else as the original (upvalue 1) gives it.
+int RedisStylePcall(lua_State* L) {
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  if (lua_gettop(L) >= 2 && !lua_toboolean(L, 1) && lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushstring(L, "err");
+    lua_rawget(L, 2);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      lua_replace(L, 2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  return lua_gettop(L);
+}
+
 void Protect(lua_State* L, int index) {
   index = index < 0 ? lua_gettop(L) + index + 1 : index;
   lua_getfield(L, LUA_REGISTRYINDEX, kProtectedKey);
@@ -455,6 +476,12 @@ LuaVm::LuaVm() {
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
   lua_setglobal(L, "bit");
+  lua_pushcfunction(L, OpenStructLibrary);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "struct");
+  lua_pushcfunction(L, OpenCmsgpackLibrary);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cmsgpack");
   for (const char* name : {"loadfile", "dofile", "print", "setfenv", "getfenv", "newproxy"}) {
     lua_pushnil(L);
     lua_setglobal(L, name);
@@ -488,9 +515,13 @@ LuaVm::LuaVm() {
     lua_pushcclosure(L, GuardedTableFunction, 1);
     lua_setglobal(L, name);
   }
+  lua_getglobal(L, "pcall");
+  lua_pushcclosure(L, RedisStylePcall, 1);
+  lua_setglobal(L, "pcall");
   // Library tables are read-only too: each global becomes an empty proxy that reads from
   // the real table and refuses writes.
-  for (const char* name : {"redis", "string", "table", "math", "cjson", "bit", "coroutine"}) {
+  for (const char* name :
+       {"redis", "string", "table", "math", "cjson", "bit", "struct", "cmsgpack", "coroutine"}) {
     lua_getglobal(L, name);
     if (!lua_istable(L, -1)) {
       lua_pop(L, 1);

@@ -2,7 +2,8 @@
 // environment, and the runner of EVAL/EVALSHA on the shard that owns the script's keys.
 //
 // Environment (as Redis 7.0): the base, table, string and math libraries, cjson and bit
-// (Debian's lua-cjson and lua-bitop), and `redis` - call, pcall, error_reply,
+// (Debian's lua-cjson and lua-bitop), struct and cmsgpack (lua_struct.h, lua_cmsgpack.h),
+// and `redis` - call, pcall, error_reply,
 // status_reply, sha1hex, log, setresp, set_repl, replicate_commands, breakpoint, debug
 // and the LOG_* / REPL_* constants; loadfile and dofile removed. Scripts see globals
 // read-only: they run in an empty environment whose reads fall through to the real

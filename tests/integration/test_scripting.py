@@ -351,7 +351,6 @@ def test_call_error_through_redis_py(r):
     assert str(e.value) == "%s script: %s, on @user_script:1." % (WRONGTYPE_TEXT, sha1(body))
 
 
-@not_yet("Lua's own pcall catches redis.call's error as a table, not Redis's string")
 def test_call_error_caught_by_lua_pcall_is_a_string(conn):
     wire(conn, "HSET", "h", "f", "v")
     assert ev(conn, "local ok, e = pcall(redis.call, 'INCR', 'h'); "
@@ -844,9 +843,8 @@ def test_missing_globals(conn, name):
     ("tonumber", "function"), ("assert", "function"), ("error", "function"),
     ("gcinfo", "function"), ("collectgarbage", "function"), ("coroutine", "table"),
     ("string", "table"), ("table", "table"), ("math", "table"), ("cjson", "table"),
-    pytest.param("cmsgpack", "table", marks=not_yet("no cmsgpack library yet")),
-    ("bit", "table"),
-    pytest.param("struct", "table", marks=not_yet("no struct library yet")), ("redis", "table"),
+    ("cmsgpack", "table"), ("bit", "table"),
+    ("struct", "table"), ("redis", "table"),
     ("_G", "table"), ("KEYS", "table"), ("ARGV", "table"), ("_VERSION", "string")])
 def test_present_globals(conn, name, kind):
     assert ev(conn, "return type(%s)" % name) == b"$%d\r\n%s\r\n" % (len(kind), kind.encode())
@@ -894,7 +892,6 @@ def test_cjson_errors(conn):
         body, "ERR user_script:1: Cannot serialise function: type not supported")
 
 
-@not_yet('no cmsgpack library yet')
 def test_cmsgpack_pack_bytes(rb):
     assert rb.eval("return cmsgpack.pack({1,2,3})", 0) == b"\x93\x01\x02\x03"
     assert rb.eval("return cmsgpack.pack('abc')", 0) == b"\xa3abc"
@@ -906,7 +903,6 @@ def test_cmsgpack_pack_bytes(rb):
     assert rb.eval("return cmsgpack.pack(1.5)", 0) == b"\xca\x3f\xc0\x00\x00"
 
 
-@not_yet('no cmsgpack library yet')
 def test_cmsgpack_round_trip(conn):
     assert ev(conn, "local p = cmsgpack.pack({1,2,'x',{a=1}}); local t = cmsgpack.unpack(p); "
                     "return {#p, t[1], t[2], t[3], t[4].a}") == (
@@ -925,7 +921,6 @@ def test_bit(conn):
         b"$4\r\nFFFF\r\n:1024\r\n:128\r\n:-1\r\n:-16\r\n:-1\r\n:2\r\n:2018915346\r\n")
 
 
-@not_yet('no struct library yet')
 def test_struct(rb):
     assert rb.eval("return struct.pack('>I2', 258)", 0) == b"\x01\x02"
     assert rb.eval("return struct.pack('<i4', -2)", 0) == b"\xfe\xff\xff\xff"

@@ -1,5 +1,6 @@
 // Drives a server with node-redis and ioredis, as applications do: their connection
-// handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), INFO and SCAN.
+// handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), scripts
+// (defineCommand), INFO and SCAN.
 // Usage: node check.js PORT
 // Exits non-zero with a message naming the first check that failed.
 const { createClient } = require('redis');
@@ -52,6 +53,13 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
         'ioredis multi/exec');
   const bad = await io.multi().set('i:s', 'x').incr('i:s').get('i:s').exec();
   check(bad[1][0] !== null && bad[2][1] === 'x', 'ioredis multi/exec with a runtime error');
+  // A script as applications define one: ioredis sends EVALSHA and falls back to EVAL.
+  io.defineCommand('bumpBy', {
+    numberOfKeys: 1,
+    lua: "return redis.call('INCRBY', KEYS[1], ARGV[1])",
+  });
+  check(await io.bumpBy('{s}n', 5) === 5 && await io.bumpBy('{s}n', 2) === 7,
+        'ioredis defineCommand');
   const info = await io.info('server');
   check(info.includes('redis_version:'), 'ioredis info');
   const [cursor, keys] = await io.scan(0, 'MATCH', 'i:k*', 'COUNT', 1000);

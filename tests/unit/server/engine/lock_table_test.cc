@@ -240,5 +240,36 @@ TEST(LockTableTest, WholeShardRequestsQueueInOrder) {
   EXPECT_TRUE(t.empty());
 }
 
+// A transaction holds a key; a whole-shard request (DBSIZE) queues behind it; the
+// transaction's nested MSET on that key must still run at once, or each waits for the
+// other forever.
+TEST(LockTableTest, OwnerNestedRequestPassesAQueuedWholeShardRequest) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto txn = Req({"a"}, true, true, &log, "txn");
+  txn.owner = 7;
+  t.Acquire(txn);
+  LockTable::Request whole;
+  whole.whole = true;
+  whole.on_admit = MakeTask([&log] { log.push_back("whole"); });
+  ASSERT_FALSE(t.CanRun(whole));
+  t.Enqueue(whole);
+  auto nested = Req({"a"}, true, true, &log, "nested");
+  nested.owner = 7;
+  EXPECT_TRUE(t.CanRun(nested));
+  t.Acquire(nested);
+  t.Release(nested.keys, true);
+  EXPECT_TRUE(log.empty());
+  auto other = Req({"a"}, false, true, &log, "other");  // not the owner: behind the queue
+  EXPECT_FALSE(t.CanRun(other));
+  t.Release(txn.keys, true);
+  EXPECT_EQ(log, std::vector<std::string>{"whole"});
+  t.ReleaseWhole();
+  EXPECT_TRUE(t.empty());
+  txn.on_admit.Run();
+  nested.on_admit.Run();
+  other.on_admit.Run();
+}
+
 }  // namespace
 }  // namespace strata
