@@ -14,7 +14,8 @@ transaction whose keys sit on different shards.
   2. Across shards (strata --threads 2, both workers on CPUs 0-1, the client sharing
      them): MULTI; INCR a; INCR b; INCR c; EXEC where the three keys hash to different
      shards, against the same with a {hashtag} that puts all three on one shard; and
-     MGET / MSET of 10 keys spread over the shards against 10 keys of one hashtag.
+     MGET / MSET of 10 keys spread over the shards against 10 keys of one hashtag, and
+     the 3-key EVALSHA with its keys on both shards against the same on one shard.
      Reported as server CPU per operation, cross-shard / one shard.
 
 Usage: bench/transactions_side_by_side.py [--txns 200000] [--keys 100000] [--batch 200]
@@ -253,6 +254,14 @@ def cross_shard(txns, batch):
         run("MSET of 10, several shards",
             lambda: resp("MSET", *[x for k in spread10 for x in (k, "v")]))
         run("MSET of 10, one shard", lambda: resp("MSET", *[x for k in tagged10 for x in (k, "v")]))
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(resp("SCRIPT", "LOAD", SCRIPT3))
+            sha = s.recv(1024).split(b"\r\n")[1].decode()
+        # The first spread call teaches the server that the script touches only its KEYS:
+        # the one-shard calls then run as one step on their shard.
+        run("EVALSHA of a 3-key script, keys on several shards",
+            lambda: resp("EVALSHA", sha, 3, *spread))
+        run("EVALSHA of a 3-key script, one shard", lambda: resp("EVALSHA", sha, 3, *tagged))
         return rows
     finally:
         stop(p)
@@ -287,9 +296,9 @@ def main():
     for name, v in rows.items():
         lines.append("| %s | %.2f |" % (name, v))
     keys = list(rows)
-    lines += ["", "Cross-shard / one shard: MULTI/EXEC %.2f, MGET %.2f, MSET %.2f" %
+    lines += ["", "Cross-shard / one shard: MULTI/EXEC %.2f, MGET %.2f, MSET %.2f, EVALSHA %.2f" %
               (rows[keys[0]] / rows[keys[1]], rows[keys[2]] / rows[keys[3]],
-               rows[keys[4]] / rows[keys[5]])]
+               rows[keys[4]] / rows[keys[5]], rows[keys[6]] / rows[keys[7]])]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:

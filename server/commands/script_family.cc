@@ -1,11 +1,17 @@
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD/EXISTS/FLUSH/KILL/HELP.
 //
-// A script runs on the shard its KEYS hash to, through the ordinary routing (its keys
-// are numkeys' arguments: CommandSpec::keys_fn), so it is one step there: inline when
-// that is the client's own shard, in the shard's batch otherwise, behind any lock on its
-// keys. The interpreter is that shard's thread's own (server/scripting/lua_vm.h). A
-// script whose declared keys hash to several shards is refused (give them one
-// {hashtag}); docs/ARCHITECTURE.md "Scripts" says what is guaranteed.
+// Two ways a script runs (docs/ARCHITECTURE.md "Scripts"):
+//   - One step on the shard its KEYS hash to, through the ordinary routing (its keys
+//     are numkeys' arguments: CommandSpec::keys_fn): inline when that is the client's own
+//     shard, in the shard's batch otherwise, behind any lock on its keys. Used when the
+//     process has one shard, or the script is known to stay on its KEYS' shard (its
+//     route is narrow, script_store.h).
+//   - Across shards (ScriptFiber): when its KEYS hash to several shards, or its route is
+//     wide or not known yet (spans_shards). The fiber takes the whole-shard lock of every
+//     shard of its KEYS and of the client's own shard (of every shard, for a wide
+//     script or one not known yet), in shard order, then runs the script on the client's worker with
+//     synchronous hops to the others (sync_hop.h), and releases. A run that reaches a
+//     shard it does not hold before it writes is run again holding every shard.
 #include <algorithm>
 #include <string>
 
@@ -17,6 +23,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/lock_table.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/script_store.h"
@@ -54,30 +61,59 @@ bool IsSha(std::string_view s) {
                      [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
-void RunScript(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool by_sha, bool read_only) {
+// Reads EVAL's arguments into *call; false with the error replied.
+bool ParseCall(CmdArgs args, bool by_sha, bool read_only, ScriptCall* call, ReplyBuilder& rb) {
   // A sha that cannot be one is refused before numkeys is looked at, as Redis does.
   if (by_sha && args[1].size() != 40) {
     rb.Error("NOSCRIPT No matching script. Please use EVAL.");
-    return;
+    return false;
   }
   int64_t n = NumKeys(args, &rb);
-  if (n < 0) return;
-  ScriptCall call;
-  call.by_sha = by_sha;
+  if (n < 0) return false;
+  call->by_sha = by_sha;
   if (by_sha) {
     if (!IsSha(args[1])) {
       rb.Error("NOSCRIPT No matching script. Please use EVAL.");
-      return;
+      return false;
     }
-    call.sha = Lowercase(args[1]);
+    call->sha = Lowercase(args[1]);
   } else {
-    call.sha = Sha1Hex(args[1]);
-    call.body = args[1];
+    call->sha = Sha1Hex(args[1]);
+    call->body = args[1];
   }
-  call.keys = args.subspan(3, static_cast<size_t>(n));
-  call.argv = args.subspan(3 + static_cast<size_t>(n));
-  call.read_only = read_only;
-  LuaVm::ForThisThread().Run(call, ctx, rb);
+  call->keys = args.subspan(3, static_cast<size_t>(n));
+  call->argv = args.subspan(3 + static_cast<size_t>(n));
+  call->read_only = read_only;
+  return true;
+}
+
+bool IsEvalSha(std::string_view name) {
+  return name.size() >= 7 && EqualsIgnoreCase(name.substr(0, 7), "evalsha");
+}
+
+bool IsReadOnly(std::string_view name) {
+  return name.size() > 3 && EqualsIgnoreCase(name.substr(name.size() - 3), "_ro");
+}
+
+void RunScript(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool by_sha, bool read_only) {
+  ScriptCall call;
+  if (!ParseCall(args, by_sha, read_only, &call, rb)) return;
+  (void)LuaVm::ForThisThread().Run(call, ctx, rb);
+}
+
+// With several shards: whether this call runs across shards even though its KEYS hash to
+// one (its script reaches further, or has not shown yet that it does not). Calls whose
+// arguments are wrong stay on the one-step path, which replies the error.
+bool ScriptSpansShards(CmdArgs args) {
+  if (args.size() < 3 || NumKeys(args, nullptr) < 0) return false;
+  std::string sha;
+  if (IsEvalSha(args[0])) {
+    if (!IsSha(args[1])) return false;
+    sha = Lowercase(args[1]);
+  } else {
+    sha = Sha1Hex(args[1]);
+  }
+  return LuaVm::ForThisThread().RouteOf(sha) != ScriptRoute::kNarrow;
 }
 
 void CmdEval(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -93,17 +129,60 @@ void CmdEvalShaRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   RunScript(args, ctx, rb, true, true);
 }
 
-// Declared keys on several shards.
-Fiber CrossShardScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+// A script across shards: holds its shards whole, in shard order, as one owner (the
+// transaction's when inside EXEC), runs on this worker with synchronous hops to the
+// others, releases; once more holding every shard when the run reached further before
+// writing.
+Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
-  if (NumKeys(owned->span(), &rb) >= 0) {
-    rb.Error(
-        "CROSSSLOT Keys in request don't hash to the same shard: strata runs a script on the "
-        "shard of its KEYS, so give them one {hashtag}");
+  ScriptCall call;
+  if (!ParseCall(args, IsEvalSha(args[0]), IsReadOnly(args[0]), &call, rb)) {
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  Worker& home = c->worker();
+  uint32_t n = home.engine().shard_count();
+  // A script not known yet holds every shard for its first run, which shows where it
+  // reaches (so no first run fails for having written before it reached further).
+  bool every = LuaVm::ForThisThread().RouteOf(call.sha) != ScriptRoute::kNarrow;
+  uint64_t saved_owner = c->txn_owner;
+  uint64_t owner = saved_owner != 0 ? saved_owner : (c->id() | (uint64_t{1} << 63));
+  for (;;) {
+    std::vector<char> held(n, every ? 1 : 0);
+    held[home.index()] = 1;
+    for (std::string_view k : call.keys) held[ShardOfKey(k, n)] = 1;
+    std::vector<uint32_t> shards;
+    for (uint32_t s = 0; s < n; s++) {
+      if (held[s]) shards.push_back(s);
+    }
+    std::vector<LockTable::Request> holds(shards.size());
+    for (size_t i = 0; i < shards.size(); i++) {
+      holds[i].whole = true;
+      holds[i].owner = owner;
+      co_await LockOn(shards[i], &holds[i]);
+    }
+    home.stats().scripts_across_shards++;
+    if (every) home.stats().scripts_every_shard++;
+    home.RefreshClock();
+    ShardCtx ctx{home, home.keyspace(), c->db, home.now_ms()};
+    ScriptScope scope{c, &held, owner};
+    c->txn_owner = owner;
+    out.clear();
+    LuaVm::RunResult r = LuaVm::ForThisThread().Run(call, ctx, rb, &scope);
+    c->txn_owner = saved_owner;
+    co_await RunOn(shards, [](Worker& w) { w.locks().ReleaseWhole(); });
+    if (r == LuaVm::RunResult::kNeedsEveryShard && !every) {
+      every = true;
+      continue;
+    }
+    if (r == LuaVm::RunResult::kNeedsEveryShard) {
+      rb.Error("ERR internal error: a script holding every shard reached past them");
+    }
+    break;
   }
   c->FinishFiber(std::move(out));
-  co_return;
 }
 
 void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
@@ -167,10 +246,11 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
 void RegisterScriptFamily(CommandRegistry& r) {
   auto add = [&](const char* name, uint32_t flags, ShardFn fn, const char* since,
                  const char* summary) {
-    CommandSpec s{name, -3, flags | kCmdNoScript | kCmdStale, 3, 3, 1};
+    CommandSpec s{name, -3, flags | kCmdNoScript | kCmdStale | kCmdScript, 3, 3, 1};
     s.keys_fn = ScriptKeys;
     s.shard_fn = fn;
-    s.fiber_fn = CrossShardScriptFiber;
+    s.fiber_fn = ScriptFiber;
+    s.spans_shards = ScriptSpansShards;
     s.group = "scripting";
     s.since = since;
     s.summary = summary;

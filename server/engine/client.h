@@ -9,6 +9,7 @@
 // and CLIENT KILL reach each worker's clients with a hop to that worker).
 #pragma once
 
+#include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,6 +46,15 @@ class Client {
   uint64_t txn_owner = 0;
   // Inside EXEC a blocking command does not block: it answers as if its timeout passed.
   bool in_exec() const { return txn_owner != 0; }
+  // A fiber command run from inside another one (a call of EXEC, or of a script that
+  // spans shards): while `nested` is set, FinishFiber hands the reply there (and resumes
+  // the waiter, if any) instead of replying to the client.
+  struct NestedReply {
+    std::string reply;
+    bool done = false;
+    std::coroutine_handle<> waiter;
+  };
+  NestedReply* nested = nullptr;
 
   uint64_t id() const { return id_; }
   const std::string& addr() const { return addr_; }

@@ -150,6 +150,10 @@ bool ClientConnection::WaitsForInflight(const CommandSpec* spec, CmdArgs args) c
   if (spec->fiber_fn == nullptr) return false;
   // A whole-keyspace command waits for this client's earlier commands.
   if (spec->shard_fn == nullptr) return true;
+  if (spec->spans_shards != nullptr && worker_->engine().shard_count() > 1 &&
+      spec->spans_shards(args)) {
+    return true;
+  }
   // A multi-key command that spans shards must also wait; single-shard ones need not.
   std::vector<std::string_view> keys;
   spec->Keys(args, &keys);
@@ -344,6 +348,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
           if (ShardOfKey(keys[i], shard_count) != shard) multi = true;
         }
       }
+      if (spec->spans_shards != nullptr && !multi && shard_count > 1) [[unlikely]]
+        multi = spec->spans_shards(args);
     }
     if (!multi) return DispatchToShard(spec, args, shard);
   }
@@ -443,10 +449,10 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
 }
 
 void ClientConnection::FinishFiber(std::string&& reply) {
-  if (nested_ != nullptr) {
+  if (nested != nullptr) {
     // A command inside EXEC: the transaction's fiber takes the reply and goes on.
-    NestedReply* n = nested_;
-    nested_ = nullptr;
+    NestedReply* n = nested;
+    nested = nullptr;
     n->reply = std::move(reply);
     n->done = true;
     if (n->waiter) worker_->Defer(ResumeTask(n->waiter));
@@ -456,6 +462,10 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   // commands in flight after it, since input is paused while a fiber runs.
   uint64_t seq = newest_slot();
   fiber_running_ = false;
+  // The fiber is the last command dispatched (input waits while it runs): an error
+  // reply counts as its failed call, as the shard paths count theirs.
+  if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]]
+    worker_->stats().commands[last_spec_->id].failed_calls++;
   if (closing()) UnwatchAll();
   CompleteSlot(seq, reply);
 }

@@ -76,13 +76,6 @@ class ClientConnection final : public Connection, public Client {
   // MustWait said so): the gate holds it, then runs it and sends the reply.
   static void HoldForColdValues(RemoteCommand* rc, const std::vector<std::string_view>& keys);
 
-  // A nested fiber's reply inside EXEC (transaction.cc).
-  struct NestedReply {
-    std::string reply;
-    bool done = false;
-    std::coroutine_handle<> waiter;
-  };
-
   // Client
   void CloseAfterReply() override { Connection::CloseAfterReply(); }
   void Kill() override { Connection::Kill(); }
@@ -172,7 +165,6 @@ class ClientConnection final : public Connection, public Client {
   std::unique_ptr<MultiState> multi_;
   std::vector<WatchedKey> watched_;
   std::unordered_set<std::string> watched_names_;
-  NestedReply* nested_ = nullptr;
 
   // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
   const CommandSpec* last_spec_ = nullptr;

@@ -60,6 +60,9 @@ enum CommandFlag : uint32_t {
   kCmdTransaction = 1 << 19,
   // Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT).
   kCmdNoQueue = 1 << 20,
+  // EVAL and friends: inside EXEC, one that spans shards makes the transaction hold every
+  // shard whole (its script's own whole-shard requests nest under those).
+  kCmdScript = 1 << 21,
 };
 
 // The shard-side context of a command.
@@ -98,6 +101,10 @@ struct CommandSpec {
   void (*keys_fn)(CmdArgs args, std::vector<std::string_view>* out) = nullptr;
   // For commands with both conn_fn and fiber_fn: true when this call needs the fiber.
   bool (*needs_fiber)(CmdArgs args) = nullptr;
+  // For commands with both shard_fn and fiber_fn whose call may reach past the shard of
+  // its keys (a script that is known to, or not known yet): true sends this call to
+  // fiber_fn even when its keys hash to one shard. Asked only with several shards.
+  bool (*spans_shards)(CmdArgs args) = nullptr;
   // For kCmdNoValue commands that read the value with some arguments (SET ... GET):
   // true when this call does.
   bool (*needs_value)(CmdArgs args) = nullptr;

@@ -12,6 +12,9 @@
 //                               the shard. One hop there and one back.
 // The fiber always resumes on the worker that started it. Functions passed to RunOn
 // may write only to state owned by that shard, or to distinct pre-sized result slots.
+// Under a SyncHopScope (sync_hop.h: a script that spans shards calling a multi-shard
+// command) each awaitable completes at once with synchronous hops instead, the shards
+// one after another; the locks it asks for are then already held by its owner.
 // Thread-safety: awaited on the fiber's own worker thread.
 #pragma once
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "server/engine/lock_table.h"
+#include "server/engine/sync_hop.h"
 #include "server/engine/task.h"
 #include "server/engine/worker.h"
 
@@ -34,6 +38,10 @@ class RunOn {
 
   bool await_ready() {
     origin_ = Worker::Current();
+    if (SyncHopScope::Active()) [[unlikely]] {
+      for (uint32_t s : shards_) SyncHop(s, fn_);
+      return true;
+    }
     if (shards_.size() == 1 && shards_[0] == origin_->index()) {
       fn_(*origin_);
       return true;
@@ -78,6 +86,10 @@ class RunLocked {
 
   bool await_ready() {
     origin_ = Worker::Current();
+    if (SyncHopScope::Active()) [[unlikely]] {
+      SyncHop(shard_, fn_);  // the owner holds the shard: nothing to wait for
+      return true;
+    }
     if (shard_ == origin_->index() && origin_->locks().CanRun(*req_)) {
       fn_(*origin_);
       return true;
@@ -130,6 +142,12 @@ class LockOn {
 
   bool await_ready() {
     origin_ = Worker::Current();
+    if (SyncHopScope::Active()) [[unlikely]] {
+      // The script's owner holds this shard whole, so the request is granted at once as
+      // a nested hold (a cold value is then read back by the lookup itself).
+      SyncHop(shard_, [this](Worker& w) { w.locks().AcquireNested(*req_); });
+      return true;
+    }
     // With the spill tier on, the locks are taken through await_suspend, which also
     // waits for the cold values among the keys.
     if (shard_ == origin_->index() && origin_->cold_gate() == nullptr &&

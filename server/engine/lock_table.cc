@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include "server/base/log.h"
+
 #include <unordered_set>
 #include <vector>
 
@@ -77,6 +79,15 @@ void LockTable::Acquire(const Request& r) {
       k.shared++;
     }
   }
+}
+
+void LockTable::AcquireNested(const Request& r) {
+  if (!WholeOwnedBy(r.owner)) {
+    LogWarning("lock table: a synchronous request of owner %llx on a shard it does not hold",
+               static_cast<unsigned long long>(r.owner));
+    return;
+  }
+  Acquire(r);
 }
 
 void LockTable::Drop(Key key) {

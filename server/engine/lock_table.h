@@ -67,7 +67,11 @@ class LockTable {
   bool CanRun(uint32_t db, std::span<const std::string_view> keys, bool exclusive) const;
   bool CanRun(const Request& r) const;
   void Acquire(const Request& r);
-  // Releases a held request's locks and admits whatever can now run. A key held as a
+  // A request of an owner that holds this shard whole (a script spanning shards, and the
+  // multi-shard commands it calls: sync_hop.h), granted at once as a nested hold. A
+  // request from anyone else is a bug: it is logged and not granted, and its release
+  // will find nothing to drop.
+  void AcquireNested(const Request& r);  // Releases a held request's locks and admits whatever can now run. A key held as a
   // nested hold (see above) drops that hold only.
   void Release(const std::vector<Key>& keys, bool exclusive);
   // Releases a held whole-shard request (a nested one: drops only that).

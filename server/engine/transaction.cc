@@ -80,7 +80,7 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
 
 // Waits for a nested fiber's FinishFiber.
 struct AwaitNested {
-  ClientConnection::NestedReply* n;
+  Client::NestedReply* n;
   bool await_ready() const { return n->done; }
   void await_suspend(std::coroutine_handle<> h) { n->waiter = h; }
   void await_resume() const {}
@@ -285,6 +285,7 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
         shard = ShardOfKey(keys[0], n);
         for (size_t i = 1; i < keys.size() && !multi; i++) multi = ShardOfKey(keys[i], n) != shard;
       }
+      if (!multi && n > 1 && spec->spans_shards != nullptr && spec->spans_shards(args)) multi = true;
       if (spec->shard_fn != nullptr && !multi &&
           !(keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr)) {
         call.kind = ExecPlan::kShard;
@@ -296,6 +297,9 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
         // A fiber-only command with no declared keys, or with keys it may reach past
         // (SORT's patterns), needs the whole keyspace held; blocking ones name theirs.
         if (spec->shard_fn == nullptr && !(spec->flags & kCmdBlocking)) p.whole = true;
+        // A script over several shards holds its shards whole (sync_hop.h): nested under
+        // the transaction's own whole holds.
+        if (spec->flags & kCmdScript) p.whole = true;
       }
       for (std::string_view k : keys) {
         uint32_t s = ShardOfKey(k, n);
@@ -462,7 +466,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         if (call.kind == ExecPlan::kFiber) {
           // A multi-shard command, as its own fiber under the transaction's locks.
           NestedReply nested;
-          c->nested_ = &nested;
+          c->nested = &nested;
           c->db = call.db;
           CommandStat& st = c->worker_->stats().commands[call.spec->id];
           st.calls++;

@@ -184,6 +184,15 @@ void Worker::Post(uint32_t dest, Task t) {
   outbox_pending_ = true;
 }
 
+void Worker::PostNow(uint32_t dest, Task t) {
+  Post(dest, t);
+  for (;;) {
+    FlushOutbox();
+    if (outbox_[dest].empty() || stopping()) return;
+    std::this_thread::yield();
+  }
+}
+
 void Worker::PostExternal(Task t) {
   {
     std::lock_guard<std::mutex> l(external_mu_);

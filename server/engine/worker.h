@@ -66,6 +66,8 @@ struct WorkerStats {
   uint64_t total_net_output_bytes = 0;
   uint64_t remote_commands = 0;  // executed here for a client of another worker
   uint64_t multi_shard_commands = 0;
+  uint64_t scripts_across_shards = 0;  // runs of scripts holding several shards
+  uint64_t scripts_every_shard = 0;    // of those, runs holding every shard (wide)
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
   uint64_t evicted_clients = 0;       // maxmemory-clients
@@ -172,6 +174,10 @@ class Worker {
   void PostExternal(Task t);
   // Pushes what Post() buffered for other workers now rather than at the end of the turn.
   void FlushPosts() { FlushOutbox(); }
+  // Post(), then pushes to dest at once, waiting for room in its ring if it is full
+  // (sync_hop.h: only a worker whose destination is free to drain may call it). Gives up
+  // waiting when the process stops (t then stays in the outbox).
+  void PostNow(uint32_t dest, Task t);
   void Defer(Task t) { deferred_.push_back(t); }
   // The batch of commands for worker `dest` being filled this turn (see remote_batch.h).
   RemoteBatch* BatchFor(uint32_t dest);

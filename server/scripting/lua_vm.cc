@@ -22,7 +22,9 @@ int luaopen_bit(lua_State* L);
 #include "core/string_util.h"
 #include "server/base/cycle_clock.h"
 #include "server/base/log.h"
+#include "server/engine/client.h"
 #include "server/engine/engine.h"
+#include "server/engine/sync_hop.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_cmsgpack.h"
 #include "server/scripting/lua_reply.h"
@@ -39,6 +41,12 @@ struct LuaVm::RunState {
   uint32_t flags = 0;
   LuaVm* vm = nullptr;
   bool wrote = false;
+  const std::string* sha = nullptr;
+  // A run across shards (null: one step on this shard).
+  const ScriptScope* across = nullptr;
+  std::vector<char> declared;   // across: the shards of KEYS
+  bool reached_beyond = false;  // across: touched a key off them, or the whole keyspace
+  bool needs_every_shard = false;
 };
 
 namespace {
@@ -50,6 +58,9 @@ std::mutex g_vms_mu;
 std::vector<LuaVm*> g_vms;
 
 constexpr const char* kFunctionsKey = "strata_functions";
+// The error that unwinds a run being abandoned to run again holding every shard (never
+// seen by the client).
+constexpr const char* kAbandoned = "ERR the script reached a shard it does not hold";
 
 // ---- the scripts' environment -----------------------------------------------------
 
@@ -207,20 +218,78 @@ int CallImpl(lua_State* L, bool raise) {
   reply.clear();
   ReplyBuilder rb(&reply, st->resp);
   std::string_view name = spec->name;
-  if (spec->shard_fn != nullptr) {
+  if (st->needs_every_shard) {
+    // The run is being abandoned: nothing more runs, pcall or not.
+    PushTableWith(L, "err", kAbandoned);
+    return -1;
+  }
+  uint32_t n = w.engine().shard_count();
+  // A multi-shard command (keys on several shards, or the whole keyspace) runs as its
+  // fiber, only in a run across shards.
+  bool fiber_cmd = false;
+  uint32_t target = w.index();
+  if (spec->shard_fn != nullptr || (spec->fiber_fn != nullptr && spec->conn_fn == nullptr)) {
     keys.clear();
     spec->Keys(args, &keys);
-    uint32_t n = w.engine().shard_count();
-    for (std::string_view k : keys) {
-      if (ShardOfKey(k, n) != w.index()) {
-        return fail("ERR Script attempted to access key '" + std::string(k.substr(0, 128)) +
-                    "' on another shard: a script runs on the shard of its KEYS, so declare "
-                    "every key it uses in KEYS and give them one {hashtag}");
+    if (spec->shard_fn == nullptr) {
+      fiber_cmd = true;
+    } else if (!keys.empty()) {
+      target = ShardOfKey(keys[0], n);
+      for (size_t i = 1; i < keys.size() && !fiber_cmd; i++) {
+        fiber_cmd = ShardOfKey(keys[i], n) != target;
       }
     }
-    ShardCtx call_ctx{w, ctx.ks, st->db, w.now_ms()};
-    if (w.eviction().active() && (spec->flags & kCmdDenyOom)) w.eviction().BeforeWrite(args);
-    uint64_t t0 = CycleClock::Now();
+    if (fiber_cmd && spec->fiber_fn == nullptr) {
+      return fail("ERR internal error: a command over several shards without a fiber");
+    }
+    // Where may it run? One step: only here. Across: on the shards held.
+    std::string_view outside;
+    bool reached = false;
+    if (st->across == nullptr) {
+      if (fiber_cmd || target != w.index()) {
+        reached = true;
+        outside = keys.empty() ? std::string_view("*") : keys[0];
+        for (std::string_view k : keys) {
+          if (ShardOfKey(k, n) != w.index()) {
+            outside = k;
+            break;
+          }
+        }
+      }
+    } else {
+      const std::vector<char>& held = *st->across->held;
+      if (fiber_cmd && spec->shard_fn == nullptr) {
+        st->reached_beyond = true;  // the whole keyspace
+        for (uint32_t s = 0; s < n && !reached; s++) {
+          if (!held[s]) {
+            reached = true;
+            outside = "*";
+          }
+        }
+      }
+      for (std::string_view k : keys) {
+        uint32_t s = ShardOfKey(k, n);
+        if (!st->declared[s]) st->reached_beyond = true;
+        if (!held[s] && !reached) {
+          reached = true;
+          outside = k;
+        }
+      }
+    }
+    if (reached) {
+      ScriptStore::Get().SetRoute(*st->sha, ScriptRoute::kWide);
+      if (st->across != nullptr && !st->wrote) {
+        st->needs_every_shard = true;
+        PushTableWith(L, "err", kAbandoned);
+        return -1;
+      }
+      std::string what = outside == "*" ? std::string("the whole keyspace")
+                                        : "key '" + std::string(outside.substr(0, 128)) + "'";
+      return fail("ERR Script attempted to access " + what +
+                  ", beyond the shards it holds (strata runs a script on the shard of its "
+                  "KEYS until it is seen to reach further; from now on this script holds "
+                  "every shard it needs): run it again");
+    }
     if (spec->is_write()) {
       // Marked before the write, checked against a kill after: a script SCRIPT KILL
       // stopped never writes again, and one that wrote is never stopped (UNKILLABLE).
@@ -231,11 +300,50 @@ int CallImpl(lua_State* L, bool raise) {
         return -1;  // raised even from redis.pcall
       }
     }
-    spec->shard_fn(args, call_ctx, rb);
-    CommandStat& cs = w.stats().commands[spec->id];
-    cs.calls++;
-    cs.usec_ticks += CycleClock::Now() - t0;
-    if (!reply.empty() && reply[0] == '-') cs.failed_calls++;
+    uint32_t db = st->db;
+    if (!fiber_cmd) {
+      std::string* out = &reply;  // this thread's (run may run on another)
+      auto run = [&](Worker& x) {
+        ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms()};
+        if (x.eviction().active() && (spec->flags & kCmdDenyOom)) x.eviction().BeforeWrite(args);
+        uint64_t t0 = CycleClock::Now();
+        spec->shard_fn(args, call_ctx, rb);
+        CommandStat& cs = x.stats().commands[spec->id];
+        cs.calls++;
+        cs.usec_ticks += CycleClock::Now() - t0;
+        if (!out->empty() && (*out)[0] == '-') cs.failed_calls++;
+      };
+      if (target == w.index()) {
+        run(w);
+      } else if (!SyncHop(target, run)) {
+        return fail("ERR the server is shutting down: the script was stopped");
+      }
+    } else {
+      // The command's own fiber, run to its end here: its hops are synchronous and its
+      // lock requests, made as the script's owner, nest under the script's holds.
+      Client* c = st->across->client;
+      Client::NestedReply nested;
+      Client::NestedReply* saved_nested = c->nested;
+      uint32_t saved_db = c->db;
+      c->nested = &nested;
+      c->db = db;
+      uint64_t t0 = CycleClock::Now();
+      {
+        SyncHopScope sync;
+        spec->fiber_fn(c, OwnedArgs::Copy(args));
+      }
+      c->nested = saved_nested;
+      c->db = saved_db;
+      CommandStat& cs = w.stats().commands[spec->id];
+      cs.calls++;
+      cs.usec_ticks += CycleClock::Now() - t0;
+      if (!nested.done) {
+        LogWarning("script: '%s' did not finish inside the script", spec->name.c_str());
+        return fail("ERR internal error: the command did not finish inside the script");
+      }
+      reply = std::move(nested.reply);
+      if (!reply.empty() && reply[0] == '-') cs.failed_calls++;
+    }
   } else if (name == "ping") {
     args.size() > 1 ? rb.Bulk(args[1]) : rb.Simple("PONG");
   } else if (name == "echo") {
@@ -719,7 +827,8 @@ bool LuaVm::Prepare(const std::string& sha, std::string_view body, std::string* 
   return true;
 }
 
-void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
+LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                            const ScriptScope* across) {
   uint64_t gen = ScriptStore::Get().generation();
   if (gen != generation_) {
     DropCompiled();
@@ -733,20 +842,20 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
       stored = ScriptStore::Get().Find(call.sha);
       if (!stored) {
         rb.Error("NOSCRIPT No matching script. Please use EVAL.");
-        return;
+        return RunResult::kDone;
       }
       body = *stored;
     }
     std::string error;
     if (!Prepare(call.sha, body, &error)) {
       rb.Error(error);
-      return;
+      return RunResult::kDone;
     }
     it = compiled_.find(call.sha);
   }
   if (call.read_only && (it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites)) {
     rb.Error("ERR Can not execute a script with write flag using *_ro command.");
-    return;
+    return RunResult::kDone;
   }
   lua_State* L = L_;
   SetArgTable(L, "KEYS", call.keys);
@@ -756,8 +865,19 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
   lua_pushlstring(L, call.sha.data(), call.sha.size());
   lua_rawget(L, -2);
   lua_remove(L, -2);
-  RunState st{&ctx,       ctx.db, 2,    call.read_only || (it->second & kScriptNoWrites) != 0,
-              it->second, this,   false};
+  RunState st{};
+  st.ctx = &ctx;
+  st.db = ctx.db;
+  st.read_only = call.read_only || (it->second & kScriptNoWrites) != 0;
+  st.flags = it->second;
+  st.vm = this;
+  st.sha = &call.sha;
+  st.across = across;
+  if (across != nullptr) {
+    uint32_t n = ctx.worker.engine().shard_count();
+    st.declared.assign(n, 0);
+    for (std::string_view k : call.keys) st.declared[ShardOfKey(k, n)] = 1;
+  }
   t_run = &st;
   wrote_.store(false, std::memory_order_relaxed);
   kill_requested_.store(false, std::memory_order_relaxed);
@@ -767,6 +887,21 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
   lua_sethook(L, nullptr, 0, 0);
   running_since_us_.store(0, std::memory_order_release);
   t_run = nullptr;
+  if (st.needs_every_shard) {
+    lua_pop(L, 2);
+    PublishMemory();
+    return RunResult::kNeedsEveryShard;
+  }
+  if (across != nullptr) {
+    // What this run showed of the script's reach: wide when it touched keys off its
+    // KEYS' shards (also set at the call that reached past the held shards); narrow
+    // after a clean run that did not.
+    if (st.reached_beyond) {
+      ScriptStore::Get().SetRoute(call.sha, ScriptRoute::kWide);
+    } else if (rc == 0) {
+      ScriptStore::Get().SetRoute(call.sha, ScriptRoute::kNarrow);
+    }
+  }
   if (rc == 0) {
     lua_reply::Write(L, -1, st.resp, rb);
   } else if (lua_type(L, -1) == LUA_TTABLE) {
@@ -787,6 +922,23 @@ void LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   lua_pop(L, 2);  // the result (or error) and the handler
   PublishMemory();
+  return RunResult::kDone;
+}
+
+ScriptRoute LuaVm::RouteOf(const std::string& sha) {
+  ScriptStore& store = ScriptStore::Get();
+  uint64_t epoch = store.route_epoch();
+  if (epoch != route_epoch_) {
+    routes_.clear();
+    route_epoch_ = epoch;
+  }
+  auto it = routes_.find(sha);
+  if (it != routes_.end()) return it->second;
+  ScriptRoute r = store.Route(sha);
+  // Unknown is asked again next time (its first run across shards will teach it); the
+  // cache is bounded by the scripts known, as the store is.
+  if (r != ScriptRoute::kUnknown) routes_.emplace(sha, r);
+  return r;
 }
 
 }  // namespace strata

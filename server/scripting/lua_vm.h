@@ -17,13 +17,21 @@
 // bumps the store's generation. A `#!lua flags=...` first line sets no-writes,
 // allow-oom, allow-stale, no-cluster and allow-cross-slot-keys, as Redis 7 does.
 //
-// Where a script runs: on the thread of the shard its KEYS hash to (the EVAL command's
-// shard path; docs/ARCHITECTURE.md "Scripts"). A shard runs one step at a time, so the
-// whole script is atomic over every key of that shard, declared or not. redis.call runs
-// the command's shard function right there; a command whose keys live on another shard
-// is refused with an error naming the key (declare keys that share a {hashtag}). Errors
-// are Redis's: a failing redis.call raises the command's error, and the client gets
-// "<error> script: <sha>, on @user_script:<line>.".
+// Where a script runs (docs/ARCHITECTURE.md "Scripts" has the whole essay):
+//   - As one step on the shard its KEYS hash to (the EVAL command's shard path), when
+//     the script is known to stay there (its route, script_store.h, is narrow). A shard
+//     runs one step at a time, so it is atomic over every key of that shard. redis.call
+//     runs the command's shard function right there. Should it reach another shard after
+//     all, the call fails and the script is marked wide.
+//   - Across shards (a ScriptScope given): the caller's fiber holds the whole-shard lock
+//     of every shard in `held`, its own worker's included, and the script runs on the
+//     client's worker; a call on a held shard is a synchronous hop there (sync_hop.h),
+//     a multi-shard command runs its fiber synchronously under the same owner. A call on
+//     a shard not held, before the script wrote anything, abandons the run
+//     (kNeedsEveryShard: the caller runs it again holding every shard); after a write,
+//     the call fails. Either way the script is marked wide.
+// Errors are Redis's: a failing redis.call raises the command's error, and the client
+// gets "<error> script: <sha>, on @user_script:<line>.".
 // Thread-safety: ForThisThread() gives the calling thread's own interpreter; nothing is
 // shared but the ScriptStore.
 #pragma once
@@ -34,13 +42,17 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "server/engine/command.h"
 #include "server/net/reply_builder.h"
+#include "server/scripting/script_store.h"
 
 struct lua_State;
 
 namespace strata {
+
+class Client;
 
 // Shebang flags (#!lua flags=...).
 enum ScriptFlag : uint32_t {
@@ -50,6 +62,13 @@ enum ScriptFlag : uint32_t {
   kScriptNoCluster = 1 << 3,
   kScriptAllowCrossSlot = 1 << 4,
   kScriptHasShebang = 1 << 5,  // a #!lua line, flags or not
+};
+
+// A run across shards: what the caller's fiber holds (see above).
+struct ScriptScope {
+  Client* client = nullptr;                 // the caller: multi-shard commands run as its fibers
+  const std::vector<char>* held = nullptr;  // held[s]: shard s is held whole by `owner`
+  uint64_t owner = 0;
 };
 
 struct ScriptCall {
@@ -69,8 +88,16 @@ class LuaVm {
   LuaVm(const LuaVm&) = delete;
   LuaVm& operator=(const LuaVm&) = delete;
 
-  // Runs the script on this shard's thread; its reply (or error) goes to rb.
-  void Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb);
+  enum class RunResult { kDone, kNeedsEveryShard };
+  // Runs the script on this thread; its reply (or error) goes to rb. ctx is this shard's.
+  // Without `across`, as one step on this shard; with it, across the shards it holds
+  // (kNeedsEveryShard: nothing was written and nothing replied; run it again holding
+  // every shard).
+  RunResult Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                const ScriptScope* across = nullptr);
+  // What this process knows of where the script reaches (script_store.h), through this
+  // thread's cache.
+  ScriptRoute RouteOf(const std::string& sha);
   // Compiles body (SHA-1 sha) unless this interpreter has it, and adds it to the store
   // (SCRIPT LOAD, and EVAL the first time). False with *error when it does not compile.
   bool Prepare(const std::string& sha, std::string_view body, std::string* error);
@@ -104,6 +131,8 @@ class LuaVm {
   std::unordered_map<std::string, uint32_t> compiled_;  // sha -> flags
   uint64_t generation_ = 0;
   size_t published_bytes_ = 0;
+  std::unordered_map<std::string, ScriptRoute> routes_;  // narrow and wide ones
+  uint64_t route_epoch_ = 0;
 
  public:
   // For SCRIPT KILL from other threads (lua_vm.cc).

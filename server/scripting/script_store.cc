@@ -29,7 +29,30 @@ void ScriptStore::Flush() {
   std::lock_guard<std::mutex> l(mu_);
   bodies_.clear();
   body_bytes_ = 0;
+  routes_.clear();
+  route_epoch_.fetch_add(1, std::memory_order_acq_rel);
   generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+ScriptRoute ScriptStore::Route(const std::string& sha) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = routes_.find(sha);
+  return it == routes_.end() ? ScriptRoute::kUnknown : it->second;
+}
+
+void ScriptStore::SetRoute(const std::string& sha, ScriptRoute route) {
+  std::lock_guard<std::mutex> l(mu_);
+  ScriptRoute& r = routes_[sha];
+  if (r == route || r == ScriptRoute::kWide) return;
+  r = route;
+  route_epoch_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+size_t ScriptStore::wide_scripts() const {
+  std::lock_guard<std::mutex> l(mu_);
+  size_t n = 0;
+  for (const auto& [sha, r] : routes_) n += r == ScriptRoute::kWide ? 1 : 0;
+  return n;
 }
 
 size_t ScriptStore::size() const {

@@ -5,6 +5,13 @@
 // generation, which every interpreter compares before it runs a script and drops its
 // compiled functions when it has changed. Scripts are not saved in snapshots, as in
 // Redis.
+//
+// Routes: what the process has learned of where each script reaches (sync_hop.h and
+// docs/ARCHITECTURE.md "Scripts"). Unknown until its first run that spans shards;
+// narrow when that run touched only keys on its KEYS' shards (it may then run as one
+// step on one shard); wide once any run reached past them (it then runs holding every
+// shard). Wide is final; the epoch changes with every route change and every flush, so
+// the workers' caches of routes (LuaVm::RouteOf) know when to look again.
 // Thread-safety: every method may be called from any thread (one mutex; generation is
 // an atomic read without it).
 #pragma once
@@ -20,6 +27,8 @@
 
 namespace strata {
 
+enum class ScriptRoute : uint8_t { kUnknown, kNarrow, kWide };
+
 class ScriptStore {
  public:
   static ScriptStore& Get();
@@ -33,11 +42,19 @@ class ScriptStore {
   size_t body_bytes() const;
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
+  ScriptRoute Route(const std::string& sha) const;
+  // Narrow never replaces wide.
+  void SetRoute(const std::string& sha, ScriptRoute route);
+  uint64_t route_epoch() const { return route_epoch_.load(std::memory_order_acquire); }
+  size_t wide_scripts() const;
+
  private:
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::string> bodies_;
   size_t body_bytes_ = 0;
   std::atomic<uint64_t> generation_{0};
+  std::unordered_map<std::string, ScriptRoute> routes_;
+  std::atomic<uint64_t> route_epoch_{0};
 };
 
 }  // namespace strata

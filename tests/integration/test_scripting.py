@@ -29,12 +29,13 @@ import redis
 from conftest import TARGET, RawConnection, Server
 from helpers import expect_closed, resp, roundtrip, wait_for
 
-# strata runs a script on the shard of its KEYS and does not yet reach keys of other
-# shards from one, so the module's shared server has one worker (every key on one shard);
-# the tests that need several shards say so.
-@pytest.fixture(scope="module")
-def shared_server():
-    s = Server(threads=1) if TARGET == "strata" else Server()
+# The module's shared server runs twice on strata: with one worker (every script one step
+# on one shard) and with three (scripts across shards: a script's first run holds every
+# shard, and its keys' shards after that), so every behaviour below holds on both paths.
+@pytest.fixture(scope="module", params=[1, 3] if TARGET == "strata" else [None],
+                ids=lambda t: "threads%s" % t if t else "redis")
+def shared_server(request):
+    s = Server(threads=request.param) if TARGET == "strata" else Server()
     yield s
     s.stop()
 
@@ -1314,7 +1315,6 @@ return s
 """
 
 
-@not_yet('a script reaches only the keys of its own shard yet')
 def test_transfers_between_accounts_keep_the_total(server_factory):
     srv = server_factory(threads=3)
     accounts = ["acct:%d" % i for i in range(50)]
@@ -1377,7 +1377,6 @@ def test_transfers_between_accounts_keep_the_total(server_factory):
     setup.close()
 
 
-@not_yet('a script reaches only the keys of its own shard yet')
 def test_script_may_touch_keys_not_declared_in_keys(server_factory):
     srv = server_factory(threads=3)
     c = srv.client(decode_responses=True)
@@ -1393,6 +1392,167 @@ def test_script_may_touch_keys_not_declared_in_keys(server_factory):
         assert c.eval_ro("return redis.call('GET', 'undeclared:8')", 0) == "8"
     finally:
         c.close()
+
+
+
+def shard_spread_keys(prefix, n=12):
+    """Names that, with a few workers, land on several shards (none shares a hashtag)."""
+    return ["%s:%d" % (prefix, i) for i in range(n)]
+
+
+def test_script_runs_multi_shard_commands_over_its_keys(server_factory):
+    srv = server_factory(threads=3)
+    c = srv.client(decode_responses=True)
+    try:
+        keys = shard_spread_keys("ms")
+        body = """
+        local size0 = redis.call('DBSIZE')
+        local strs = {}
+        for i = 1, 10 do strs[#strs + 1] = KEYS[i]; strs[#strs + 1] = 'v' .. i end
+        redis.call('MSET', unpack(strs))
+        local got = redis.call('MGET', unpack(KEYS, 1, 10))
+        local exists = redis.call('EXISTS', unpack(KEYS, 1, 10))
+        redis.call('RENAME', KEYS[1], KEYS[2])
+        redis.call('RPUSH', KEYS[11], 'a', 'b')
+        local moved = redis.call('RPOPLPUSH', KEYS[11], KEYS[12])
+        local size1 = redis.call('DBSIZE')
+        local deleted = redis.call('DEL', unpack(KEYS, 1, 10))
+        return {size0, got[1], got[10], exists, moved, size1, deleted}
+        """
+        assert c.eval(body, len(keys), *keys) == [0, "v1", "v10", 10, "b", 11, 9]
+        assert c.lrange(keys[10], 0, -1) == ["a"]
+        assert c.lrange(keys[11], 0, -1) == ["b"]
+        assert c.exists(*keys[:10]) == 0
+        assert c.dbsize() == 2
+    finally:
+        c.close()
+
+
+def test_script_across_shards_in_resp3_and_read_only(server_factory):
+    srv = server_factory(threads=3)
+    c = srv.client(decode_responses=True)
+    try:
+        keys = shard_spread_keys("ro")
+        c.mset({k: i for i, k in enumerate(keys)})
+        assert c.eval_ro(SUM, len(keys), *keys) == sum(range(len(keys)))
+        with pytest.raises(redis.ResponseError, match="Write commands are not allowed"):
+            c.eval_ro("return redis.call('SET', KEYS[2], 1)", 2, keys[0], keys[5])
+        raw = RawConnection(srv.port)
+        try:
+            raw.send(resp("HELLO", "3"))
+            raw.read_reply()
+            body = "redis.setresp(3); return redis.call('HGETALL', KEYS[2])"
+            c.delete(keys[7])
+            c.hset(keys[7], mapping={"f": "v"})
+            reply = wire(raw, "EVAL", body, 2, keys[0], keys[7])
+            assert reply == b"%1\r\n$1\r\nf\r\n$1\r\nv\r\n"
+        finally:
+            raw.close()
+    finally:
+        c.close()
+
+
+def test_script_across_shards_errors_keep_redis_texts(server_factory):
+    srv = server_factory(threads=3)
+    c = srv.client(decode_responses=True)
+    try:
+        keys = shard_spread_keys("er")
+        c.hset(keys[3], "f", "v")
+        body = "redis.call('SET', KEYS[1], 'x'); return redis.call('INCR', KEYS[4])"
+        with pytest.raises(redis.ResponseError) as e:
+            c.eval(body, len(keys), *keys)
+        assert str(e.value) == "%s script: %s, on @user_script:1." % (WRONGTYPE_TEXT, sha1(body))
+        assert c.get(keys[0]) == "x"  # what ran before the error stays, as in Redis
+        # pcall catches it, across shards too.
+        body = "return redis.pcall('INCR', KEYS[4])['err']"
+        assert c.eval(body, len(keys), *keys) == WRONGTYPE_TEXT
+    finally:
+        c.close()
+
+
+def test_script_that_reaches_further_after_writing_is_told_once(server_factory):
+    srv = server_factory(threads=3)
+    c = srv.client(decode_responses=True)
+    try:
+        body = ("redis.call('SET', KEYS[1], ARGV[1]); "
+                "if ARGV[1] == 'far' then for i = 1, 40 do redis.call('SET', 'far:' .. i, i) end end; "
+                "return 1")
+        # Its first run stays on the shard of KEYS[1]: it is then run there, as one step.
+        assert c.eval(body, 1, "anchor", "near") == 1
+        if TARGET == "strata":
+            # It wrote, then reached a shard it did not hold: the call fails, naming the
+            # key, and from then on the script holds every shard it needs.
+            with pytest.raises(redis.ResponseError, match="beyond the shards it holds"):
+                c.eval(body, 1, "anchor", "far")
+            assert c.get("anchor") == "far"
+            before = int(c.info("stats")["scripts_every_shard"])
+        assert c.eval(body, 1, "anchor", "far") == 1
+        assert [c.get("far:%d" % i) for i in (1, 20, 40)] == ["1", "20", "40"]
+        if TARGET == "strata":
+            assert int(c.info("stats")["scripts_every_shard"]) == before + 1
+    finally:
+        c.close()
+
+
+def test_script_across_shards_inside_multi(server_factory):
+    srv = server_factory(threads=3)
+    c = srv.client(decode_responses=True)
+    try:
+        keys = shard_spread_keys("tx")
+        c.mset({k: 1 for k in keys})
+        p = c.pipeline(transaction=True)
+        p.incr(keys[0])
+        p.eval(SUM, len(keys), *keys)
+        p.eval("for i, k in ipairs(KEYS) do redis.call('INCR', k) end; return #KEYS",
+               len(keys), *keys)
+        p.mget(keys)
+        assert p.execute() == [2, len(keys) + 1, len(keys), ["3"] + ["2"] * (len(keys) - 1)]
+    finally:
+        c.close()
+
+
+def test_script_across_shards_is_killed_by_script_kill(server_factory):
+    srv = server_factory(threads=3)
+    keys = shard_spread_keys("kill")
+    body = "local x = 0; while true do x = x + 1 end"
+    out = {}
+    looping = RawConnection(srv.port, timeout=20)
+
+    def run():
+        try:
+            looping.send(resp("EVAL", body, len(keys), *keys))
+            out["reply"] = looping.read_reply()
+        except (OSError, ConnectionError) as e:
+            out["error"] = e
+
+    t = threading.Thread(target=run, name="eval", daemon=True)
+    t.start()
+    # Connections are dealt to the workers in turn: some land on a worker the script
+    # does not keep busy, and answer SCRIPT KILL.
+    others = [RawConnection(srv.port, timeout=10) for _ in range(3)]
+    try:
+        deadline = time.monotonic() + 15
+        killed = False
+        while not killed and time.monotonic() < deadline:
+            for o in others:
+                o.send(resp("SCRIPT", "KILL"))
+            for o in others:
+                # The connection on the script's own worker answers only once it stopped.
+                try:
+                    if o.read_reply() == b"+OK\r\n":
+                        killed = True
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        assert killed
+        join_all([t], 10)
+        assert out.get("reply") == script_err(body, "ERR Script killed by user with SCRIPT KILL...")
+        assert wire(looping, "SET", keys[0], "v") == b"+OK\r\n"
+        assert wire(others[0], "GET", keys[0]) == b"$1\r\nv\r\n"
+    finally:
+        for o in others:
+            o.close()
+        looping.close()
 
 
 # ================================================================ 13. INFO

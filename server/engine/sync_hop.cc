@@ -1,0 +1,87 @@
+#include "server/engine/sync_hop.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <ctime>
+
+#include "server/engine/worker.h"
+
+namespace strata {
+namespace {
+
+thread_local bool t_sync_hops = false;
+
+// One hop's state: pending, then running (the destination took it) or cancelled (the
+// caller gave up because the process is stopping), then done.
+struct HopCall {
+  enum : uint32_t { kPending, kRunning, kCancelled, kDone };
+  const std::function<void(Worker&)>* fn;
+  std::atomic<uint32_t> state{kPending};
+};
+
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, long timeout_ns) {
+  timespec ts{0, timeout_ns};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts,
+          nullptr, 0);
+}
+
+void FutexWake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
+          0);
+}
+
+void RunHop(void* p) {
+  auto* h = static_cast<HopCall*>(p);
+  uint32_t expected = HopCall::kPending;
+  if (!h->state.compare_exchange_strong(expected, HopCall::kRunning)) {
+    delete h;  // the caller gave up (stopping) and left it to us
+    return;
+  }
+  (*h->fn)(*Worker::Current());
+  h->state.store(HopCall::kDone, std::memory_order_release);
+  FutexWake(&h->state);
+}
+
+}  // namespace
+
+bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
+  Worker* w = Worker::Current();
+  if (dest == w->index()) {
+    fn(*w);
+    return true;
+  }
+  auto* h = new HopCall{&fn};
+  w->PostNow(dest, Task{RunHop, h});
+  // A hop usually takes microseconds: spin a little before sleeping on the futex.
+  for (int i = 0; i < 2000; i++) {
+    if (h->state.load(std::memory_order_acquire) == HopCall::kDone) {
+      delete h;
+      return true;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  for (;;) {
+    uint32_t s = h->state.load(std::memory_order_acquire);
+    if (s == HopCall::kDone) break;
+    if (s == HopCall::kPending && w->stopping()) {
+      uint32_t expected = HopCall::kPending;
+      // Not taken: the destination deletes it if it ever gets to it.
+      if (h->state.compare_exchange_strong(expected, HopCall::kCancelled)) return false;
+      continue;
+    }
+    FutexWait(&h->state, s, 10 * 1000 * 1000);  // wakes to look at stopping()
+  }
+  delete h;
+  return true;
+}
+
+SyncHopScope::SyncHopScope() : previous_(t_sync_hops) { t_sync_hops = true; }
+SyncHopScope::~SyncHopScope() { t_sync_hops = previous_; }
+bool SyncHopScope::Active() { return t_sync_hops; }
+
+}  // namespace strata
