@@ -161,6 +161,7 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     for (size_t i = 0; i < shards.size(); i++) {
       holds[i].whole = true;
       holds[i].owner = owner;
+      holds[i].then_hops = true;
       co_await LockOn(shards[i], &holds[i]);
     }
     home.stats().scripts_across_shards++;
@@ -172,7 +173,15 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     out.clear();
     LuaVm::RunResult r = LuaVm::ForThisThread().Run(call, ctx, rb, &scope);
     c->txn_owner = saved_owner;
-    co_await RunOn(shards, [](Worker& w) { w.locks().ReleaseWhole(); });
+    // Released without waiting for an answer: nothing here depends on it, and whatever
+    // this worker sends those shards next travels behind the release on the same ring.
+    for (uint32_t s : shards) {
+      if (s == home.index()) {
+        home.locks().ReleaseWhole();
+      } else {
+        home.Post(s, Task{[](void*) { Worker::Current()->locks().ReleaseWhole(); }, nullptr});
+      }
+    }
     if (r == LuaVm::RunResult::kNeedsEveryShard && !every) {
       every = true;
       continue;

@@ -57,6 +57,9 @@ class LockTable {
     std::vector<std::string_view> names;
     bool whole = false;  // the whole shard (keys unused)
     uint64_t owner = 0;  // a transaction's id (Client::txn_owner), or 0
+    // A script across shards: once granted, the shard polls for its hops awhile
+    // (Worker::PollAwhile) instead of sleeping.
+    bool then_hops = false;
   };
 
   static Key LockKey(uint32_t db, std::string_view key);

@@ -14,6 +14,13 @@ namespace {
 
 thread_local bool t_sync_hops = false;
 
+// How long the caller spins before sleeping on the futex. A hop to a worker that is
+// awake (it polls while a script holds it: Worker::PollAwhile) answers within this; one
+// that must be woken first takes longer, and the caller sleeps.
+constexpr int64_t kSpinUs = 30;
+// After a hop, the destination polls this long for the next one (while it is held).
+constexpr int64_t kPollAfterHopUs = 200;
+
 // One hop's state: pending, then running (the destination took it) or cancelled (the
 // caller gave up because the process is stopping), then done.
 struct HopCall {
@@ -40,9 +47,11 @@ void RunHop(void* p) {
     delete h;  // the caller gave up (stopping) and left it to us
     return;
   }
-  (*h->fn)(*Worker::Current());
+  Worker* w = Worker::Current();
+  (*h->fn)(*w);
   h->state.store(HopCall::kDone, std::memory_order_release);
   FutexWake(&h->state);
+  w->PollAwhile(kPollAfterHopUs);
 }
 
 }  // namespace
@@ -56,7 +65,8 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
   auto* h = new HopCall{&fn};
   w->PostNow(dest, Task{RunHop, h});
   // A hop usually takes microseconds: spin a little before sleeping on the futex.
-  for (int i = 0; i < 2000; i++) {
+  int64_t spin_until = WallClockUs() + kSpinUs;
+  for (int i = 0;; i++) {
     if (h->state.load(std::memory_order_acquire) == HopCall::kDone) {
       delete h;
       return true;
@@ -64,6 +74,7 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+    if ((i & 63) == 63 && WallClockUs() >= spin_until) break;
   }
   for (;;) {
     uint32_t s = h->state.load(std::memory_order_acquire);

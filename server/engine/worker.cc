@@ -440,6 +440,15 @@ void Worker::Run() {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
       }
       timeout = static_cast<int>(std::max<int64_t>(0, wake - now_ms_));
+      if (poll_until_us_ != 0) [[unlikely]] {
+        // Held by a script across shards that hopped here a moment ago: poll for its
+        // next hop rather than sleep (sync_hop.h).
+        if (locks_.whole_held() && WallClockUs() < poll_until_us_) {
+          timeout = 0;
+        } else {
+          poll_until_us_ = 0;
+        }
+      }
       if (timeout > 0) {
         sleeping_.store(true, std::memory_order_seq_cst);
         if (!InboxEmpty() || stop_.load()) {

@@ -174,6 +174,9 @@ class Worker {
   void PostExternal(Task t);
   // Pushes what Post() buffered for other workers now rather than at the end of the turn.
   void FlushPosts() { FlushOutbox(); }
+  // While this shard is held whole, the loop polls rather than sleeps for `us` from now:
+  // a script across shards that holds it is about to hop here again (sync_hop.h).
+  void PollAwhile(int64_t us) { poll_until_us_ = WallClockUs() + us; }
   // Post(), then pushes to dest at once, waiting for room in its ring if it is full
   // (sync_hop.h: only a worker whose destination is free to drain may call it). Gives up
   // waiting when the process stops (t then stays in the outbox).
@@ -265,6 +268,7 @@ class Worker {
   void WakeMemoryWaiters();
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
+  int64_t poll_until_us_ = 0;  // PollAwhile
   uint64_t rng_state_;
   WorkerStats stats_;
 };
