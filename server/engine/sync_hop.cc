@@ -27,6 +27,7 @@ struct HopCall {
   enum : uint32_t { kPending, kRunning, kCancelled, kDone };
   const std::function<void(Worker&)>* fn;
   std::atomic<uint32_t> state{kPending};
+  Task task;
 };
 
 void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, long timeout_ns) {
@@ -63,7 +64,8 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
     return true;
   }
   auto* h = new HopCall{&fn};
-  w->PostNow(dest, Task{RunHop, h});
+  h->task = Task{RunHop, h};
+  w->PostHop(dest, &h->task);
   // A hop usually takes microseconds: spin a little before sleeping on the futex.
   int64_t spin_until = WallClockUs() + kSpinUs;
   for (int i = 0;; i++) {

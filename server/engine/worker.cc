@@ -100,6 +100,8 @@ Worker::Worker(Engine* engine, uint32_t index)
   for (uint32_t i = 0; i < n; i++)
     inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
   outbox_.resize(n);
+  hop_slots_ = std::make_unique<std::atomic<const Task*>[]>(n);
+  for (uint32_t i = 0; i < n; i++) hop_slots_[i].store(nullptr, std::memory_order_relaxed);
   open_batches_.assign(n, nullptr);
   stats_.commands.resize(CommandRegistry::Get().size());
 }
@@ -184,13 +186,22 @@ void Worker::Post(uint32_t dest, Task t) {
   outbox_pending_ = true;
 }
 
-void Worker::PostNow(uint32_t dest, Task t) {
-  Post(dest, t);
-  for (;;) {
-    FlushOutbox();
-    if (outbox_[dest].empty() || stopping()) return;
-    std::this_thread::yield();
+void Worker::PostHop(uint32_t dest, const Task* t) {
+  Worker& d = engine_->worker(dest);
+  d.hop_slots_[index_].store(t, std::memory_order_release);
+  d.hops_pending_.store(true, std::memory_order_seq_cst);
+  d.Wake();
+}
+
+bool Worker::RunHops() {
+  if (!hops_pending_.load(std::memory_order_acquire)) return false;
+  hops_pending_.store(false, std::memory_order_seq_cst);
+  uint32_t n = static_cast<uint32_t>(inbox_.size());
+  for (uint32_t src = 0; src < n; src++) {
+    const Task* t = hop_slots_[src].exchange(nullptr, std::memory_order_acq_rel);
+    if (t != nullptr) t->Run();
   }
+  return true;
 }
 
 void Worker::PostExternal(Task t) {
@@ -255,6 +266,7 @@ void Worker::FlushOutbox() {
 }
 
 bool Worker::InboxEmpty() const {
+  if (hops_pending_.load(std::memory_order_seq_cst)) return false;
   for (const auto& r : inbox_) {
     if (!r->Empty()) return false;
   }
@@ -271,6 +283,7 @@ void Worker::DrainInbox() {
     }
     for (const Task& e : ext) e.Run();
   }
+  RunHops();
   Task t;
   for (auto& r : inbox_) {
     // Bounded per turn so that I/O keeps being served under a flood of messages.

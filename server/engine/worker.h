@@ -177,10 +177,14 @@ class Worker {
   // While this shard is held whole, the loop polls rather than sleeps for `us` from now:
   // a script across shards that holds it is about to hop here again (sync_hop.h).
   void PollAwhile(int64_t us) { poll_until_us_ = WallClockUs() + us; }
-  // Post(), then pushes to dest at once, waiting for room in its ring if it is full
-  // (sync_hop.h: only a worker whose destination is free to drain may call it). Gives up
-  // waiting when the process stops (t then stays in the outbox).
-  void PostNow(uint32_t dest, Task t);
+  // A synchronous hop (sync_hop.h): puts *t in dest's slot for this worker and wakes
+  // dest. A worker has at most one hop outstanding (it waits for each), so one slot per
+  // pair is enough; slots are served at the start of every loop turn, ahead of the
+  // rings, and while the worker waits in a snapshot's cut barrier (RunHops), so a
+  // script's hop is never stuck behind a barrier that waits for the script.
+  void PostHop(uint32_t dest, const Task* t);
+  // Runs the hops waiting in this worker's slots; false when there were none.
+  bool RunHops();
   void Defer(Task t) { deferred_.push_back(t); }
   // The batch of commands for worker `dest` being filled this turn (see remote_batch.h).
   RemoteBatch* BatchFor(uint32_t dest);
@@ -230,6 +234,9 @@ class Worker {
   int wake_fd_ = -1;
   std::vector<int> listen_fds_;
 
+  // hop_slots_[src]: worker src's synchronous hop waiting here (PostHop), or null.
+  std::unique_ptr<std::atomic<const Task*>[]> hop_slots_;
+  std::atomic<bool> hops_pending_{false};
   // inbox_[src] is written by worker src only.
   std::vector<std::unique_ptr<SpscRing<Task>>> inbox_;
   std::vector<std::vector<Task>> outbox_;  // per destination

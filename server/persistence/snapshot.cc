@@ -26,11 +26,14 @@ namespace {
 
 // A barrier for the shard threads: each arrives and waits until all have. While waiting
 // a worker keeps pushing its outbox, where the cut tasks for the others may still sit
-// (a full ring is retried), so the wait cannot depend on a message it holds back.
+// (a full ring is retried), so the wait cannot depend on a message it holds back; and it
+// serves synchronous hops (sync_hop.h): a worker running a script across shards reaches
+// the barrier only once its script ends, which may need this worker's shard first.
 void Arrive(Worker& w, std::atomic<uint32_t>& a, uint32_t n) {
   a.fetch_add(1, std::memory_order_acq_rel);
   while (a.load(std::memory_order_acquire) < n) {
     w.FlushPosts();
+    if (w.RunHops()) continue;
     timespec ts{0, 20 * 1000};
     nanosleep(&ts, nullptr);
   }

@@ -198,6 +198,22 @@ def commands(g):
         ("EVAL", lambda: [b"error('boom')", b"0"]),
         ("EVAL", lambda: [b"return redis.pcall('LPUSH', KEYS[1], 'x')", b"1", k()]),
         ("EVALSHA", lambda: [b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db", b"0"]),
+        # scripts across shards: declared keys anywhere, multi-shard commands inside,
+        # undeclared keys (before and after a write), the whole keyspace
+        ("EVAL", lambda: [b"local s = 0; for i, k in ipairs(KEYS) do "
+                          b"s = s + (tonumber(redis.pcall('INCR', k)) or 0) end; return s",
+                          b"3", k(), k(), k()]),
+        ("EVAL", lambda: [b"redis.call('MSET', KEYS[1], ARGV[1], KEYS[2], ARGV[1]); "
+                          b"return redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])",
+                          b"3", k(), k(), k(), v()]),
+        ("EVAL", lambda: [b"return redis.pcall('RENAME', KEYS[1], KEYS[2])", b"2", k(), k()]),
+        ("EVAL", lambda: [b"return redis.pcall('RPOPLPUSH', KEYS[1], KEYS[2])", b"2", k(), k()]),
+        ("EVAL", lambda: [b"redis.call('SET', KEYS[1], 1); return redis.pcall('GET', ARGV[1])",
+                          b"1", k(), k()]),
+        ("EVAL", lambda: [b"return {redis.call('DBSIZE'), redis.pcall('DEL', ARGV[1], ARGV[2])}",
+                          b"0", k(), k()]),
+        ("EVAL_RO", lambda: [b"return redis.call('EXISTS', KEYS[1], KEYS[2], ARGV[1])",
+                             b"2", k(), k(), k()]),
         ("SCRIPT", lambda: [g.r.choice([b"LOAD", b"EXISTS", b"FLUSH"]), b"return 1"]),
         # nonsense
         ("NOSUCHCOMMAND", lambda: [g.any()]),

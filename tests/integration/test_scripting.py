@@ -1555,6 +1555,59 @@ def test_script_across_shards_is_killed_by_script_kill(server_factory):
         looping.close()
 
 
+def test_scripts_across_shards_while_snapshots_are_cut(server_factory, tmp_path):
+    # A snapshot's cut is a barrier every worker waits in; a worker running a script that
+    # hops to another shard must still be served by a worker waiting there.
+    srv = server_factory(threads=3)
+    keys = shard_spread_keys("snap")
+    body = ("for i, k in ipairs(KEYS) do redis.call('INCR', k) end; "
+            "return redis.call('GET', KEYS[#KEYS])")
+    stop = threading.Event()
+    errors, saves = [], [0]
+
+    def scripts(seed):
+        c = srv.client(socket_timeout=20)
+        try:
+            for _ in range(300):
+                c.eval(body, len(keys), *keys)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            c.close()
+
+    def snapshots():
+        c = srv.client(socket_timeout=20)
+        try:
+            while not stop.is_set():
+                try:
+                    c.bgsave()
+                    saves[0] += 1
+                except redis.ResponseError:
+                    pass  # one is already in progress
+                time.sleep(0.002)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            c.close()
+
+    runners = [threading.Thread(target=scripts, args=(i,), name="scripts%d" % i)
+               for i in range(3)]
+    saver = threading.Thread(target=snapshots, name="bgsave")
+    saver.start()
+    for t in runners:
+        t.start()
+    try:
+        join_all(runners, 60)
+    finally:
+        stop.set()
+        join_all([saver], 20)
+    assert not errors, errors[:3]
+    assert saves[0] > 0
+    c = srv.client(decode_responses=True)
+    assert c.mget(keys) == ["900"] * len(keys)
+    c.close()
+
+
 # ================================================================ 13. INFO
 
 def test_info_memory_script_fields(rc):
