@@ -2,6 +2,7 @@
 
 #include "storage/crc64.h"
 #include "storage/rdb_format.h"
+#include "storage/rdb_input.h"
 
 namespace strata::rdb {
 
@@ -13,6 +14,70 @@ std::string MakeDumpPayload(ValueType type, std::string_view data, const EncodeO
   AppendLE(&out, static_cast<uint64_t>(version), 2);
   AppendLE(&out, crc64::Value(out), 8);
   return out;
+}
+
+namespace {
+
+// The footer: version and checksum. On success *body is what precedes it.
+PayloadStatus CheckFooter(std::string_view payload, int* version, std::string_view* body,
+                          std::string* error) {
+  if (payload.size() < 10) {
+    *error = "payload shorter than its footer";
+    return PayloadStatus::kBadFooter;
+  }
+  const auto* f = reinterpret_cast<const unsigned char*>(payload.data() + payload.size() - 10);
+  *version = f[0] | f[1] << 8;
+  if (*version > kMaxRedisVersion &&
+      !(*version >= kValkeyMinVersion && *version <= kValkeyMaxVersion)) {
+    *error = "payload RDB version " + std::to_string(*version) + " is newer than this reader";
+    return PayloadStatus::kBadFooter;
+  }
+  uint64_t crc = 0;
+  for (int i = 9; i >= 2; i--) crc = crc << 8 | f[i];
+  if (crc64::Extend(0, payload.data(), payload.size() - 8) != crc) {
+    *error = "payload checksum is wrong";
+    return PayloadStatus::kBadFooter;
+  }
+  *body = payload.substr(0, payload.size() - 10);
+  return PayloadStatus::kOk;
+}
+
+}  // namespace
+
+std::string MakeFunctionPayload(const std::vector<std::string>& codes) {
+  std::string out;
+  for (const std::string& code : codes) {
+    out.push_back(static_cast<char>(kOpFunction2));
+    AppendString(&out, code, true);
+  }
+  AppendLE(&out, static_cast<uint64_t>(kDefaultWriteVersion), 2);
+  AppendLE(&out, crc64::Value(out), 8);
+  return out;
+}
+
+PayloadStatus ParseFunctionPayload(std::string_view payload, std::vector<std::string>* codes,
+                                   std::string* error) {
+  int version = 0;
+  std::string_view body;
+  PayloadStatus st = CheckFooter(payload, &version, &body, error);
+  if (st != PayloadStatus::kOk) return st;
+  RdbInput in(body);
+  while (in.remaining() > 0) {
+    uint8_t op = 0;
+    if (!in.ReadByte(&op, "a function library record")) break;
+    if (op != kOpFunction2) {
+      *error = "given type is not a function";
+      return PayloadStatus::kBadData;
+    }
+    std::string code;
+    if (!in.ReadString(&code, "a function library's code")) break;
+    codes->push_back(std::move(code));
+  }
+  if (in.failed()) {
+    *error = in.error();
+    return PayloadStatus::kBadData;
+  }
+  return PayloadStatus::kOk;
 }
 
 PayloadStatus ParseDumpPayload(std::string_view payload, const DecodeOptions& opts, RdbValue* out,

@@ -13,6 +13,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/entry.h"
 #include "storage/rdb_value.h"
@@ -31,5 +32,12 @@ enum class PayloadStatus : uint8_t {
 // Parses a payload into *out; *error says what was wrong (for logs and the tool).
 PayloadStatus ParseDumpPayload(std::string_view payload, const DecodeOptions& opts, RdbValue* out,
                                std::string* error);
+
+// FUNCTION DUMP's payload: each library as a FUNCTION2 record (the opcode, then its code
+// as an RDB string), then the same footer (version 10, as Redis 7.0 writes). Parsing
+// accepts the versions above, checks the checksum and that every record is a library.
+std::string MakeFunctionPayload(const std::vector<std::string>& codes);
+PayloadStatus ParseFunctionPayload(std::string_view payload, std::vector<std::string>* codes,
+                                   std::string* error);
 
 }  // namespace strata::rdb

@@ -14,7 +14,7 @@ std::string EncodeManifest(const Manifest& m) {
   for (const ManifestLink& l : m.chain) {
     for (const ManifestFile& f : l.files) cold = cold || !f.cold.empty();
   }
-  uint32_t version = cold ? 2 : 1;
+  uint32_t version = !m.functions.empty() ? 3 : cold ? 2 : 1;
   std::string b(kMagic);
   PutVarint(&b, version);
   PutVarint(&b, m.seq);
@@ -39,6 +39,10 @@ std::string EncodeManifest(const Manifest& m) {
       }
       if (version >= 2) PutBytes(&b, f.cold);
     }
+  }
+  if (version >= 3) {
+    PutVarint(&b, m.functions.size());
+    for (const std::string& code : m.functions) PutBytes(&b, code);
   }
   std::string out;
   EncodeBlock(BlockCodec::kNone, b, &out);
@@ -114,6 +118,15 @@ Status DecodeManifest(std::string_view data, std::string_view name, Manifest* ou
       l.files.push_back(std::move(mf));
     }
     m.chain.push_back(std::move(l));
+  }
+  if (version >= 3) {
+    uint64_t count = 0;
+    if (!GetVarint(b, &p, &count) || count > (1u << 20)) return bad("malformed function list");
+    for (uint64_t i = 0; i < count; i++) {
+      std::string_view code;
+      if (!GetBytes(b, &p, &code)) return bad("malformed function list");
+      m.functions.emplace_back(code);
+    }
   }
   if (p != b.size()) return bad("malformed manifest");
   *out = std::move(m);

@@ -20,9 +20,10 @@
 
 namespace strata {
 
-// Version 2 adds each shard file's spill checkpoint; a manifest without one is written
-// as version 1, so builds without spill read it.
-constexpr uint32_t kManifestVersion = 2;
+// Version 2 adds each shard file's spill checkpoint; version 3 the function libraries.
+// A manifest is written with the lowest version that holds what it has (1 without
+// checkpoints or libraries), so older builds read what they can.
+constexpr uint32_t kManifestVersion = 3;
 // Identifies how keys map to shards (core/hash.h ShardOf over ShardHash), so that a
 // future change of that function is detected instead of misplacing keys.
 constexpr uint32_t kShardHashId = 1;
@@ -52,6 +53,9 @@ struct Manifest {
   uint32_t shard_hash = kShardHashId;
   uint32_t range_bits = 0;
   std::vector<ManifestLink> chain;  // chain[0] is the base
+  // The function libraries' code at the newest link's cut (FUNCTION LOAD), as of
+  // version 3.
+  std::vector<std::string> functions;
 };
 
 std::string EncodeManifest(const Manifest& m);

@@ -97,7 +97,10 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
       if (rec.db < ks_.db_count()) ks_.Reserve(rec.db, rec.db_size / shard_count_);
       return Status::Ok();
     case Kind::kFunction:
-      if (shard_ == 0) stats_.functions++;
+      if (shard_ == 0) {
+        stats_.functions++;
+        stats_.function_codes.push_back(rec.text);
+      }
       return Status::Ok();
     case Kind::kModuleAux:
       if (shard_ == 0) stats_.keys_skipped++;

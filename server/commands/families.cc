@@ -24,6 +24,7 @@ void RegisterAllCommands() {
   RegisterDumpFamily(r);
   RegisterTransactionFamily(r);
   RegisterScriptFamily(r);
+  RegisterFunctionFamily(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

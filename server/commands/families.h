@@ -45,5 +45,6 @@ void RegisterPersistenceFamily(CommandRegistry& r);
 void RegisterDumpFamily(CommandRegistry& r);
 void RegisterTransactionFamily(CommandRegistry& r);
 void RegisterScriptFamily(CommandRegistry& r);
+void RegisterFunctionFamily(CommandRegistry& r);
 
 }  // namespace strata

@@ -61,8 +61,28 @@ bool IsSha(std::string_view s) {
                      [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
-// Reads EVAL's arguments into *call; false with the error replied.
+bool IsFcall(std::string_view name) {
+  return name.size() >= 5 && EqualsIgnoreCase(name.substr(0, 5), "fcall");
+}
+
+// Reads EVAL's (or FCALL's) arguments into *call; false with the error replied.
 bool ParseCall(CmdArgs args, bool by_sha, bool read_only, ScriptCall* call, ReplyBuilder& rb) {
+  call->command = args;
+  if (IsFcall(args[0])) {
+    int64_t n = 0;
+    if (!ParseInt64(args[2], &n)) {
+      rb.Error("ERR Bad number of keys provided");
+      return false;
+    }
+    n = NumKeys(args, &rb);
+    if (n < 0) return false;
+    call->function.assign(args[1]);
+    call->sha = "f:" + call->function;
+    call->keys = args.subspan(3, static_cast<size_t>(n));
+    call->argv = args.subspan(3 + static_cast<size_t>(n));
+    call->read_only = read_only;
+    return true;
+  }
   // A sha that cannot be one is refused before numkeys is looked at, as Redis does.
   if (by_sha && args[1].size() != 40) {
     rb.Error("NOSCRIPT No matching script. Please use EVAL.");
@@ -107,7 +127,9 @@ void RunScript(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool by_sha, bool 
 bool ScriptSpansShards(CmdArgs args) {
   if (args.size() < 3 || NumKeys(args, nullptr) < 0) return false;
   std::string sha;
-  if (IsEvalSha(args[0])) {
+  if (IsFcall(args[0])) {
+    sha = "f:" + std::string(args[1]);
+  } else if (IsEvalSha(args[0])) {
     if (!IsSha(args[1])) return false;
     sha = Lowercase(args[1]);
   } else {
@@ -127,6 +149,12 @@ void CmdEvalSha(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 void CmdEvalShaRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   RunScript(args, ctx, rb, true, true);
+}
+void CmdFcall(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, false, false);
+}
+void CmdFcallRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  RunScript(args, ctx, rb, false, true);
 }
 
 // A script across shards: holds its shards whole, in shard order, as one owner (the
@@ -271,6 +299,8 @@ void RegisterScriptFamily(CommandRegistry& r) {
   add("eval_ro", kCmdReadOnly, CmdEvalRo, "7.0.0", "Executes a read-only server-side Lua script.");
   add("evalsha_ro", kCmdReadOnly, CmdEvalShaRo, "7.0.0",
       "Executes a read-only server-side Lua script by SHA1 digest.");
+  add("fcall", kCmdWrite, CmdFcall, "7.0.0", "Invokes a function.");
+  add("fcall_ro", kCmdReadOnly, CmdFcallRo, "7.0.0", "Invokes a read-only function.");
   CommandSpec s{"script", -2, kCmdNoScript, 0, 0, 0};
   s.conn_fn = CmdScript;
   s.group = "scripting";

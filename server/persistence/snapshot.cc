@@ -14,6 +14,7 @@
 #include "server/base/config.h"
 #include "server/base/log.h"
 #include "server/engine/engine.h"
+#include "server/engine/function_store.h"
 #include "server/engine/worker.h"
 #include "server/persistence/tier_service.h"
 #include "storage/file_io.h"
@@ -108,6 +109,7 @@ struct SnapshotManager::Run {
   Status first_error;
   std::vector<int> fds;
   std::vector<ManifestFile> files;
+  std::vector<std::string> functions;  // the libraries' code at the cut
   std::shared_ptr<Cut> cut;
 };
 
@@ -219,6 +221,14 @@ Status SnapshotManager::PrepareLoad() {
       if (!s.ok()) break;
     }
   }
+  if (s.ok() && !m.functions.empty()) {
+    // The libraries go in before any key: a library that no longer loads (a damaged
+    // manifest would not decode) refuses the snapshot like any damage.
+    std::string error;
+    if (!FunctionStore::Get().RestoreCodes(m.functions, true, &error)) {
+      s = Status::Corruption(path + ": a function library it holds does not load: " + error);
+    }
+  }
   if (s.ok() && !m.chain.empty()) {
     // Spilled values live in the newest link's checkpoints of the shards' stores.
     for (const ManifestFile& f : m.chain.back().files) {
@@ -324,6 +334,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     info_.expired += sh.load->stats().keys_expired;
     info_.skipped += sh.load->stats().keys_skipped;
     info_.functions += sh.load->stats().functions;
+    for (const std::string& code : sh.load->stats().function_codes) rdb_functions_.push_back(code);
   }
   sh.load.reset();
   // Changes after the load are what the next delta on this chain must write (after an
@@ -351,9 +362,14 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
       if (info_.skipped > 0) {
         LogNotice("RDB: %" PRIu64 " empty keys and module values skipped", info_.skipped);
       }
-      if (info_.functions > 0) {
-        LogWarning("RDB: %" PRIu64 " function libraries not loaded (strata has no FUNCTION yet)",
-                   info_.functions);
+      if (!rdb_functions_.empty()) {
+        std::string error;
+        if (FunctionStore::Get().RestoreCodes(rdb_functions_, true, &error)) {
+          LogNotice("RDB: %zu function libraries loaded", rdb_functions_.size());
+        } else {
+          LogWarning("RDB: its function libraries were not loaded: %s", error.c_str());
+        }
+        rdb_functions_.clear();
       }
       return;
     }
@@ -529,6 +545,9 @@ void SnapshotManager::PostCut() {
   }
   cut->posted_ns = MonoNs();
   run_->cut = cut;
+  // Libraries change only by commands, which do not run while the shards cut; taken as
+  // the cut is posted, they are those of every snapshot that commits from it.
+  run_->functions = FunctionStore::Get().Codes();
   run_->acks = 0;
   run_->ack_conflict = false;
   run_->ack_error.clear();
@@ -657,6 +676,7 @@ void SnapshotManager::Commit() {
   m.shard_count = engine_->shard_count();
   m.shard_hash = kShardHashId;
   m.range_bits = RangeSet::kRangeBits;
+  m.functions = run_->functions;
   ManifestLink link;
   link.kind = run_->kind;
   link.seq = run_->seq;

@@ -175,6 +175,7 @@ class SnapshotManager final : public ShardService {
   int64_t load_start_ms_ = 0;
 
   mutable std::mutex info_mu_;
+  std::vector<std::string> rdb_functions_;  // an RDB's libraries, under info_mu_ until loaded
   struct Info {
     std::string last_status = "ok";
     std::string last_error;

@@ -110,7 +110,8 @@ int ErrorHandler(lua_State* L) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar) != 0; level++) {
     lua_getinfo(L, "Sl", &ar);
-    if (std::strcmp(ar.source, "@user_script") == 0) {
+    if (std::strcmp(ar.source, "@user_script") == 0 ||
+        std::strcmp(ar.source, "@user_function") == 0) {
       line = ar.currentline;
       break;
     }
@@ -562,6 +563,236 @@ void SetNumber(lua_State* L, const char* name, int v) {
   lua_setfield(L, -2, name);
 }
 
+// ---- function libraries -------------------------------------------------------------
+
+constexpr const char* kFcallsKey = "strata_fcalls";     // name -> callback
+constexpr const char* kRedisLoadKey = "strata_redis_load";  // the load-time API
+
+// While a library loads: what redis.register_function collects.
+struct LibraryLoad {
+  std::vector<FunctionInfo>* functions;
+  int callbacks_ref;  // a table name -> callback
+  int64_t deadline_us;
+};
+thread_local LibraryLoad* t_load = nullptr;
+
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+constexpr const char* kBadName =
+    "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+    "least one character long";
+
+struct FlagName {
+  const char* name;
+  uint32_t bit;
+};
+constexpr FlagName kFlagNames[] = {{"no-writes", kScriptNoWrites},
+                                   {"allow-oom", kScriptAllowOom},
+                                   {"allow-stale", kScriptAllowStale},
+                                   {"no-cluster", kScriptNoCluster},
+                                   {"allow-cross-slot-keys", kScriptAllowCrossSlot}};
+
+// redis.register_function(name, callback) or redis.register_function{function_name=,
+// callback=, flags=, description=}, with Redis 7.0's checks and texts.
+int RegisterFunction(lua_State* L) {
+  LibraryLoad* ld = t_load;
+  if (ld == nullptr) return RaiseError(L, "ERR redis.register_function can only be called on FUNCTION LOAD command");
+  int argc = lua_gettop(L);
+  if (argc < 1 || argc > 2) return RaiseError(L, "ERR wrong number of arguments to redis.register_function");
+  FunctionInfo info;
+  int callback = 0;  // stack index
+  if (argc == 1) {
+    if (!lua_istable(L, 1)) {
+      return RaiseError(L,
+                        "ERR calling redis.register_function with a single argument is only "
+                        "applicable to Lua table (representing named arguments).");
+    }
+    bool have_name = false;
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      // key at -2, value at -1
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        return RaiseError(L, "ERR named argument key given to redis.register_function is not a string");
+      }
+      std::string key = lua_tostring(L, -2);
+      if (key == "function_name") {
+        if (!lua_isstring(L, -1)) {
+          return RaiseError(L, "ERR function_name argument given to redis.register_function must be a string");
+        }
+        size_t len = 0;
+        const char* v = lua_tolstring(L, -1, &len);
+        info.name.assign(v, len);
+        have_name = true;
+      } else if (key == "description") {
+        if (!lua_isstring(L, -1)) {
+          return RaiseError(L, "ERR description argument given to redis.register_function must be a string");
+        }
+        size_t len = 0;
+        const char* v = lua_tolstring(L, -1, &len);
+        info.description = std::string(v, len);
+      } else if (key == "callback") {
+        if (!lua_isfunction(L, -1)) {
+          return RaiseError(L, "ERR callback argument given to redis.register_function must be a function");
+        }
+      } else if (key == "flags") {
+        if (!lua_istable(L, -1)) {
+          return RaiseError(L, "ERR flags argument to redis.register_function must be a table representing function flags");
+        }
+        int n = static_cast<int>(lua_objlen(L, -1));
+        for (int i = 1; i <= n; i++) {
+          lua_rawgeti(L, -1, i);
+          const char* f = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
+          bool known = false;
+          for (const FlagName& fl : kFlagNames) {
+            if (f != nullptr && std::strcmp(f, fl.name) == 0) {
+              info.flags |= fl.bit;
+              known = true;
+            }
+          }
+          lua_pop(L, 1);
+          if (!known) return RaiseError(L, "ERR unknown flag given");
+        }
+      } else {
+        return RaiseError(L, "ERR unknown argument given to redis.register_function");
+      }
+      lua_pop(L, 1);
+    }
+    if (!have_name) return RaiseError(L, "ERR redis.register_function must get a function name argument");
+    lua_getfield(L, 1, "callback");
+    if (!lua_isfunction(L, -1)) return RaiseError(L, "ERR redis.register_function must get a callback argument");
+    callback = lua_gettop(L);
+  } else {
+    if (lua_type(L, 1) != LUA_TSTRING) {
+      return RaiseError(L, "ERR first argument to redis.register_function must be a string");
+    }
+    if (!lua_isfunction(L, 2)) {
+      return RaiseError(L, "ERR second argument to redis.register_function must be a function");
+    }
+    size_t len = 0;
+    const char* v = lua_tolstring(L, 1, &len);
+    info.name.assign(v, len);
+    callback = 2;
+  }
+  if (!ValidName(info.name)) return RaiseError(L, kBadName);
+  for (const FunctionInfo& f : *ld->functions) {
+    if (f.name == info.name) return RaiseError(L, "ERR Function already exists in the library");
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ld->callbacks_ref);
+  lua_pushlstring(L, info.name.data(), info.name.size());
+  lua_pushvalue(L, callback);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  ld->functions->push_back(std::move(info));
+  return 0;
+}
+
+// The `redis` a library's code sees: while it loads, the load API (register_function,
+// log, the constants; anything else is an error, as in Redis); when its functions run,
+// the scripts' API (upvalue 1).
+int RedisProxyIndex(lua_State* L) {
+  if (t_load != nullptr) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(2));
+    if (!lua_isnil(L, -1)) return 1;
+    const char* name = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?";
+    luaL_where(L, 1);
+    lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'", name);
+    lua_concat(L, 2);
+    return lua_error(L);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, lua_upvalueindex(1));
+  return 1;
+}
+
+// A library's environment: the globals, read-only, with its own `redis` (upvalue 2) and
+// no KEYS or ARGV (functions get theirs as arguments).
+int LibEnvIndex(lua_State* L) {
+  const char* name = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : nullptr;
+  if (name != nullptr && std::strcmp(name, "redis") == 0) {
+    lua_pushvalue(L, lua_upvalueindex(2));
+    return 1;
+  }
+  if (name != nullptr && std::strcmp(name, "_G") == 0) {
+    lua_pushvalue(L, 1);
+    return 1;
+  }
+  if (name == nullptr || (std::strcmp(name, "KEYS") != 0 && std::strcmp(name, "ARGV") != 0)) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    if (!lua_isnil(L, -1)) return 1;
+  }
+  luaL_where(L, 1);
+  lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'",
+                  name != nullptr ? name : "?");
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
+// A library that loads for too long is stopped, as Redis does.
+void LoadHook(lua_State* L, lua_Debug*) {
+  if (t_load != nullptr && WallClockUs() > t_load->deadline_us) {
+    lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
+    PushTableWith(L, "err", "ERR FUNCTION LOAD timeout");
+    lua_error(L);
+  }
+}
+
+// "#!lua name=<lib>": the library's name, and the code with that line emptied.
+bool ParseLibraryShebang(std::string_view code, std::string* name, std::string* body,
+                         std::string* error) {
+  if (code.substr(0, 2) != "#!") {
+    *error = "ERR Missing library metadata";
+    return false;
+  }
+  size_t eol = code.find('\n');
+  if (eol == std::string_view::npos) {
+    *error = "ERR Invalid library metadata";
+    return false;
+  }
+  std::string_view line = code.substr(0, eol);
+  std::string_view rest = eol == std::string_view::npos ? std::string_view() : code.substr(eol);
+  size_t sp = line.find(' ');
+  std::string_view engine = line.substr(2, sp == std::string_view::npos ? std::string_view::npos
+                                                                        : sp - 2);
+  std::string_view params = sp == std::string_view::npos ? std::string_view() : line.substr(sp);
+  bool have_name = false;
+  while (!params.empty()) {
+    while (!params.empty() && params[0] == ' ') params.remove_prefix(1);
+    if (params.empty()) break;
+    size_t next = params.find(' ');
+    std::string_view p = params.substr(0, next);
+    params = next == std::string_view::npos ? std::string_view() : params.substr(next);
+    if (p.substr(0, 5) == "name=") {
+      name->assign(p.substr(5));
+      have_name = true;
+    } else {
+      *error = "ERR Invalid metadata value given: " + std::string(p);
+      return false;
+    }
+  }
+  if (!have_name) {
+    *error = "ERR Library name was not given";
+    return false;
+  }
+  if (!EqualsIgnoreCase(engine, "lua")) {
+    *error = "ERR Engine '" + std::string(engine) + "' not found";
+    return false;
+  }
+  if (!ValidName(*name)) {
+    *error = kBadName;
+    return false;
+  }
+  body->assign(rest);
+  return true;
+}
+
 }  // namespace
 
 LuaVm& LuaVm::ForThisThread() {
@@ -616,8 +847,49 @@ LuaVm::LuaVm() {
   SetNumber(L, "REPL_REPLICA", 2);
   SetNumber(L, "REPL_ALL", 3);
   lua_setglobal(L, "redis");
+  // Function libraries: the load-time API, the `redis` their code sees, and the metatable
+  // of their environments.
+  lua_newtable(L);
+  SetFunction(L, "register_function", RegisterFunction);
+  SetFunction(L, "log", RedisLog);
+  SetFunction(L, "setresp", RedisSetResp);
+  SetNumber(L, "LOG_DEBUG", 0);
+  SetNumber(L, "LOG_VERBOSE", 1);
+  SetNumber(L, "LOG_NOTICE", 2);
+  SetNumber(L, "LOG_WARNING", 3);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kRedisLoadKey);  // the load API stays on the stack
+  lua_newtable(L);                                    // the proxy
+  lua_newtable(L);                                    // its metatable
+  lua_getglobal(L, "redis");                          // the scripts' API (the real table)
+  lua_pushvalue(L, -4);                               // the load API
+  lua_pushcclosure(L, RedisProxyIndex, 2);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, EnvNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  redis_proxy_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // the proxy stays on the stack
+  lua_newtable(L);                                    // libraries' environment metatable
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_pushvalue(L, -3);  // the proxy
+  lua_pushcclosure(L, LibEnvIndex, 2);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, EnvNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lib_env_meta_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 2);  // the proxy and the load API
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFcallsKey);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProtectedKey);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, redis_proxy_ref_);
+  Protect(L, -1);
+  lua_pop(L, 1);
   for (const char* name : {"rawset", "setmetatable"}) {
     lua_getglobal(L, name);
     lua_pushcclosure(L, GuardedTableFunction, 1);
@@ -669,11 +941,15 @@ LuaVm::LuaVm() {
   g_vms.push_back(this);
 }
 
-std::string LuaVm::KillRunning() {
+std::string LuaVm::KillRunning(bool eval) {
   std::lock_guard<std::mutex> l(g_vms_mu);
-  bool running = false, killed = false;
+  bool running = false, killed = false, other_kind = false;
   for (LuaVm* vm : g_vms) {
     if (vm->running_since_us_.load(std::memory_order_acquire) == 0) continue;
+    if (vm->running_function_.load(std::memory_order_acquire) == eval) {
+      other_kind = true;
+      continue;
+    }
     running = true;
     if (vm->wrote_.load(std::memory_order_seq_cst)) continue;
     vm->kill_requested_.store(true, std::memory_order_seq_cst);
@@ -684,6 +960,12 @@ std::string LuaVm::KillRunning() {
     killed = true;
   }
   if (killed) return "OK";
+  if (!running && other_kind) {
+    return eval ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                  "SHUTDOWN NOSAVE."
+                : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                  "SHUTDOWN NOSAVE.";
+  }
   if (running) {
     return "UNKILLABLE Sorry the script already executed write commands against the dataset. "
            "You can either wait the script termination or kill the server in a hard way using "
@@ -827,8 +1109,122 @@ bool LuaVm::Prepare(const std::string& sha, std::string_view body, std::string* 
   return true;
 }
 
+bool LuaVm::LoadLibrary(std::string_view code, bool keep, FunctionLibrary* out,
+                        std::string* error) {
+  std::string name, body;
+  if (!ParseLibraryShebang(code, &name, &body, error)) return false;
+  lua_State* L = L_;
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_function") != 0) {
+    const char* msg = lua_tostring(L, -1);
+    *error = std::string("ERR Error compiling function: ") + (msg != nullptr ? msg : "?");
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_newtable(L);  // the library's environment
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lib_env_meta_ref_);
+  lua_setmetatable(L, -2);
+  Protect(L, -1);
+  lua_setfenv(L, -2);
+  std::vector<FunctionInfo> functions;
+  lua_newtable(L);
+  LibraryLoad ld{&functions, luaL_ref(L, LUA_REGISTRYINDEX),
+                 WallClockUs() + kLibraryLoadTimeoutUs};
+  t_load = &ld;
+  lua_sethook(L, LoadHook, LUA_MASKCOUNT, kHookInstructions);
+  int rc = lua_pcall(L, 0, 0, 0);
+  lua_sethook(L, nullptr, 0, 0);
+  t_load = nullptr;
+  bool ok = rc == 0;
+  if (!ok) {
+    std::string msg;
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      lua_getfield(L, -1, "err");
+      const char* e = lua_tostring(L, -1);
+      msg = e != nullptr ? e : "unknown error";
+      lua_pop(L, 1);
+    } else {
+      const char* e = lua_tostring(L, -1);
+      msg = std::string("ERR ") + (e != nullptr ? e : "unknown error");
+    }
+    lua_pop(L, 1);
+    *error = "ERR Error registering functions: " + msg;
+  } else if (functions.empty()) {
+    ok = false;
+    *error = "ERR No functions registered";
+  }
+  if (ok && keep) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ld.callbacks_ref);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -5);  // fcalls[name] = callback
+    }
+    lua_pop(L, 2);
+    for (const FunctionInfo& f : functions) function_flags_[f.name] = f.flags;
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, ld.callbacks_ref);
+  if (!ok) return false;
+  out->name = std::move(name);
+  out->code.assign(code);
+  out->functions = std::move(functions);
+  return true;
+}
+
+void LuaVm::EnsureLibraries() {
+  FunctionStore& store = FunctionStore::Get();
+  uint64_t gen = store.generation();
+  if (gen == lib_generation_) return;
+  lua_newtable(L_);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kFcallsKey);
+  function_flags_.clear();
+  for (const auto& [name, lib] : store.All()) {
+    FunctionLibrary loaded;
+    std::string error;
+    if (!LoadLibrary(lib.code, true, &loaded, &error)) {
+      LogWarning("function library '%s' did not load in a worker's interpreter: %s",
+                 name.c_str(), error.c_str());
+    }
+  }
+  lib_generation_ = gen;
+  lua_gc(L_, LUA_GCCOLLECT, 0);
+  PublishMemory();
+}
+
+bool LuaVm::InspectLibrary(std::string_view code, FunctionLibrary* out, std::string* error) {
+  LuaVm& vm = ForThisThread();
+  bool ok = vm.LoadLibrary(code, false, out, error);
+  lua_gc(vm.L_, LUA_GCCOLLECT, 0);
+  vm.PublishMemory();
+  return ok;
+}
+
+std::vector<std::string> LuaVm::FlagNames(uint32_t flags) {
+  std::vector<std::string> out;
+  for (const FlagName& f : kFlagNames) {
+    if (flags & f.bit) out.emplace_back(f.name);
+  }
+  return out;
+}
+
+bool LuaVm::FindRunningFunction(RunningFunction* out) {
+  std::lock_guard<std::mutex> l(g_vms_mu);
+  for (LuaVm* vm : g_vms) {
+    int64_t since = vm->running_since_us_.load(std::memory_order_acquire);
+    if (since == 0 || !vm->running_function_.load(std::memory_order_acquire)) continue;
+    std::lock_guard<std::mutex> rl(vm->running_mu_);
+    out->name = vm->running_name_;
+    out->command = vm->running_command_;
+    out->since_us = since;
+    return true;
+  }
+  return false;
+}
+
 LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
                             const ScriptScope* across) {
+  if (!call.function.empty()) return RunFunction(call, ctx, rb, across);
   uint64_t gen = ScriptStore::Get().generation();
   if (gen != generation_) {
     DropCompiled();
@@ -865,11 +1261,56 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   lua_pushlstring(L, call.sha.data(), call.sha.size());
   lua_rawget(L, -2);
   lua_remove(L, -2);
+  return Execute(call, ctx, rb, across, it->second, 0);
+}
+
+LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                                    const ScriptScope* across) {
+  EnsureLibraries();
+  auto it = function_flags_.find(call.function);
+  if (it == function_flags_.end()) {
+    rb.Error("ERR Function not found");
+    return RunResult::kDone;
+  }
+  if (call.read_only && !(it->second & kScriptNoWrites)) {
+    rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return RunResult::kDone;
+  }
+  lua_State* L = L_;
+  lua_pushcfunction(L, ErrorHandler);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);
+  lua_pushlstring(L, call.function.data(), call.function.size());
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  for (CmdArgs values : {call.keys, call.argv}) {
+    lua_createtable(L, static_cast<int>(values.size()), 0);
+    for (size_t i = 0; i < values.size(); i++) {
+      lua_pushlstring(L, values[i].data(), values[i].size());
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> l(running_mu_);
+    running_name_ = call.function;
+    running_command_.clear();
+    for (std::string_view a : call.command) running_command_.emplace_back(a);
+  }
+  running_function_.store(true, std::memory_order_release);
+  RunResult r = Execute(call, ctx, rb, across, it->second | kScriptHasShebang, 2);
+  running_function_.store(false, std::memory_order_release);
+  return r;
+}
+
+// Runs what is on the stack (the error handler, the function, nargs arguments) as the
+// script `call`, its reply or error into rb.
+LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                                const ScriptScope* across, uint32_t flags, int nargs) {
+  lua_State* L = L_;
   RunState st{};
   st.ctx = &ctx;
   st.db = ctx.db;
-  st.read_only = call.read_only || (it->second & kScriptNoWrites) != 0;
-  st.flags = it->second;
+  st.read_only = call.read_only || (flags & kScriptNoWrites) != 0;
+  st.flags = flags;
   st.vm = this;
   st.sha = &call.sha;
   st.across = across;
@@ -883,7 +1324,7 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   kill_requested_.store(false, std::memory_order_relaxed);
   running_since_us_.store(WallClockUs(), std::memory_order_release);
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
-  int rc = lua_pcall(L, 0, 1, -2);
+  int rc = lua_pcall(L, nargs, 1, -(nargs + 2));
   lua_sethook(L, nullptr, 0, 0);
   running_since_us_.store(0, std::memory_order_release);
   t_run = nullptr;
@@ -913,7 +1354,11 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
     int line = static_cast<int>(lua_tointeger(L, -1));
     std::string msg = code ? "" : "ERR ";
     msg.append(err != nullptr ? err : "unknown error");
-    msg += " script: " + call.sha + ", on @user_script:" + std::to_string(line) + ".";
+    if (call.function.empty()) {
+      msg += " script: " + call.sha + ", on @user_script:" + std::to_string(line) + ".";
+    } else {
+      msg += " script: " + call.function + ", on @user_function:" + std::to_string(line) + ".";
+    }
     lua_pop(L, 3);
     rb.Error(msg);
   } else {

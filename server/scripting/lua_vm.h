@@ -39,12 +39,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "server/engine/command.h"
+#include "server/engine/function_store.h"
 #include "server/net/reply_builder.h"
 #include "server/scripting/script_store.h"
 
@@ -72,12 +74,16 @@ struct ScriptScope {
 };
 
 struct ScriptCall {
-  std::string sha;        // lowercase hex
+  // The script's SHA-1 (lowercase hex); for FCALL, "f:" and the function's name (what
+  // its route is kept under: script_store.h).
+  std::string sha;
+  std::string function;   // FCALL, FCALL_RO: the function's name
   std::string_view body;  // EVAL's body
   bool by_sha = false;    // EVALSHA: the body is looked up
   CmdArgs keys;
   CmdArgs argv;
-  bool read_only = false;  // EVAL_RO, EVALSHA_RO
+  bool read_only = false;  // EVAL_RO, EVALSHA_RO, FCALL_RO
+  CmdArgs command;         // the whole command (FUNCTION STATS shows a running function's)
 };
 
 class LuaVm {
@@ -111,11 +117,30 @@ class LuaVm {
   // Every interpreter's memory together (INFO used_memory_lua), as last published by each
   // after it ran or compiled something.
   static size_t AllMemoryBytes();
-  // SCRIPT KILL (any thread): asks every script running now to stop.
-  // "OK" when one was asked, NOTBUSY when none runs, UNKILLABLE when the running ones
-  // have written. A script checks for the request (and for the process stopping) every
+  // SCRIPT KILL (eval true) and FUNCTION KILL (any thread): asks every script (or
+  // function) running now to stop. "OK" when one was asked, NOTBUSY when none runs,
+  // UNKILLABLE when the running ones have written, BUSY when what runs is of the other
+  // kind. A script checks for the request (and for the process stopping) every
   // kHookInstructions instructions.
-  static std::string KillRunning();
+  static std::string KillRunning(bool eval = true);
+  // The function running now, if any (FUNCTION STATS): its name, its command's
+  // arguments, and since when (wall-clock microseconds).
+  struct RunningFunction {
+    std::string name;
+    std::vector<std::string> command;
+    int64_t since_us = 0;
+  };
+  static bool FindRunningFunction(RunningFunction* out);
+
+  // Function libraries (server/engine/function_store.h). Inspect checks a library's code
+  // in this thread's interpreter without keeping it (FUNCTION LOAD, restores):
+  // Redis's errors for bad metadata, code that does not compile or fails to load, and
+  // what redis.register_function refuses. The store's inspector.
+  static bool InspectLibrary(std::string_view code, FunctionLibrary* out, std::string* error);
+  // The flag names of ScriptFlag bits, in Redis's order (FUNCTION LIST).
+  static std::vector<std::string> FlagNames(uint32_t flags);
+  size_t compiled_functions() const { return function_flags_.size(); }
+  static constexpr int64_t kLibraryLoadTimeoutUs = 500000;  // as Redis's
   static constexpr int kHookInstructions = 100000;
 
   // The state of the script running on this thread, for redis.call (lua_vm.cc).
@@ -123,6 +148,15 @@ class LuaVm {
 
  private:
   bool Compile(const std::string& sha, std::string_view body, std::string* error);
+  // Loads a library's code; with keep, its functions join this interpreter's callable
+  // ones (FCALL); without, they are only described in *out.
+  bool LoadLibrary(std::string_view code, bool keep, FunctionLibrary* out, std::string* error);
+  // Compiles the store's libraries again when they changed since this interpreter did.
+  void EnsureLibraries();
+  RunResult RunFunction(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                        const ScriptScope* across);
+  RunResult Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
+                    const ScriptScope* across, uint32_t flags, int nargs);
   void DropCompiled();
   void PublishMemory();
 
@@ -132,6 +166,10 @@ class LuaVm {
   uint64_t generation_ = 0;
   size_t published_bytes_ = 0;
   std::unordered_map<std::string, ScriptRoute> routes_;  // narrow and wide ones
+  std::unordered_map<std::string, uint32_t> function_flags_;  // callable functions' flags
+  uint64_t lib_generation_ = UINT64_MAX;
+  int redis_proxy_ref_ = 0;    // functions' `redis`: the load API while loading
+  int lib_env_meta_ref_ = 0;   // the metatable of every library's environment
   uint64_t route_epoch_ = 0;
 
  public:
@@ -139,6 +177,10 @@ class LuaVm {
   std::atomic<int64_t> running_since_us_{0};  // 0: no script running
   std::atomic<bool> wrote_{false};
   std::atomic<bool> kill_requested_{false};
+  std::atomic<bool> running_function_{false};
+  std::mutex running_mu_;  // running_name_, running_command_
+  std::string running_name_;
+  std::vector<std::string> running_command_;
 };
 
 }  // namespace strata
