@@ -182,6 +182,14 @@ Config::Config() {
   Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second").min =
       1;
   by_name_["hz"]->max = 500;
+  {
+    Option& o = Add("busy-reply-threshold", Kind::kInt, "5000", true,
+                    "milliseconds a script or function may run before other clients get "
+                    "-BUSY (and SCRIPT KILL / FUNCTION KILL may stop it); 0 = never");
+    o.min = 0;
+    o.aliases.push_back("lua-time-limit");
+    by_name_["lua-time-limit"] = &o;
+  }
   Add("daemonize", Kind::kBool, "no", false, "only 'no' is supported (use systemd)").validate =
       [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "daemonize yes is not supported by strata";
@@ -546,7 +554,10 @@ bool Config::LoadFromArgs(int argc, char** argv, std::string* error, bool* exit_
     std::string desc = o->help + " (default: \"" + o->default_value + "\"" +
                        (o->mutable_at_runtime ? ", CONFIG SET works" : "") + ")";
     // As with redis-server, a setting given twice takes the last value.
-    app.add_option("--" + o->name, flag_values[o->name], desc)
+    // An alias (Redis's older name) is the same flag.
+    std::string names = "--" + o->name;
+    for (const std::string& a : o->aliases) names += ",--" + a;
+    app.add_option(names, flag_values[o->name], desc)
         ->type_name("VALUE")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }

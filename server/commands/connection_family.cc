@@ -337,10 +337,12 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   };
   add("ping", -1, kCmdFast, CmdPing);
   add("echo", 2, kCmdFast, CmdEcho);
-  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading, CmdQuit);
+  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading | kCmdAllowBusy, CmdQuit);
   add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
-  add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdAuth);
-  add("hello", -1, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale, CmdHello);
+  add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+      CmdAuth);
+  add("hello", -1,
+      kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, CmdHello);
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
   static const std::vector<std::string> kCommandSubcommands = {"count", "info", "docs", "list",

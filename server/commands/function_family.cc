@@ -16,6 +16,7 @@
 #include "server/commands/families.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
+#include "server/engine/engine.h"
 #include "server/engine/function_store.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_vm.h"
@@ -143,7 +144,8 @@ void Stats(Client& c, ReplyBuilder& rb) {
 
 void Restore(CmdArgs args, ReplyBuilder& rb) {
   if (args.size() > 4) {
-    rb.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.");
+    rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
+             "'. Try FUNCTION HELP.");
     return;
   }
   enum class Policy { kAppend, kReplace, kFlush } policy = Policy::kAppend;
@@ -306,6 +308,12 @@ void RegisterFunctionFamily(CommandRegistry& r) {
   s.group = "scripting";
   s.since = "7.0.0";
   s.summary = "A container for function commands.";
+  // While a function is busy FUNCTION STATS shows it; while an EVAL is, it gets -BUSY.
+  s.allow_busy = [](CmdArgs a) {
+    if (a.size() != 2) return false;
+    if (EqualsIgnoreCase(a[1], "kill")) return true;
+    return EqualsIgnoreCase(a[1], "stats") && Worker::Current()->engine().busy_functions() > 0;
+  };
   static const std::vector<std::string> kSubcommands = {"delete", "dump",  "flush", "help", "kill",
                                                         "list",   "load",  "restore", "stats"};
   s.subcommands = &kSubcommands;

@@ -306,6 +306,7 @@ void RegisterScriptFamily(CommandRegistry& r) {
   s.group = "scripting";
   s.since = "2.6.0";
   s.summary = "A container for Lua scripts management commands.";
+  s.allow_busy = [](CmdArgs a) { return a.size() == 2 && EqualsIgnoreCase(a[1], "kill"); };
   static const std::vector<std::string> kSubcommands = {"exists", "flush", "help", "kill", "load"};
   s.subcommands = &kSubcommands;
   r.Add(std::move(s));

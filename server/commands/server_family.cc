@@ -649,7 +649,8 @@ void RegisterServerFamily(CommandRegistry& r) {
     s.group = "connection";
     r.Add(std::move(s));
   }
-  add("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, ShutdownFiber);
+  add("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+      ShutdownFiber);
 }
 
 }  // namespace strata

@@ -16,12 +16,14 @@ void RegisterTransactionFamily(CommandRegistry& r) {
     s.summary = summary;
     r.Add(std::move(s));
   };
-  add("multi", 1, kCmdFast | kCmdNoQueue, 0, 0, "1.2.0", "Starts a transaction.");
+  add("multi", 1, kCmdFast | kCmdNoQueue | kCmdAllowBusy, 0, 0, "1.2.0", "Starts a transaction.");
   add("exec", 1, kCmdNoQueue, 0, 0, "1.2.0", "Executes all commands in a transaction.");
-  add("discard", 1, kCmdFast | kCmdNoQueue, 0, 0, "2.0.0", "Discards a transaction.");
-  add("watch", -2, kCmdFast | kCmdNoQueue, 1, -1, "2.2.0",
+  add("discard", 1, kCmdFast | kCmdNoQueue | kCmdAllowBusy, 0, 0, "2.0.0",
+      "Discards a transaction.");
+  add("watch", -2, kCmdFast | kCmdNoQueue | kCmdAllowBusy, 1, -1, "2.2.0",
       "Monitors changes to keys to determine the execution of a transaction.");
-  add("unwatch", 1, kCmdFast, 0, 0, "2.2.0", "Forgets about watched keys of a transaction.");
+  add("unwatch", 1, kCmdFast | kCmdAllowBusy, 0, 0, "2.2.0",
+      "Forgets about watched keys of a transaction.");
   // QUIT runs at once inside MULTI too.
   if (CommandSpec* quit = r.FindMutable("quit")) quit->flags |= kCmdNoQueue;
 }

@@ -303,6 +303,18 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(spec, "OOM command not allowed when used memory > 'maxmemory'.");
     return true;
   }
+  if (engine.busy_scripts() != 0) [[unlikely]] {
+    // A script has run past busy-reply-threshold: only what Redis lets through then.
+    if (!(spec->flags & kCmdAllowBusy) && !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      bool function = engine.busy_functions() == engine.busy_scripts();
+      Refuse(spec, function ? "BUSY Redis is busy running a script. You can only call FUNCTION "
+                              "KILL or SHUTDOWN NOSAVE."
+                            : "BUSY Redis is busy running a script. You can only call SCRIPT "
+                              "KILL or SHUTDOWN NOSAVE.");
+      return true;
+    }
+  }
   last_spec_ = spec;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {

@@ -63,6 +63,9 @@ enum CommandFlag : uint32_t {
   // EVAL and friends: inside EXEC, one that spans shards makes the transaction hold every
   // shard whole (its script's own whole-shard requests nest under those).
   kCmdScript = 1 << 21,
+  // Runs while a script is busy (past busy-reply-threshold) instead of getting -BUSY:
+  // AUTH, HELLO, MULTI, DISCARD, WATCH, UNWATCH, RESET, QUIT, SHUTDOWN (as Redis 7).
+  kCmdAllowBusy = 1 << 22,
 };
 
 // The shard-side context of a command.
@@ -105,6 +108,9 @@ struct CommandSpec {
   // its keys (a script that is known to, or not known yet): true sends this call to
   // fiber_fn even when its keys hash to one shard. Asked only with several shards.
   bool (*spans_shards)(CmdArgs args) = nullptr;
+  // For container commands of which some subcommands run while a script is busy
+  // (SCRIPT KILL, FUNCTION KILL and STATS): true when this call may.
+  bool (*allow_busy)(CmdArgs args) = nullptr;
   // For kCmdNoValue commands that read the value with some arguments (SET ... GET):
   // true when this call does.
   bool (*needs_value)(CmdArgs args) = nullptr;

@@ -1,7 +1,13 @@
 #include "server/engine/engine.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -39,15 +45,9 @@ bool Engine::Start(IoBackend backend, const std::vector<int>& listen_fds,
   if (!cpus.empty() && cpus.size() >= shard_count_) {
     for (uint32_t i = 0; i < shard_count_; i++) workers_[i]->set_cpu(cpus[i]);
   }
-  // Worker 0 accepts; connections are dealt to all workers round-robin.
-  auto on_accept = [this](int cfd) {
-    uint32_t dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count_;
-    Worker::Current()->Post(dest, MakeTask([cfd] { Worker::Current()->AdoptConnection(cfd); }));
-  };
   for (uint32_t i = 0; i < shard_count_; i++) {
     std::string worker_note;
-    std::vector<int> fds = i == 0 ? listen_fds : std::vector<int>();
-    if (!workers_[i]->Start(backend, fds, on_accept, error, &worker_note)) {
+    if (!workers_[i]->Start(backend, {}, nullptr, error, &worker_note)) {
       for (uint32_t j = 0; j < i; j++) workers_[j]->RequestStop();
       for (uint32_t j = 0; j < i; j++) workers_[j]->Join();
       return false;
@@ -58,7 +58,60 @@ bool Engine::Start(IoBackend backend, const std::vector<int>& listen_fds,
       LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
     }
   }
+  if (!listen_fds.empty()) {
+    acceptor_wake_fd_ = eventfd(0, EFD_CLOEXEC);
+    if (acceptor_wake_fd_ < 0) {
+      *error = std::string("eventfd: ") + std::strerror(errno);
+      for (auto& w : workers_) w->RequestStop();
+      for (auto& w : workers_) w->Join();
+      return false;
+    }
+    acceptor_ = std::thread([this, listen_fds] { AcceptLoop(listen_fds); });
+  }
   return true;
+}
+
+void Engine::Deal(int fd) {
+  uint32_t dest = 0;
+  for (uint32_t tries = 0; tries < shard_count_; tries++) {
+    dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count_;
+    if (!workers_[dest]->script_busy()) break;
+  }
+  workers_[dest]->PostExternal(MakeTask([fd] { Worker::Current()->AdoptConnection(fd); }));
+}
+
+void Engine::AcceptLoop(std::vector<int> listen_fds) {
+  std::vector<pollfd> pfds;
+  for (int fd : listen_fds) pfds.push_back(pollfd{fd, POLLIN, 0});
+  pfds.push_back(pollfd{acceptor_wake_fd_, POLLIN, 0});
+  bool warned = false;
+  for (;;) {
+    int r = poll(pfds.data(), pfds.size(), -1);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      LogWarning("accept: poll: %s", std::strerror(errno));
+      return;
+    }
+    if (pfds.back().revents != 0) return;  // Stop
+    for (size_t i = 0; i + 1 < pfds.size(); i++) {
+      if (pfds[i].revents == 0) continue;
+      for (;;) {
+        int cfd = accept4(pfds[i].fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd >= 0) {
+          warned = false;
+          Deal(cfd);
+          continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          if (!warned) LogWarning("Error accepting a client connection: %s", std::strerror(errno));
+          warned = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a descriptor frees
+        }
+        break;  // EAGAIN, or a pause after an error
+      }
+    }
+  }
 }
 
 void Engine::Stop() {
@@ -66,6 +119,14 @@ void Engine::Stop() {
   for (int i = 0; i < 60000 && off_threads_.load(std::memory_order_acquire) > 0; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (acceptor_.joinable()) {
+    uint64_t one = 1;
+    ssize_t n = write(acceptor_wake_fd_, &one, sizeof(one));
+    (void)n;
+    acceptor_.join();
+  }
+  if (acceptor_wake_fd_ >= 0) close(acceptor_wake_fd_);
+  acceptor_wake_fd_ = -1;
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
 }

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace strata {
@@ -89,8 +90,10 @@ class Engine {
     MissingService();
   }
 
-  // Creates the workers, each with its event loop, and starts their threads; worker 0
-  // accepts on `listen_fds` and deals connections round-robin to all workers. `cpus`
+  // Creates the workers, each with its event loop, and starts their threads; a thread of
+  // its own accepts on `listen_fds` and deals connections round-robin to the workers,
+  // passing over a worker kept busy by a long script (Worker::script_busy), so that a
+  // script on one worker never holds back new connections. `cpus`
   // pins worker i to cpus[i] when it has one per worker. Logs the backend in use (and
   // why, when auto chose epoll). On failure stops what started and returns false with
   // *error set.
@@ -142,13 +145,29 @@ class Engine {
   int exit_code() const { return exit_code_.load(); }
   bool shutdown_save_done() const { return shutdown_save_done_.load(); }
 
+  // Scripts (and of those, functions) running past busy-reply-threshold: while any does,
+  // other clients get -BUSY (any thread; the script's thread counts itself in and out).
+  int busy_scripts() const { return busy_scripts_.load(std::memory_order_relaxed); }
+  int busy_functions() const { return busy_functions_.load(std::memory_order_relaxed); }
+  void NoteBusyScript(bool function, int delta) {
+    busy_scripts_.fetch_add(delta, std::memory_order_relaxed);
+    if (function) busy_functions_.fetch_add(delta, std::memory_order_relaxed);
+  }
+
   std::atomic<int64_t> connected_clients{0};
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint32_t> next_worker{0};
 
  private:
   std::atomic<int> off_threads_{0};
+  std::atomic<int> busy_scripts_{0};
+  std::atomic<int> busy_functions_{0};
   [[noreturn]] static void MissingService();
+  // The acceptor thread (Start, Stop).
+  void AcceptLoop(std::vector<int> listen_fds);
+  void Deal(int fd);
+  std::thread acceptor_;
+  int acceptor_wake_fd_ = -1;
 
   Config* config_;
   uint32_t shard_count_;

@@ -199,6 +199,11 @@ class Worker {
   void TrackBlocked(std::shared_ptr<BlockedClient> c);
   size_t blocked_clients() const { return blocked_.size(); }
 
+  // A script on this worker's thread has run past busy-reply-threshold: new connections
+  // go to other workers meanwhile (set and cleared by that thread; read by the acceptor).
+  void set_script_busy(bool busy) { script_busy_.store(busy, std::memory_order_relaxed); }
+  bool script_busy() const { return script_busy_.load(std::memory_order_relaxed); }
+
   // Clients connected to this worker, by id.
   void MarkDirty(ClientConnection* c);
   void RemoveConnection(Client* c);
@@ -276,6 +281,7 @@ class Worker {
   int64_t now_ms_ = 0;
   int64_t next_expire_ms_ = 0;
   int64_t poll_until_us_ = 0;  // PollAwhile
+  std::atomic<bool> script_busy_{false};
   uint64_t rng_state_;
   WorkerStats stats_;
 };

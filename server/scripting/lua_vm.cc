@@ -20,6 +20,7 @@ int luaopen_bit(lua_State* L);
 #include "core/hash.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
+#include "server/base/config.h"
 #include "server/base/cycle_clock.h"
 #include "server/base/log.h"
 #include "server/engine/client.h"
@@ -47,6 +48,9 @@ struct LuaVm::RunState {
   std::vector<char> declared;   // across: the shards of KEYS
   bool reached_beyond = false;  // across: touched a key off them, or the whole keyspace
   bool needs_every_shard = false;
+  bool function = false;  // FCALL
+  int64_t start_us = 0;
+  bool busy = false;  // past busy-reply-threshold (Engine::busy_scripts counts it)
 };
 
 namespace {
@@ -372,10 +376,29 @@ int CallImpl(lua_State* L, bool raise) {
   return 1;
 }
 
+// Past busy-reply-threshold: counted busy, so that other clients get -BUSY and new
+// connections go to other workers (as Redis, logged once).
+void NoteBusy(LuaVm::RunState* st, const ScriptCall* call) {
+  Worker& w = st->ctx->worker;
+  int64_t limit_ms = w.engine().config().Int("busy-reply-threshold");
+  if (limit_ms <= 0 || WallClockUs() - st->start_us < limit_ms * 1000) return;
+  st->busy = true;
+  w.set_script_busy(true);
+  w.engine().NoteBusyScript(st->function, 1);
+  LogWarning("Slow script detected: still in execution after %lld milliseconds. You can try "
+             "killing the script using the %s command. Script name is: %s.",
+             static_cast<long long>((WallClockUs() - st->start_us) / 1000),
+             st->function ? "FUNCTION KILL" : "SCRIPT KILL",
+             call != nullptr ? (st->function ? call->function.c_str() : call->sha.c_str()) : "?");
+}
+
+thread_local const ScriptCall* t_call = nullptr;
+
 // Every kHookInstructions: a SCRIPT KILL, or the process stopping, ends the script.
 void CountHook(lua_State* L, lua_Debug*) {
   LuaVm::RunState* st = t_run;
   if (st == nullptr) return;
+  if (!st->busy) NoteBusy(st, t_call);
   if (st->ctx->worker.stopping()) {
     lua_sethook(L, CountHook, LUA_MASKLINE, 0);  // and on every line until it is out
     PushTableWith(L, "err", "ERR the server is shutting down: the script was stopped");
@@ -1314,24 +1337,38 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   st.vm = this;
   st.sha = &call.sha;
   st.across = across;
+  st.function = !call.function.empty();
+  st.start_us = WallClockUs();
   if (across != nullptr) {
     uint32_t n = ctx.worker.engine().shard_count();
     st.declared.assign(n, 0);
     for (std::string_view k : call.keys) st.declared[ShardOfKey(k, n)] = 1;
   }
   t_run = &st;
+  t_call = &call;
   wrote_.store(false, std::memory_order_relaxed);
   kill_requested_.store(false, std::memory_order_relaxed);
-  running_since_us_.store(WallClockUs(), std::memory_order_release);
+  running_since_us_.store(st.start_us, std::memory_order_release);
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   int rc = lua_pcall(L, nargs, 1, -(nargs + 2));
   lua_sethook(L, nullptr, 0, 0);
   running_since_us_.store(0, std::memory_order_release);
   t_run = nullptr;
+  t_call = nullptr;
+  if (st.busy) {
+    ctx.worker.set_script_busy(false);
+    ctx.worker.engine().NoteBusyScript(st.function, -1);
+  }
   if (st.needs_every_shard) {
     lua_pop(L, 2);
     PublishMemory();
     return RunResult::kNeedsEveryShard;
+  }
+  if (rc != 0 && ctx.worker.stopping()) {
+    // Stopped by SHUTDOWN or SIGTERM: the process is going away and the client is
+    // disconnected without a reply, as Redis does.
+    lua_pop(L, 2);
+    return RunResult::kDone;
   }
   if (across != nullptr) {
     // What this run showed of the script's reach: wide when it touched keys off its

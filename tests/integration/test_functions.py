@@ -274,7 +274,7 @@ def test_dump_and_restore_with_policies(r, lib):
     broken[5] ^= 0xFF
     with pytest.raises(redis.ResponseError, match="DUMP payload version or checksum are wrong"):
         r.function_restore(bytes(broken))
-    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'restore'"):
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'RESTORE'"):
         r.execute_command("FUNCTION", "RESTORE", payload, "APPEND", "x")
     # An empty payload restores nothing.
     r.function_flush()
@@ -326,9 +326,8 @@ def test_libraries_survive_a_restart(server_factory, tmp_path):
 # ---------------------------------------------------------------- KILL, across shards
 
 def test_function_kill(server_factory):
-    # Redis serves other clients during a script only past busy-reply-threshold.
-    srv = server_factory(threads=2) if TARGET == "strata" else server_factory(
-        extra_args=["--busy-reply-threshold", "100"])
+    # Other clients are served (with -BUSY) only past busy-reply-threshold.
+    srv = server_factory(extra_args=["--busy-reply-threshold", "100"])
     c = srv.client(decode_responses=True)
     c.function_load("#!lua name=loop\n"
                     "redis.register_function('spin', function() while true do end end)\n"
@@ -368,6 +367,20 @@ def test_function_kill(server_factory):
             time.sleep(0.02)
         assert free is not None, "FUNCTION STATS never showed the function running"
         assert b"$7\r\ncommand\r\n*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n" in stats
+        # Past the threshold: -BUSY naming FUNCTION KILL, for new connections too.
+        busy = (b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                b"SHUTDOWN NOSAVE.\r\n")
+        deadline = time.monotonic() + 10
+        while roundtrip(free, resp("GET", "k")) != busy:
+            assert time.monotonic() < deadline, "never busy"
+            time.sleep(0.02)
+        late = RawConnection(srv.port, timeout=10)
+        try:
+            assert roundtrip(late, resp("PING")) == busy
+            assert roundtrip(late, resp("FUNCTION", "LIST")) == busy
+            assert b"spin" in roundtrip(late, resp("FUNCTION", "STATS"))
+        finally:
+            late.close()
         # SCRIPT KILL does not stop a function.
         assert roundtrip(free, resp("SCRIPT", "KILL")) == (
             b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or "

@@ -1220,7 +1220,6 @@ def wait_busy(c, timeout=10):
         time.sleep(0.01)
 
 
-@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_busy_script_and_script_kill(server_factory):
     srv = server_factory(extra_args=["--busy-reply-threshold", "100"])
     body = "while true do end"
@@ -1244,7 +1243,6 @@ def test_busy_script_and_script_kill(server_factory):
         out["conn"].close()
 
 
-@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_multi_while_busy(server_factory):
     srv = server_factory(extra_args=["--busy-reply-threshold", "100"])
     other = RawConnection(srv.port, timeout=10)
@@ -1263,7 +1261,6 @@ def test_multi_while_busy(server_factory):
         out["conn"].close()
 
 
-@not_yet('no busy-reply-threshold / lua-time-limit yet')
 def test_lua_time_limit_is_an_alias(server_factory):
     srv = server_factory(extra_args=["--lua-time-limit", "150"])
     c = srv.client(decode_responses=True)
@@ -1278,7 +1275,6 @@ def test_lua_time_limit_is_an_alias(server_factory):
         c.close()
 
 
-@not_yet('no busy-script handling (BUSY replies, SCRIPT KILL) yet')
 def test_script_that_wrote_is_unkillable_and_shutdown_nosave_stops_the_server(server_factory):
     srv = server_factory(extra_args=["--lua-time-limit", "100"])
     other = RawConnection(srv.port, timeout=10)
