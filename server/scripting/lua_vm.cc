@@ -208,6 +208,25 @@ int CallImpl(lua_State* L, bool raise) {
   CmdArgs args(argv.data(), argv.size());
   const CommandSpec* spec = CommandRegistry::Get().Find(args[0]);
   if (spec == nullptr) return fail("ERR Unknown Redis command called from script");
+  if (args.size() >= 2 && (EqualsIgnoreCase(args[0], "blmpop") || EqualsIgnoreCase(args[0], "bzmpop"))) {
+    // As in Redis, these do not block in a script: they run as LMPOP / ZMPOP (their
+    // timeout checked, then dropped).
+    if (!spec->CheckArity(args.size())) {
+      return fail("ERR Wrong number of args calling Redis command from script");
+    }
+    char* end = nullptr;
+    std::string t(args[1]);
+    double timeout = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || std::isnan(timeout)) {
+      return fail("ERR timeout is not a float or out of range");
+    }
+    if (timeout < 0) return fail("ERR timeout is negative");
+    argv.erase(argv.begin() + 1);
+    argv[0] = EqualsIgnoreCase(args[0], "blmpop") ? std::string_view("lmpop") : "zmpop";
+    args = CmdArgs(argv.data(), argv.size());
+    spec = CommandRegistry::Get().Find(args[0]);
+    if (spec == nullptr) return fail("ERR Unknown Redis command called from script");
+  }
   if (!spec->CheckArity(args.size())) {
     return fail("ERR Wrong number of args calling Redis command from script");
   }

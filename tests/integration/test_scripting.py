@@ -1124,7 +1124,6 @@ def test_blocking_list_commands_are_refused_in_scripts(conn, call):
     assert time.monotonic() - t0 < 2
 
 
-@not_yet('BLMPOP and BZMPOP are not run inside scripts yet')
 def test_blmpop_and_bzmpop_in_a_script_do_not_block(conn):
     t0 = time.monotonic()
     assert ev(conn, "return redis.call('BLMPOP', 0, 1, 'emptylist', 'LEFT')") == b"$-1\r\n"
