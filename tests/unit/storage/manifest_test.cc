@@ -46,6 +46,28 @@ TEST(ManifestTest, RoundTrips) {
   EXPECT_EQ(back.chain[1].files[1].db_records[0].second, 11u);
 }
 
+TEST(ManifestTest, FunctionLibrariesMakeVersion3AndRoundTrip) {
+  Manifest m = Sample();
+  std::string v1 = EncodeManifest(m);
+  m.functions = {"#!lua name=a\nredis.register_function('f', function() return 1 end)",
+                 std::string("#!lua name=b\n") + std::string(3000, '-')};
+  std::string enc = EncodeManifest(m);
+  Manifest back;
+  Status s = DecodeManifest(enc, "dump.strata", &back);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(back.functions, m.functions);
+  EXPECT_EQ(back.chain.size(), 3u);
+  // Without libraries the manifest stays at version 1, which older builds read.
+  Manifest plain;
+  ASSERT_TRUE(DecodeManifest(v1, "dump.strata", &plain).ok());
+  EXPECT_TRUE(plain.functions.empty());
+  EXPECT_LT(v1.size(), enc.size());
+  for (size_t n = 0; n < enc.size(); n++) {
+    Manifest cut;
+    EXPECT_FALSE(DecodeManifest(std::string_view(enc).substr(0, n), "m", &cut).ok()) << n;
+  }
+}
+
 TEST(ManifestTest, DamageIsRefused) {
   std::string enc = EncodeManifest(Sample());
   for (size_t i = 0; i < enc.size(); i++) {
