@@ -68,6 +68,16 @@ constexpr const char* kAbandoned = "ERR the script reached a shard it does not h
 
 // ---- the scripts' environment -----------------------------------------------------
 
+// Raises Redis's error for reading a global that does not exist (the script's position
+// first).
+int NoSuchGlobal(lua_State* L, const char* name) {
+  luaL_where(L, 1);
+  lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'",
+                  name != nullptr ? name : "?");
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+
 // env.__index(env, key): the real global, or an error for one that does not exist.
 int EnvIndex(lua_State* L) {
   size_t len = 0;
@@ -79,11 +89,7 @@ int EnvIndex(lua_State* L) {
   lua_pushvalue(L, 2);
   lua_rawget(L, lua_upvalueindex(1));
   if (!lua_isnil(L, -1)) return 1;
-  luaL_where(L, 1);
-  lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'",
-                  name != nullptr ? name : "?");
-  lua_concat(L, 2);
-  return lua_error(L);
+  return NoSuchGlobal(L, name);
 }
 
 int EnvNewIndex(lua_State* L) {
@@ -742,11 +748,7 @@ int RedisProxyIndex(lua_State* L) {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(2));
     if (!lua_isnil(L, -1)) return 1;
-    const char* name = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?";
-    luaL_where(L, 1);
-    lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'", name);
-    lua_concat(L, 2);
-    return lua_error(L);
+    return NoSuchGlobal(L, lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : nullptr);
   }
   lua_pushvalue(L, 2);
   lua_rawget(L, lua_upvalueindex(1));
@@ -770,11 +772,7 @@ int LibEnvIndex(lua_State* L) {
     lua_rawget(L, lua_upvalueindex(1));
     if (!lua_isnil(L, -1)) return 1;
   }
-  luaL_where(L, 1);
-  lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'",
-                  name != nullptr ? name : "?");
-  lua_concat(L, 2);
-  return lua_error(L);
+  return NoSuchGlobal(L, name);
 }
 
 // A library that loads for too long is stopped, as Redis does.
@@ -844,8 +842,13 @@ LuaVm& LuaVm::ForThisThread() {
 }
 
 LuaVm::LuaVm() {
-  L_ = luaL_newstate();
+  L_ = lua_newstate(&LuaVm::Allocate, this);
   if (L_ == nullptr) std::abort();
+  lua_atpanic(L_, [](lua_State* L) -> int {
+    const char* msg = lua_tostring(L, -1);
+    LogWarning("Lua: unprotected error: %s", msg != nullptr ? msg : "?");
+    std::abort();
+  });
   lua_State* L = L_;
   OpenLibrary(L, luaopen_base, "");
   OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
@@ -1025,6 +1028,32 @@ LuaVm::~LuaVm() {
   lua_close(L_);
 }
 
+void* LuaVm::Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* vm = static_cast<LuaVm*>(ud);
+  if (nsize == 0) {
+    std::free(ptr);
+    vm->heap_bytes_ -= osize;
+    return nullptr;
+  }
+  // Lua 5.1 never lets a shrink fail; only growth is bounded.
+  if (nsize > osize && vm->heap_limit_ != 0 && vm->heap_bytes_ + (nsize - osize) > vm->heap_limit_) {
+    return nullptr;
+  }
+  void* p = std::realloc(ptr, nsize);
+  if (p == nullptr) return nullptr;
+  vm->heap_bytes_ += nsize;
+  vm->heap_bytes_ -= osize;
+  return p;
+}
+
+size_t LuaVm::HeapLimit() {
+  Worker* w = Worker::Current();
+  if (w == nullptr) return 0;
+  int64_t maxmemory = w->engine().config().maxmemory().load(std::memory_order_relaxed);
+  if (maxmemory <= 0) return 0;
+  return std::max(static_cast<size_t>(maxmemory), kMinScriptHeapBytes);
+}
+
 void LuaVm::PublishMemory() {
   size_t now = memory_bytes();
   g_lua_bytes.fetch_add(now - published_bytes_, std::memory_order_relaxed);  // wraps right
@@ -1173,7 +1202,9 @@ bool LuaVm::LoadLibrary(std::string_view code, bool keep, FunctionLibrary* out,
                  WallClockUs() + kLibraryLoadTimeoutUs};
   t_load = &ld;
   lua_sethook(L, LoadHook, LUA_MASKCOUNT, kHookInstructions);
+  heap_limit_ = HeapLimit();
   int rc = lua_pcall(L, 0, 0, 0);
+  heap_limit_ = 0;
   lua_sethook(L, nullptr, 0, 0);
   t_load = nullptr;
   bool ok = rc == 0;
@@ -1369,8 +1400,14 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   kill_requested_.store(false, std::memory_order_relaxed);
   running_since_us_.store(st.start_us, std::memory_order_release);
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
+  heap_limit_ = HeapLimit();
   int rc = lua_pcall(L, nargs, 1, -(nargs + 2));
+  heap_limit_ = 0;
   lua_sethook(L, nullptr, 0, 0);
+  if (rc == LUA_ERRMEM) {
+    LogWarning("A script reached the interpreter's memory bound (maxmemory): it was stopped");
+    lua_gc(L, LUA_GCCOLLECT, 0);
+  }
   running_since_us_.store(0, std::memory_order_release);
   t_run = nullptr;
   t_call = nullptr;
@@ -1401,6 +1438,9 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   }
   if (rc == 0) {
     lua_reply::Write(L, -1, st.resp, rb);
+  } else if (rc == LUA_ERRMEM) {
+    rb.Error("ERR not enough memory: a script's interpreter may not grow past maxmemory, "
+             "script: " + (call.function.empty() ? call.sha : call.function));
   } else if (lua_type(L, -1) == LUA_TTABLE) {
     lua_getfield(L, -1, "err");
     const char* err = lua_tostring(L, -1);

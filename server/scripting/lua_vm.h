@@ -113,6 +113,12 @@ class LuaVm {
                            std::string* error);
 
   size_t memory_bytes() const;
+  // While a script (or a library's load) runs, the interpreter's heap may not grow past
+  // maxmemory, when one is set (at least kMinScriptHeapBytes): an allocation past it
+  // fails, and the script ends with Lua's "not enough memory" error instead of taking
+  // the process's memory. With no maxmemory there is no bound, as in Redis.
+  static constexpr size_t kMinScriptHeapBytes = 32u << 20;
+  size_t heap_bytes() const { return heap_bytes_; }
   size_t compiled_scripts() const { return compiled_.size(); }
   // Every interpreter's memory together (INFO used_memory_lua), as last published by each
   // after it ran or compiled something.
@@ -167,6 +173,12 @@ class LuaVm {
   size_t published_bytes_ = 0;
   std::unordered_map<std::string, ScriptRoute> routes_;  // narrow and wide ones
   std::unordered_map<std::string, uint32_t> function_flags_;  // callable functions' flags
+  // The heap bound (see kMinScriptHeapBytes): bytes allocated, and the limit while a
+  // script runs (0: none).
+  static void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize);
+  size_t HeapLimit();
+  size_t heap_bytes_ = 0;
+  size_t heap_limit_ = 0;
   uint64_t lib_generation_ = UINT64_MAX;
   int redis_proxy_ref_ = 0;    // functions' `redis`: the load API while loading
   int lib_env_meta_ref_ = 0;   // the metatable of every library's environment

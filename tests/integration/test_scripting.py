@@ -1603,6 +1603,32 @@ def test_scripts_across_shards_while_snapshots_are_cut(server_factory, tmp_path)
     c.close()
 
 
+@pytest.mark.skipif(TARGET != "strata",
+                    reason="redis-server does not bound a script's memory: it would grow until "
+                           "the machine has none left")
+def test_script_that_allocates_without_bound_is_stopped_at_maxmemory(server_factory):
+    srv = server_factory(extra_args=["--maxmemory", "40mb"])
+    c = srv.client(decode_responses=True)
+    try:
+        body = ("local t = {} for i = 1, 100000 do "
+                "t[i] = string.rep('x', 1024 * 1024) .. i end return #t")
+        with pytest.raises(redis.ResponseError, match="not enough memory"):
+            c.eval(body, 0)
+        # The server goes on, the interpreter's memory is back, and scripts run again.
+        assert c.set("k", "v")
+        assert c.eval("return redis.call('GET', 'k')", 0) == "v"
+        assert int(c.info("memory")["used_memory_lua"]) < 10 * 1024 * 1024
+        # Inside a function too.
+        c.function_load("#!lua name=hog\nredis.register_function('hog', function() "
+                        "local t = {} for i = 1, 100000 do t[i] = string.rep('y', 1048576) .. i "
+                        "end return #t end)")
+        with pytest.raises(redis.ResponseError, match="not enough memory"):
+            c.fcall("hog", 0)
+        assert c.ping()
+    finally:
+        c.close()
+
+
 # ================================================================ 13. INFO
 
 def test_info_memory_script_fields(rc):
