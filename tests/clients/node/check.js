@@ -1,6 +1,7 @@
 // Drives a server with node-redis and ioredis, as applications do: their connection
 // handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), scripts
-// (defineCommand), INFO and SCAN.
+// (defineCommand, over keys of several shards and keys a script builds), functions
+// (FUNCTION LOAD, FCALL), INFO and SCAN.
 // Usage: node check.js PORT
 // Exits non-zero with a message naming the first check that failed.
 const { createClient } = require('redis');
@@ -35,6 +36,15 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
   }
   check(aborted && (await c.get('n:t2')) === '2', 'node-redis watch aborts');
   await w.quit();
+  // A function, as node-redis loads and calls one: it moves a job between two lists
+  // (keys that spread over the shards) and marks it under a key it builds itself.
+  await c.functionLoad("#!lua name=nodelib\nredis.register_function('nmove', function(keys, args)" +
+    " local v = redis.call('RPOPLPUSH', keys[1], keys[2])" +
+    " redis.call('HSET', args[1] .. ':' .. v, 'state', 'active') return v end)", { REPLACE: true });
+  await c.rPush('n:wait', ['j1', 'j2']);
+  check(await c.fCall('nmove', { keys: ['n:wait', 'n:active'], arguments: ['n:job'] }) === 'j2',
+        'node-redis fcall');
+  check(await c.hGet('n:job:j2', 'state') === 'active', 'node-redis fcall wrote its own key');
   await c.quit();
 
   const io = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableReadyCheck: true });
@@ -60,6 +70,17 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
   });
   check(await io.bumpBy('{s}n', 5) === 5 && await io.bumpBy('{s}n', 2) === 7,
         'ioredis defineCommand');
+  // A job queue's shape: two lists without a common {hashtag}, and a key built at run time.
+  io.defineCommand('moveJob', {
+    numberOfKeys: 2,
+    lua: "local id = redis.call('RPOPLPUSH', KEYS[1], KEYS[2]) " +
+         "if id then redis.call('HSET', 'i:job:' .. id, 'state', 'active') end return id",
+  });
+  await io.rpush('i:wait', 'a', 'b', 'c');
+  check(await io.moveJob('i:wait', 'i:active') === 'c' && await io.moveJob('i:wait', 'i:active') === 'b',
+        'ioredis defineCommand over shards');
+  check(await io.hget('i:job:b', 'state') === 'active' && await io.llen('i:active') === 2,
+        'ioredis defineCommand wrote its own keys');
   const info = await io.info('server');
   check(info.includes('redis_version:'), 'ioredis info');
   const [cursor, keys] = await io.scan(0, 'MATCH', 'i:k*', 'COUNT', 1000);
