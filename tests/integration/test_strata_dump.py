@@ -312,6 +312,29 @@ def test_strata_snapshots_in_and_out(ref, server_factory, tmp_path):
         r2.stop()
 
 
+def test_functions_travel_between_redis_and_the_target(ref, server, tmp_path):
+    c = ref.client()
+    c.function_load("#!lua name=mylib\nredis.register_function('f', function() return 1 end)",
+                    replace=True)
+    c.set("k", "v")
+    out = tmp_path / "fn.rdb"
+    tool("dump", "--from", addr(ref), "-o", out, "--method", "scan", check=0)
+    t = server.client()
+    t.function_flush()
+    tool("restore", out, "--to", addr(server), check=0)
+    assert t.fcall("f", 0) == 1
+    # And back out of the target, by SCAN and FUNCTION LIST WITHCODE.
+    back = tmp_path / "back.rdb"
+    tool("dump", "--from", addr(server), "-o", back, "--method", "scan", check=0)
+    r2 = start_redis_server()
+    try:
+        tool("restore", back, "--to", addr(r2), check=0)
+        assert r2.client().fcall("f", 0) == 1
+    finally:
+        r2.stop()
+        t.function_flush()
+
+
 def test_functions_travel_with_a_dump(ref, tmp_path):
     c = ref.client()
     c.function_load("#!lua name=mylib\nredis.register_function('f', function() return 1 end)")
