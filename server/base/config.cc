@@ -190,6 +190,18 @@ Config::Config() {
     o.aliases.push_back("lua-time-limit");
     by_name_["lua-time-limit"] = &o;
   }
+  {
+    Option& o = Add("script-hop-spin-us", Kind::kInt, "30", true,
+                    "strata's: microseconds a script across shards spins for a hop's answer "
+                    "before it sleeps (0: sleep at once)");
+    o.min = 0;
+    o.max = 10000;
+    Option& p = Add("script-hop-poll-us", Kind::kInt, "200", true,
+                    "strata's: microseconds a shard held by a script across shards polls for "
+                    "the script's next hop instead of sleeping (0: sleep at once)");
+    p.min = 0;
+    p.max = 100000;
+  }
   Add("daemonize", Kind::kBool, "no", false, "only 'no' is supported (use systemd)").validate =
       [](std::string_view v) -> std::string {
     return EqualsIgnoreCase(v, "no") ? "" : "daemonize yes is not supported by strata";

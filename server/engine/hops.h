@@ -187,7 +187,7 @@ class LockOn {
   // functions then find them in RAM), then the fiber resumes at home.
   void Admitted() {
     Worker* w = Worker::Current();
-    if (req_->then_hops) w->PollAwhile(kPollAfterGrantUs);
+    if (req_->then_hops) w->PollAfterHop();
     ColdGate* gate = w->cold_gate();
     if (gate != nullptr && !req_->names.empty() && gate->MustWait(req_->db, req_->names)) {
       gate->Hold(req_->db, req_->names, HeldCommand{Resume, ResumeAfterError, this});
@@ -203,7 +203,6 @@ class LockOn {
   // reads it then, or finds the error).
   static void ResumeAfterError(void* p, const std::string&) { Resume(p); }
 
-  static constexpr int64_t kPollAfterGrantUs = 200;
   uint32_t shard_;
   LockTable::Request* req_;
   Worker* origin_ = nullptr;

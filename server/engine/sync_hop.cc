@@ -7,6 +7,8 @@
 #include <atomic>
 #include <ctime>
 
+#include "server/base/config.h"
+#include "server/engine/engine.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -14,12 +16,9 @@ namespace {
 
 thread_local bool t_sync_hops = false;
 
-// How long the caller spins before sleeping on the futex. A hop to a worker that is
-// awake (it polls while a script holds it: Worker::PollAwhile) answers within this; one
-// that must be woken first takes longer, and the caller sleeps.
-constexpr int64_t kSpinUs = 30;
-// After a hop, the destination polls this long for the next one (while it is held).
-constexpr int64_t kPollAfterHopUs = 200;
+// The caller spins script-hop-spin-us before sleeping on the futex: a hop to a worker
+// that is awake (it polls while a script holds it: Worker::PollAfterHop) answers within
+// that; one that must be woken first takes longer, and the caller sleeps.
 
 // One hop's state: pending, then running (the destination took it) or cancelled (the
 // caller gave up because the process is stopping), then done.
@@ -52,7 +51,7 @@ void RunHop(void* p) {
   (*h->fn)(*w);
   h->state.store(HopCall::kDone, std::memory_order_release);
   FutexWake(&h->state);
-  w->PollAwhile(kPollAfterHopUs);
+  w->PollAfterHop();
 }
 
 }  // namespace
@@ -67,8 +66,9 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
   h->task = Task{RunHop, h};
   w->PostHop(dest, &h->task);
   // A hop usually takes microseconds: spin a little before sleeping on the futex.
-  int64_t spin_until = WallClockUs() + kSpinUs;
-  for (int i = 0;; i++) {
+  int64_t spin_us = w->engine().config().Int("script-hop-spin-us");
+  int64_t spin_until = WallClockUs() + spin_us;
+  for (int i = 0; spin_us > 0; i++) {
     if (h->state.load(std::memory_order_acquire) == HopCall::kDone) {
       delete h;
       return true;

@@ -186,6 +186,11 @@ void Worker::Post(uint32_t dest, Task t) {
   outbox_pending_ = true;
 }
 
+void Worker::PollAfterHop() {
+  int64_t us = engine_->config().Int("script-hop-poll-us");
+  poll_until_us_ = us > 0 ? WallClockUs() + us : 0;
+}
+
 void Worker::PostHop(uint32_t dest, const Task* t) {
   Worker& d = engine_->worker(dest);
   d.hop_slots_[index_].store(t, std::memory_order_release);

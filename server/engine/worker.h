@@ -174,9 +174,10 @@ class Worker {
   void PostExternal(Task t);
   // Pushes what Post() buffered for other workers now rather than at the end of the turn.
   void FlushPosts() { FlushOutbox(); }
-  // While this shard is held whole, the loop polls rather than sleeps for `us` from now:
-  // a script across shards that holds it is about to hop here again (sync_hop.h).
-  void PollAwhile(int64_t us) { poll_until_us_ = WallClockUs() + us; }
+  // While this shard is held whole, the loop polls rather than sleeps for
+  // script-hop-poll-us from now: a script across shards that holds it is about to hop
+  // here again (sync_hop.h).
+  void PollAfterHop();
   // A synchronous hop (sync_hop.h): puts *t in dest's slot for this worker and wakes
   // dest. A worker has at most one hop outstanding (it waits for each), so one slot per
   // pair is enough; slots are served at the start of every loop turn, ahead of the
