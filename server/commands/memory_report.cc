@@ -11,6 +11,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/engine/function_store.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/script_store.h"
 
@@ -165,14 +166,18 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "used_memory_lua_human", HumanBytes(lua));
   AddLine(out, "used_memory_scripts_eval", scripts);
   AddLine(out, "number_of_cached_scripts", cached);
-  AddLine(out, "number_of_functions", "0");
-  AddLine(out, "number_of_libraries", "0");
+  // Functions run in the same interpreters as EVAL (one per worker), so their VM memory
+  // is inside used_memory_vm_eval; used_memory_functions is the libraries' code.
+  FunctionStore& functions = FunctionStore::Get();
+  size_t function_bytes = functions.code_bytes();
+  AddLine(out, "number_of_functions", functions.function_count());
+  AddLine(out, "number_of_libraries", functions.library_count());
   AddLine(out, "used_memory_vm_functions", "0");
   AddLine(out, "used_memory_vm_total", lua);
   AddLine(out, "used_memory_vm_total_human", HumanBytes(lua));
-  AddLine(out, "used_memory_functions", "0");
-  AddLine(out, "used_memory_scripts", scripts);
-  AddLine(out, "used_memory_scripts_human", HumanBytes(scripts));
+  AddLine(out, "used_memory_functions", function_bytes);
+  AddLine(out, "used_memory_scripts", scripts + function_bytes);
+  AddLine(out, "used_memory_scripts_human", HumanBytes(scripts + function_bytes));
   AddLine(out, "maxmemory", std::to_string(m.maxmemory));
   AddLine(out, "maxmemory_human", HumanBytes(static_cast<uint64_t>(m.maxmemory)));
   AddLine(out, "maxmemory_policy", m.maxmemory_policy);

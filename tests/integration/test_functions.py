@@ -233,6 +233,17 @@ def test_function_list_shape(r, lib):
         rc.execute_command("FUNCTION", "LIST", "bad")
 
 
+def test_info_counts_functions(r, lib):
+    mem = r.info("memory")
+    assert mem["number_of_functions"] == 4
+    assert mem["used_memory_functions"] > 0
+    assert mem["used_memory_scripts"] >= mem["used_memory_functions"]
+    r.function_flush()
+    mem = r.info("memory")
+    assert mem["number_of_functions"] == 0
+    assert mem["used_memory_functions"] <= 200  # Redis keeps a little for its dicts
+
+
 def test_function_list_and_stats_in_resp3(server, lib):
     c = RawConnection(server.port)
     try:
