@@ -87,9 +87,10 @@ class Worker {
   ~Worker();
 
   // Starts the thread, which creates its event loop (io_uring rings must be created
-  // by the thread that submits to them) and, for worker 0, starts accepting on
-  // `listen_fds` with `on_accept`. Blocks until the loop exists; on failure returns
-  // false with *error set and the thread ended.
+  // by the thread that submits to them) and, when `listen_fds` are given, accepts on
+  // them with `on_accept` (the engine gives none: its acceptor thread accepts, see
+  // Engine::Start). Blocks until the loop exists; on failure returns false with *error
+  // set and the thread ended.
   bool Start(IoBackend backend, std::vector<int> listen_fds, std::function<void(int)> on_accept,
              std::string* error, std::string* note);
   void Join();
