@@ -129,23 +129,25 @@ def blast(port, batches, pid):
         return cpu_seconds(pid) - c0, wall
 
 
+def in_batches(requests, batch):
+    """The requests joined into pipelined batches of `batch` each."""
+    requests = list(requests)
+    return [b"".join(requests[i:i + batch]) for i in range(0, len(requests), batch)]
+
+
 def txn5_batches(n, keys, batch, wrap):
     rnd = random.Random(7)
-    out, cur = [], []
-    for i in range(n):
+
+    def one():
         a, b, c, d = (rnd.randrange(keys) for _ in range(4))
         cmds = [resp("SET", "k:%d" % a, "v" * 16), resp("INCR", "c:%d" % b),
                 resp("GET", "k:%d" % c), resp("LPUSH", "l:%d" % d, "x"),
                 resp("LTRIM", "l:%d" % d, 0, 9)]
         if wrap:
             cmds = [resp("MULTI")] + cmds + [resp("EXEC")]
-        cur.append(b"".join(cmds))
-        if len(cur) == batch:
-            out.append(b"".join(cur))
-            cur = []
-    if cur:
-        out.append(b"".join(cur))
-    return out
+        return b"".join(cmds)
+
+    return in_batches((one() for _ in range(n)), batch)
 
 
 # A 3-key script that reads and writes: moves an amount between two counters and bumps a
@@ -158,17 +160,13 @@ SCRIPT3 = ("local a = tonumber(redis.call('GET', KEYS[1]) or '0') "
 
 def script3_batches(n, keys, batch, sha):
     rnd = random.Random(11)
-    out, cur = [], []
-    for i in range(n):
+
+    def one():
         # Three keys of one {hashtag}: one shard, as a cluster would require too.
         t = rnd.randrange(keys)
-        cur.append(resp("EVALSHA", sha, 3, "{a%d}x" % t, "{a%d}y" % t, "{a%d}z" % t))
-        if len(cur) == batch:
-            out.append(b"".join(cur))
-            cur = []
-    if cur:
-        out.append(b"".join(cur))
-    return out
+        return resp("EVALSHA", sha, 3, "{a%d}x" % t, "{a%d}y" % t, "{a%d}z" % t)
+
+    return in_batches((one() for _ in range(n)), batch)
 
 
 def per_core(kind, txns, keys, batch):
@@ -234,15 +232,7 @@ def cross_shard(txns, batch):
         rows = {}
 
         def run(name, make):
-            batches, cur = [], []
-            for i in range(txns):
-                cur.append(make())
-                if len(cur) == batch:
-                    batches.append(b"".join(cur))
-                    cur = []
-            if cur:
-                batches.append(b"".join(cur))
-            cpu, wall = blast(port, batches, p.pid)
+            cpu, wall = blast(port, in_batches((make() for _ in range(txns)), batch), p.pid)
             rows[name] = cpu / txns * 1e6
 
         multi = lambda ks: lambda: b"".join(  # noqa: E731

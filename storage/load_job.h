@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <string>
 #include <vector>
 
@@ -17,9 +16,9 @@ namespace strata {
 struct LoadStats {
   uint64_t keys_loaded = 0;
   uint64_t keys_expired = 0;
-  uint64_t keys_deleted = 0;  // by deltas' ranges
-  uint64_t keys_skipped = 0;  // RDB: empty collections and skipped module values
-  uint64_t functions = 0;     // RDB: function libraries seen
+  uint64_t keys_deleted = 0;                // by deltas' ranges
+  uint64_t keys_skipped = 0;                // RDB: empty collections and skipped module values
+  uint64_t functions = 0;                   // RDB: function libraries seen
   std::vector<std::string> function_codes;  // RDB: their code (shard 0 keeps it)
   uint64_t bytes_read = 0;
   uint64_t bytes_total = 0;

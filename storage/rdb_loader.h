@@ -13,9 +13,8 @@
 // module value (unless skip_modules), a hash field with its own live TTL, a database
 // beyond `databases`. Expired keys and empty collections are skipped and counted, as
 // Redis does. LRU idle times and LFU counters are kept when the eviction policy reads
-// the same kind. Function libraries are counted and their code kept (stats().function_codes) for the
-// server to load.
-// On any error the caller drops everything every shard loaded (snapshot.h).
+// the same kind. Function libraries are counted and their code kept (stats().function_codes) for
+// the server to load. On any error the caller drops everything every shard loaded (snapshot.h).
 //
 // Thread-safety: owned by the shard's thread.
 #pragma once

@@ -341,8 +341,8 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
   add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
       CmdAuth);
-  add("hello", -1,
-      kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, CmdHello);
+  add("hello", -1, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+      CmdHello);
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
   static const std::vector<std::string> kCommandSubcommands = {"count", "info", "docs", "list",

@@ -314,8 +314,8 @@ void RegisterFunctionFamily(CommandRegistry& r) {
     if (EqualsIgnoreCase(a[1], "kill")) return true;
     return EqualsIgnoreCase(a[1], "stats") && Worker::Current()->engine().busy_functions() > 0;
   };
-  static const std::vector<std::string> kSubcommands = {"delete", "dump",  "flush", "help", "kill",
-                                                        "list",   "load",  "restore", "stats"};
+  static const std::vector<std::string> kSubcommands = {"delete", "dump", "flush",   "help", "kill",
+                                                        "list",   "load", "restore", "stats"};
   s.subcommands = &kSubcommands;
   r.Add(std::move(s));
 }

@@ -10,8 +10,8 @@
 #include "server/base/config.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
-#include "server/engine/worker.h"
 #include "server/engine/function_store.h"
+#include "server/engine/worker.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/script_store.h"
 

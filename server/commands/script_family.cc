@@ -9,9 +9,9 @@
 //   - Across shards (ScriptFiber): when its KEYS hash to several shards, or its route is
 //     wide or not known yet (spans_shards). The fiber takes the whole-shard lock of every
 //     shard of its KEYS and of the client's own shard (of every shard, for a wide
-//     script or one not known yet), in shard order, then runs the script on the client's worker with
-//     synchronous hops to the others (sync_hop.h), and releases. A run that reaches a
-//     shard it does not hold before it writes is run again holding every shard.
+//     script or one not known yet), in shard order, then runs the script on the client's worker
+//     with synchronous hops to the others (sync_hop.h), and releases. A run that reaches a shard it
+//     does not hold before it writes is run again holding every shard.
 #include <algorithm>
 #include <string>
 

@@ -171,8 +171,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
-  AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
-  AddLine(&out, "scripts_every_shard", std::to_string(total.scripts_every_shard));
+    AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
+    AddLine(&out, "scripts_every_shard", std::to_string(total.scripts_every_shard));
     AddLine(&out, "client_query_buffer_limit_disconnections",
             std::to_string(total.client_query_buffer_limit_disconnections));
     AddLine(&out, "client_output_buffer_limit_disconnections",

@@ -305,7 +305,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   }
   if (engine.busy_scripts() != 0) [[unlikely]] {
     // A script has run past busy-reply-threshold: only what Redis lets through then.
-    if (!(spec->flags & kCmdAllowBusy) && !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
+    if (!(spec->flags & kCmdAllowBusy) &&
+        !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
       worker_->stats().commands[spec->id].rejected_calls++;
       bool function = engine.busy_functions() == engine.busy_scripts();
       Refuse(spec, function ? "BUSY Redis is busy running a script. You can only call FUNCTION "

@@ -7,8 +7,7 @@ FunctionStore& FunctionStore::Get() {
   return store;
 }
 
-bool FunctionStore::Inspect(std::string_view code, FunctionLibrary* out,
-                            std::string* error) const {
+bool FunctionStore::Inspect(std::string_view code, FunctionLibrary* out, std::string* error) const {
   if (inspector_ == nullptr) {
     *error = "ERR function libraries are not available";
     return false;

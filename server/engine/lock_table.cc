@@ -2,10 +2,10 @@
 
 #include <xxhash.h>
 
-#include "server/base/log.h"
-
 #include <unordered_set>
 #include <vector>
+
+#include "server/base/log.h"
 
 namespace strata {
 

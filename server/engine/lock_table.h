@@ -74,7 +74,8 @@ class LockTable {
   // multi-shard commands it calls: sync_hop.h), granted at once as a nested hold. A
   // request from anyone else is a bug: it is logged and not granted, and its release
   // will find nothing to drop.
-  void AcquireNested(const Request& r);  // Releases a held request's locks and admits whatever can now run. A key held as a
+  void AcquireNested(const Request& r);  // Releases a held request's locks and admits whatever can
+                                         // now run. A key held as a
   // nested hold (see above) drops that hold only.
   void Release(const std::vector<Key>& keys, bool exclusive);
   // Releases a held whole-shard request (a nested one: drops only that).

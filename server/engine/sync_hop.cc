@@ -24,20 +24,19 @@ thread_local bool t_sync_hops = false;
 // caller gave up because the process is stopping), then done.
 struct HopCall {
   enum : uint32_t { kPending, kRunning, kCancelled, kDone };
-  const std::function<void(Worker&)>* fn;
+  const std::function<void(Worker&)>* fn = nullptr;
   std::atomic<uint32_t> state{kPending};
   Task task;
 };
 
 void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, long timeout_ns) {
   timespec ts{0, timeout_ns};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr,
+          0);
 }
 
 void FutexWake(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-          0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 void RunHop(void* p) {
@@ -62,7 +61,8 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
     fn(*w);
     return true;
   }
-  auto* h = new HopCall{&fn};
+  auto* h = new HopCall;
+  h->fn = &fn;
   h->task = Task{RunHop, h};
   w->PostHop(dest, &h->task);
   // A hop usually takes microseconds: spin a little before sleeping on the futex.

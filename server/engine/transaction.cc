@@ -285,7 +285,8 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
         shard = ShardOfKey(keys[0], n);
         for (size_t i = 1; i < keys.size() && !multi; i++) multi = ShardOfKey(keys[i], n) != shard;
       }
-      if (!multi && n > 1 && spec->spans_shards != nullptr && spec->spans_shards(args)) multi = true;
+      if (!multi && n > 1 && spec->spans_shards != nullptr && spec->spans_shards(args))
+        multi = true;
       if (spec->shard_fn != nullptr && !multi &&
           !(keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr)) {
         call.kind = ExecPlan::kShard;

@@ -28,6 +28,7 @@ int luaopen_bit(lua_State* L);
 #include "server/engine/sync_hop.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_cmsgpack.h"
+#include "server/scripting/lua_env.h"
 #include "server/scripting/lua_reply.h"
 #include "server/scripting/lua_struct.h"
 #include "server/scripting/script_store.h"
@@ -53,7 +54,7 @@ struct LuaVm::RunState {
   bool busy = false;  // past busy-reply-threshold (Engine::busy_scripts counts it)
 };
 
-namespace {
+namespace lua_env {
 
 thread_local LuaVm::RunState* t_run = nullptr;
 std::atomic<size_t> g_lua_bytes{0};
@@ -214,7 +215,8 @@ int CallImpl(lua_State* L, bool raise) {
   CmdArgs args(argv.data(), argv.size());
   const CommandSpec* spec = CommandRegistry::Get().Find(args[0]);
   if (spec == nullptr) return fail("ERR Unknown Redis command called from script");
-  if (args.size() >= 2 && (EqualsIgnoreCase(args[0], "blmpop") || EqualsIgnoreCase(args[0], "bzmpop"))) {
+  if (args.size() >= 2 &&
+      (EqualsIgnoreCase(args[0], "blmpop") || EqualsIgnoreCase(args[0], "bzmpop"))) {
     // As in Redis, these do not block in a script: they run as LMPOP / ZMPOP (their
     // timeout checked, then dropped).
     if (!spec->CheckArity(args.size())) {
@@ -410,11 +412,12 @@ void NoteBusy(LuaVm::RunState* st, const ScriptCall* call) {
   st->busy = true;
   w.set_script_busy(true);
   w.engine().NoteBusyScript(st->function, 1);
-  LogWarning("Slow script detected: still in execution after %lld milliseconds. You can try "
-             "killing the script using the %s command. Script name is: %s.",
-             static_cast<long long>((WallClockUs() - st->start_us) / 1000),
-             st->function ? "FUNCTION KILL" : "SCRIPT KILL",
-             call != nullptr ? (st->function ? call->function.c_str() : call->sha.c_str()) : "?");
+  LogWarning(
+      "Slow script detected: still in execution after %lld milliseconds. You can try "
+      "killing the script using the %s command. Script name is: %s.",
+      static_cast<long long>((WallClockUs() - st->start_us) / 1000),
+      st->function ? "FUNCTION KILL" : "SCRIPT KILL",
+      call != nullptr ? (st->function ? call->function.c_str() : call->sha.c_str()) : "?");
 }
 
 thread_local const ScriptCall* t_call = nullptr;
@@ -611,229 +614,52 @@ void SetNumber(lua_State* L, const char* name, int v) {
   lua_setfield(L, -2, name);
 }
 
-// ---- function libraries -------------------------------------------------------------
-
-constexpr const char* kFcallsKey = "strata_fcalls";     // name -> callback
-constexpr const char* kRedisLoadKey = "strata_redis_load";  // the load-time API
-
-// While a library loads: what redis.register_function collects.
-struct LibraryLoad {
-  std::vector<FunctionInfo>* functions;
-  int callbacks_ref;  // a table name -> callback
-  int64_t deadline_us;
-};
-thread_local LibraryLoad* t_load = nullptr;
-
-bool ValidName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
+bool SplitShebang(std::string_view text, Shebang* out) {
+  size_t eol = text.find('\n');
+  if (text.substr(0, 2) != "#!" || eol == std::string_view::npos) return false;
+  std::string_view line = text.substr(2, eol - 2);
+  size_t sp = line.find(' ');
+  out->engine = line.substr(0, sp);
+  out->options = sp == std::string_view::npos ? std::string_view() : line.substr(sp);
+  out->rest = text.substr(eol);
   return true;
 }
 
-constexpr const char* kBadName =
-    "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
-    "least one character long";
+std::string_view NextWord(std::string_view* words) {
+  while (!words->empty() && (*words)[0] == ' ') words->remove_prefix(1);
+  size_t sp = words->find(' ');
+  std::string_view w = words->substr(0, sp);
+  words->remove_prefix(sp == std::string_view::npos ? words->size() : sp);
+  return w;
+}
 
-struct FlagName {
+constexpr struct {
   const char* name;
   uint32_t bit;
-};
-constexpr FlagName kFlagNames[] = {{"no-writes", kScriptNoWrites},
-                                   {"allow-oom", kScriptAllowOom},
-                                   {"allow-stale", kScriptAllowStale},
-                                   {"no-cluster", kScriptNoCluster},
-                                   {"allow-cross-slot-keys", kScriptAllowCrossSlot}};
+} kFlagNames[] = {{"no-writes", kScriptNoWrites},
+                  {"allow-oom", kScriptAllowOom},
+                  {"allow-stale", kScriptAllowStale},
+                  {"no-cluster", kScriptNoCluster},
+                  {"allow-cross-slot-keys", kScriptAllowCrossSlot}};
 
-// redis.register_function(name, callback) or redis.register_function{function_name=,
-// callback=, flags=, description=}, with Redis 7.0's checks and texts.
-int RegisterFunction(lua_State* L) {
-  LibraryLoad* ld = t_load;
-  if (ld == nullptr) return RaiseError(L, "ERR redis.register_function can only be called on FUNCTION LOAD command");
-  int argc = lua_gettop(L);
-  if (argc < 1 || argc > 2) return RaiseError(L, "ERR wrong number of arguments to redis.register_function");
-  FunctionInfo info;
-  int callback = 0;  // stack index
-  if (argc == 1) {
-    if (!lua_istable(L, 1)) {
-      return RaiseError(L,
-                        "ERR calling redis.register_function with a single argument is only "
-                        "applicable to Lua table (representing named arguments).");
-    }
-    bool have_name = false;
-    lua_pushnil(L);
-    while (lua_next(L, 1) != 0) {
-      // key at -2, value at -1
-      if (lua_type(L, -2) != LUA_TSTRING) {
-        return RaiseError(L, "ERR named argument key given to redis.register_function is not a string");
-      }
-      std::string key = lua_tostring(L, -2);
-      if (key == "function_name") {
-        if (!lua_isstring(L, -1)) {
-          return RaiseError(L, "ERR function_name argument given to redis.register_function must be a string");
-        }
-        size_t len = 0;
-        const char* v = lua_tolstring(L, -1, &len);
-        info.name.assign(v, len);
-        have_name = true;
-      } else if (key == "description") {
-        if (!lua_isstring(L, -1)) {
-          return RaiseError(L, "ERR description argument given to redis.register_function must be a string");
-        }
-        size_t len = 0;
-        const char* v = lua_tolstring(L, -1, &len);
-        info.description = std::string(v, len);
-      } else if (key == "callback") {
-        if (!lua_isfunction(L, -1)) {
-          return RaiseError(L, "ERR callback argument given to redis.register_function must be a function");
-        }
-      } else if (key == "flags") {
-        if (!lua_istable(L, -1)) {
-          return RaiseError(L, "ERR flags argument to redis.register_function must be a table representing function flags");
-        }
-        int n = static_cast<int>(lua_objlen(L, -1));
-        for (int i = 1; i <= n; i++) {
-          lua_rawgeti(L, -1, i);
-          const char* f = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : nullptr;
-          bool known = false;
-          for (const FlagName& fl : kFlagNames) {
-            if (f != nullptr && std::strcmp(f, fl.name) == 0) {
-              info.flags |= fl.bit;
-              known = true;
-            }
-          }
-          lua_pop(L, 1);
-          if (!known) return RaiseError(L, "ERR unknown flag given");
-        }
-      } else {
-        return RaiseError(L, "ERR unknown argument given to redis.register_function");
-      }
-      lua_pop(L, 1);
-    }
-    if (!have_name) return RaiseError(L, "ERR redis.register_function must get a function name argument");
-    lua_getfield(L, 1, "callback");
-    if (!lua_isfunction(L, -1)) return RaiseError(L, "ERR redis.register_function must get a callback argument");
-    callback = lua_gettop(L);
-  } else {
-    if (lua_type(L, 1) != LUA_TSTRING) {
-      return RaiseError(L, "ERR first argument to redis.register_function must be a string");
-    }
-    if (!lua_isfunction(L, 2)) {
-      return RaiseError(L, "ERR second argument to redis.register_function must be a function");
-    }
-    size_t len = 0;
-    const char* v = lua_tolstring(L, 1, &len);
-    info.name.assign(v, len);
-    callback = 2;
+uint32_t FlagBit(std::string_view name) {
+  for (const auto& f : kFlagNames) {
+    if (name == f.name) return f.bit;
   }
-  if (!ValidName(info.name)) return RaiseError(L, kBadName);
-  for (const FunctionInfo& f : *ld->functions) {
-    if (f.name == info.name) return RaiseError(L, "ERR Function already exists in the library");
-  }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ld->callbacks_ref);
-  lua_pushlstring(L, info.name.data(), info.name.size());
-  lua_pushvalue(L, callback);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-  ld->functions->push_back(std::move(info));
   return 0;
 }
 
-// The `redis` a library's code sees: while it loads, the load API (register_function,
-// log, the constants; anything else is an error, as in Redis); when its functions run,
-// the scripts' API (upvalue 1).
-int RedisProxyIndex(lua_State* L) {
-  if (t_load != nullptr) {
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(2));
-    if (!lua_isnil(L, -1)) return 1;
-    return NoSuchGlobal(L, lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : nullptr);
+std::vector<std::string> FlagNames(uint32_t flags) {
+  std::vector<std::string> out;
+  for (const auto& f : kFlagNames) {
+    if (flags & f.bit) out.emplace_back(f.name);
   }
-  lua_pushvalue(L, 2);
-  lua_rawget(L, lua_upvalueindex(1));
-  return 1;
+  return out;
 }
 
-// A library's environment: the globals, read-only, with its own `redis` (upvalue 2) and
-// no KEYS or ARGV (functions get theirs as arguments).
-int LibEnvIndex(lua_State* L) {
-  const char* name = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : nullptr;
-  if (name != nullptr && std::strcmp(name, "redis") == 0) {
-    lua_pushvalue(L, lua_upvalueindex(2));
-    return 1;
-  }
-  if (name != nullptr && std::strcmp(name, "_G") == 0) {
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  if (name == nullptr || (std::strcmp(name, "KEYS") != 0 && std::strcmp(name, "ARGV") != 0)) {
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
-    if (!lua_isnil(L, -1)) return 1;
-  }
-  return NoSuchGlobal(L, name);
-}
+}  // namespace lua_env
 
-// A library that loads for too long is stopped, as Redis does.
-void LoadHook(lua_State* L, lua_Debug*) {
-  if (t_load != nullptr && WallClockUs() > t_load->deadline_us) {
-    lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
-    PushTableWith(L, "err", "ERR FUNCTION LOAD timeout");
-    lua_error(L);
-  }
-}
-
-// "#!lua name=<lib>": the library's name, and the code with that line emptied.
-bool ParseLibraryShebang(std::string_view code, std::string* name, std::string* body,
-                         std::string* error) {
-  if (code.substr(0, 2) != "#!") {
-    *error = "ERR Missing library metadata";
-    return false;
-  }
-  size_t eol = code.find('\n');
-  if (eol == std::string_view::npos) {
-    *error = "ERR Invalid library metadata";
-    return false;
-  }
-  std::string_view line = code.substr(0, eol);
-  std::string_view rest = eol == std::string_view::npos ? std::string_view() : code.substr(eol);
-  size_t sp = line.find(' ');
-  std::string_view engine = line.substr(2, sp == std::string_view::npos ? std::string_view::npos
-                                                                        : sp - 2);
-  std::string_view params = sp == std::string_view::npos ? std::string_view() : line.substr(sp);
-  bool have_name = false;
-  while (!params.empty()) {
-    while (!params.empty() && params[0] == ' ') params.remove_prefix(1);
-    if (params.empty()) break;
-    size_t next = params.find(' ');
-    std::string_view p = params.substr(0, next);
-    params = next == std::string_view::npos ? std::string_view() : params.substr(next);
-    if (p.substr(0, 5) == "name=") {
-      name->assign(p.substr(5));
-      have_name = true;
-    } else {
-      *error = "ERR Invalid metadata value given: " + std::string(p);
-      return false;
-    }
-  }
-  if (!have_name) {
-    *error = "ERR Library name was not given";
-    return false;
-  }
-  if (!EqualsIgnoreCase(engine, "lua")) {
-    *error = "ERR Engine '" + std::string(engine) + "' not found";
-    return false;
-  }
-  if (!ValidName(*name)) {
-    *error = kBadName;
-    return false;
-  }
-  body->assign(rest);
-  return true;
-}
-
-}  // namespace
+using namespace lua_env;
 
 LuaVm& LuaVm::ForThisThread() {
   thread_local std::unique_ptr<LuaVm> vm;
@@ -892,44 +718,7 @@ LuaVm::LuaVm() {
   SetNumber(L, "REPL_REPLICA", 2);
   SetNumber(L, "REPL_ALL", 3);
   lua_setglobal(L, "redis");
-  // Function libraries: the load-time API, the `redis` their code sees, and the metatable
-  // of their environments.
-  lua_newtable(L);
-  SetFunction(L, "register_function", RegisterFunction);
-  SetFunction(L, "log", RedisLog);
-  SetFunction(L, "setresp", RedisSetResp);
-  SetNumber(L, "LOG_DEBUG", 0);
-  SetNumber(L, "LOG_VERBOSE", 1);
-  SetNumber(L, "LOG_NOTICE", 2);
-  SetNumber(L, "LOG_WARNING", 3);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, kRedisLoadKey);  // the load API stays on the stack
-  lua_newtable(L);                                    // the proxy
-  lua_newtable(L);                                    // its metatable
-  lua_getglobal(L, "redis");                          // the scripts' API (the real table)
-  lua_pushvalue(L, -4);                               // the load API
-  lua_pushcclosure(L, RedisProxyIndex, 2);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, EnvNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  redis_proxy_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);  // the proxy stays on the stack
-  lua_newtable(L);                                    // libraries' environment metatable
-  lua_pushvalue(L, LUA_GLOBALSINDEX);
-  lua_pushvalue(L, -3);  // the proxy
-  lua_pushcclosure(L, LibEnvIndex, 2);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, EnvNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lib_env_meta_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pop(L, 2);  // the proxy and the load API
-  lua_newtable(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, kFcallsKey);
+  InstallLibraryApi();
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProtectedKey);
   lua_rawgeti(L, LUA_REGISTRYINDEX, redis_proxy_ref_);
@@ -1036,7 +825,8 @@ void* LuaVm::Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
     return nullptr;
   }
   // Lua 5.1 never lets a shrink fail; only growth is bounded.
-  if (nsize > osize && vm->heap_limit_ != 0 && vm->heap_bytes_ + (nsize - osize) > vm->heap_limit_) {
+  if (nsize > osize && vm->heap_limit_ != 0 &&
+      vm->heap_bytes_ + (nsize - osize) > vm->heap_limit_) {
     return nullptr;
   }
   void* p = std::realloc(ptr, nsize);
@@ -1074,28 +864,18 @@ bool LuaVm::ParseShebang(std::string_view body, uint32_t* flags, std::string* co
     code->assign(body);
     return true;
   }
-  size_t eol = body.find('\n');
-  if (eol == std::string_view::npos) {
+  Shebang sb;
+  if (!SplitShebang(body, &sb)) {
     *error = "ERR Invalid script shebang";
     return false;
   }
-  std::string_view line = body.substr(0, eol);
-  std::string_view rest = eol == std::string_view::npos ? std::string_view() : body.substr(eol);
-  std::string_view engine = line.substr(
-      2, line.find(' ') == std::string_view::npos ? std::string_view::npos : line.find(' ') - 2);
-  if (engine != "lua") {
-    *error = "ERR Unexpected engine in script shebang: " +
-             std::string(line.substr(0, 2 + engine.size()));
+  if (sb.engine != "lua") {
+    *error = "ERR Unexpected engine in script shebang: #!" + std::string(sb.engine);
     return false;
   }
   *flags |= kScriptHasShebang;
-  std::string_view opts = line.substr(2 + engine.size());
-  while (!opts.empty()) {
-    while (!opts.empty() && opts[0] == ' ') opts.remove_prefix(1);
-    if (opts.empty()) break;
-    size_t sp = opts.find(' ');
-    std::string_view opt = opts.substr(0, sp);
-    opts = sp == std::string_view::npos ? std::string_view() : opts.substr(sp);
+  std::string_view opts = sb.options;
+  for (std::string_view opt = NextWord(&opts); !opt.empty(); opt = NextWord(&opts)) {
     if (opt.substr(0, 6) != "flags=") {
       *error = "ERR Unknown lua shebang option: " + std::string(opt);
       return false;
@@ -1105,23 +885,16 @@ bool LuaVm::ParseShebang(std::string_view body, uint32_t* flags, std::string* co
       size_t comma = list.find(',');
       std::string_view f = list.substr(0, comma);
       list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-      if (f == "no-writes") {
-        *flags |= kScriptNoWrites;
-      } else if (f == "allow-oom") {
-        *flags |= kScriptAllowOom;
-      } else if (f == "allow-stale") {
-        *flags |= kScriptAllowStale;
-      } else if (f == "no-cluster") {
-        *flags |= kScriptNoCluster;
-      } else if (f == "allow-cross-slot-keys") {
-        *flags |= kScriptAllowCrossSlot;
-      } else if (!f.empty()) {
+      if (f.empty()) continue;
+      uint32_t bit = FlagBit(f);
+      if (bit == 0) {
         *error = "ERR Unexpected flag in script shebang: " + std::string(f);
         return false;
       }
+      *flags |= bit;
     }
   }
-  code->assign(rest);  // the shebang line emptied: line numbers stay
+  code->assign(sb.rest);  // the shebang line emptied: line numbers stay
   return true;
 }
 
@@ -1180,107 +953,6 @@ bool LuaVm::Prepare(const std::string& sha, std::string_view body, std::string* 
   return true;
 }
 
-bool LuaVm::LoadLibrary(std::string_view code, bool keep, FunctionLibrary* out,
-                        std::string* error) {
-  std::string name, body;
-  if (!ParseLibraryShebang(code, &name, &body, error)) return false;
-  lua_State* L = L_;
-  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_function") != 0) {
-    const char* msg = lua_tostring(L, -1);
-    *error = std::string("ERR Error compiling function: ") + (msg != nullptr ? msg : "?");
-    lua_pop(L, 1);
-    return false;
-  }
-  lua_newtable(L);  // the library's environment
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lib_env_meta_ref_);
-  lua_setmetatable(L, -2);
-  Protect(L, -1);
-  lua_setfenv(L, -2);
-  std::vector<FunctionInfo> functions;
-  lua_newtable(L);
-  LibraryLoad ld{&functions, luaL_ref(L, LUA_REGISTRYINDEX),
-                 WallClockUs() + kLibraryLoadTimeoutUs};
-  t_load = &ld;
-  lua_sethook(L, LoadHook, LUA_MASKCOUNT, kHookInstructions);
-  heap_limit_ = HeapLimit();
-  int rc = lua_pcall(L, 0, 0, 0);
-  heap_limit_ = 0;
-  lua_sethook(L, nullptr, 0, 0);
-  t_load = nullptr;
-  bool ok = rc == 0;
-  if (!ok) {
-    std::string msg;
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_getfield(L, -1, "err");
-      const char* e = lua_tostring(L, -1);
-      msg = e != nullptr ? e : "unknown error";
-      lua_pop(L, 1);
-    } else {
-      const char* e = lua_tostring(L, -1);
-      msg = std::string("ERR ") + (e != nullptr ? e : "unknown error");
-    }
-    lua_pop(L, 1);
-    *error = "ERR Error registering functions: " + msg;
-  } else if (functions.empty()) {
-    ok = false;
-    *error = "ERR No functions registered";
-  }
-  if (ok && keep) {
-    lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ld.callbacks_ref);
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0) {
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      lua_rawset(L, -5);  // fcalls[name] = callback
-    }
-    lua_pop(L, 2);
-    for (const FunctionInfo& f : functions) function_flags_[f.name] = f.flags;
-  }
-  luaL_unref(L, LUA_REGISTRYINDEX, ld.callbacks_ref);
-  if (!ok) return false;
-  out->name = std::move(name);
-  out->code.assign(code);
-  out->functions = std::move(functions);
-  return true;
-}
-
-void LuaVm::EnsureLibraries() {
-  FunctionStore& store = FunctionStore::Get();
-  uint64_t gen = store.generation();
-  if (gen == lib_generation_) return;
-  lua_newtable(L_);
-  lua_setfield(L_, LUA_REGISTRYINDEX, kFcallsKey);
-  function_flags_.clear();
-  for (const auto& [name, lib] : store.All()) {
-    FunctionLibrary loaded;
-    std::string error;
-    if (!LoadLibrary(lib.code, true, &loaded, &error)) {
-      LogWarning("function library '%s' did not load in a worker's interpreter: %s",
-                 name.c_str(), error.c_str());
-    }
-  }
-  lib_generation_ = gen;
-  lua_gc(L_, LUA_GCCOLLECT, 0);
-  PublishMemory();
-}
-
-bool LuaVm::InspectLibrary(std::string_view code, FunctionLibrary* out, std::string* error) {
-  LuaVm& vm = ForThisThread();
-  bool ok = vm.LoadLibrary(code, false, out, error);
-  lua_gc(vm.L_, LUA_GCCOLLECT, 0);
-  vm.PublishMemory();
-  return ok;
-}
-
-std::vector<std::string> LuaVm::FlagNames(uint32_t flags) {
-  std::vector<std::string> out;
-  for (const FlagName& f : kFlagNames) {
-    if (flags & f.bit) out.emplace_back(f.name);
-  }
-  return out;
-}
-
 bool LuaVm::FindRunningFunction(RunningFunction* out) {
   std::lock_guard<std::mutex> l(g_vms_mu);
   for (LuaVm* vm : g_vms) {
@@ -1335,43 +1007,6 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   lua_rawget(L, -2);
   lua_remove(L, -2);
   return Execute(call, ctx, rb, across, it->second, 0);
-}
-
-LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
-                                    const ScriptScope* across) {
-  EnsureLibraries();
-  auto it = function_flags_.find(call.function);
-  if (it == function_flags_.end()) {
-    rb.Error("ERR Function not found");
-    return RunResult::kDone;
-  }
-  if (call.read_only && !(it->second & kScriptNoWrites)) {
-    rb.Error("ERR Can not execute a script with write flag using *_ro command.");
-    return RunResult::kDone;
-  }
-  lua_State* L = L_;
-  lua_pushcfunction(L, ErrorHandler);
-  lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);
-  lua_pushlstring(L, call.function.data(), call.function.size());
-  lua_rawget(L, -2);
-  lua_remove(L, -2);
-  for (CmdArgs values : {call.keys, call.argv}) {
-    lua_createtable(L, static_cast<int>(values.size()), 0);
-    for (size_t i = 0; i < values.size(); i++) {
-      lua_pushlstring(L, values[i].data(), values[i].size());
-      lua_rawseti(L, -2, static_cast<int>(i + 1));
-    }
-  }
-  {
-    std::lock_guard<std::mutex> l(running_mu_);
-    running_name_ = call.function;
-    running_command_.clear();
-    for (std::string_view a : call.command) running_command_.emplace_back(a);
-  }
-  running_function_.store(true, std::memory_order_release);
-  RunResult r = Execute(call, ctx, rb, across, it->second | kScriptHasShebang, 2);
-  running_function_.store(false, std::memory_order_release);
-  return r;
 }
 
 // Runs what is on the stack (the error handler, the function, nargs arguments) as the
@@ -1439,8 +1074,10 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   if (rc == 0) {
     lua_reply::Write(L, -1, st.resp, rb);
   } else if (rc == LUA_ERRMEM) {
-    rb.Error("ERR not enough memory: a script's interpreter may not grow past maxmemory, "
-             "script: " + (call.function.empty() ? call.sha : call.function));
+    rb.Error(
+        "ERR not enough memory: a script's interpreter may not grow past maxmemory, "
+        "script: " +
+        (call.function.empty() ? call.sha : call.function));
   } else if (lua_type(L, -1) == LUA_TTABLE) {
     lua_getfield(L, -1, "err");
     const char* err = lua_tostring(L, -1);

@@ -159,6 +159,8 @@ class LuaVm {
   bool LoadLibrary(std::string_view code, bool keep, FunctionLibrary* out, std::string* error);
   // Compiles the store's libraries again when they changed since this interpreter did.
   void EnsureLibraries();
+  // The constructor's part for libraries (lua_library.cc).
+  void InstallLibraryApi();
   RunResult RunFunction(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
                         const ScriptScope* across);
   RunResult Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
@@ -171,7 +173,7 @@ class LuaVm {
   std::unordered_map<std::string, uint32_t> compiled_;  // sha -> flags
   uint64_t generation_ = 0;
   size_t published_bytes_ = 0;
-  std::unordered_map<std::string, ScriptRoute> routes_;  // narrow and wide ones
+  std::unordered_map<std::string, ScriptRoute> routes_;       // narrow and wide ones
   std::unordered_map<std::string, uint32_t> function_flags_;  // callable functions' flags
   // The heap bound (see kMinScriptHeapBytes): bytes allocated, and the limit while a
   // script runs (0: none).
@@ -180,8 +182,8 @@ class LuaVm {
   size_t heap_bytes_ = 0;
   size_t heap_limit_ = 0;
   uint64_t lib_generation_ = UINT64_MAX;
-  int redis_proxy_ref_ = 0;    // functions' `redis`: the load API while loading
-  int lib_env_meta_ref_ = 0;   // the metatable of every library's environment
+  int redis_proxy_ref_ = 0;   // functions' `redis`: the load API while loading
+  int lib_env_meta_ref_ = 0;  // the metatable of every library's environment
   uint64_t route_epoch_ = 0;
 
  public:

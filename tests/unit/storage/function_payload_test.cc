@@ -52,8 +52,7 @@ TEST(FunctionPayloadTest, DamageIsRefused) {
   for (size_t n = 0; n < kRedisPayload.size(); n++) {
     std::vector<std::string> codes;
     std::string error;
-    EXPECT_NE(ParseFunctionPayload(kRedisPayload.substr(0, n), &codes, &error),
-              PayloadStatus::kOk)
+    EXPECT_NE(ParseFunctionPayload(kRedisPayload.substr(0, n), &codes, &error), PayloadStatus::kOk)
         << n;
   }
   // A well-formed payload of something other than a library (a DUMP of a string).
