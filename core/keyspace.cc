@@ -131,6 +131,8 @@ Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
     DestroyEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
+    if (event_hook_ != nullptr) [[unlikely]]
+      event_hook_->KeyCreated(static_cast<uint32_t>(&d - dbs_.data()), key);
   }
   return e;
 }
@@ -216,6 +218,8 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   }
   PreWrite(d, hash, e);
   Mark(d, hash, true);
+  if (event_hook_ != nullptr) [[unlikely]]
+    event_hook_->KeyExpired(db, key);
   DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
@@ -489,6 +493,8 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       uint64_t h = TableHash(e->Key());
       PreWrite(d, h, e);
       Mark(d, h, true);
+      if (event_hook_ != nullptr) [[unlikely]]
+        event_hook_->KeyExpired(static_cast<uint32_t>(&d - dbs_.data()), e->Key());
       DestroyEntry(d, e);
       stats_.expired_keys++;
       deleted++;

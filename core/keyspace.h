@@ -103,6 +103,19 @@ class WatchHook {
   virtual void BeforeSwap(uint32_t a, uint32_t b) = 0;
 };
 
+// Told, by name, of keys that expire (met by a lookup or by the active cycle) and of keys
+// created: the server's keyspace notifications ("expired", "new"). The server sets it
+// only while the notification settings ask for those events, so it costs one
+// predictable branch otherwise.
+class KeyEventHook {
+ public:
+  virtual ~KeyEventHook() = default;
+  // Just before the expired entry is freed.
+  virtual void KeyExpired(uint32_t db, std::string_view key) = 0;
+  // A key that did not exist was just inserted.
+  virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
+};
+
 // The spill tier's side of cold entries (on the shard's thread).
 class ColdHook {
  public:
@@ -240,6 +253,7 @@ class Keyspace {
     if (snap_hook_ != nullptr) snap_hook_->CaptureRest();
   }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
+  void set_event_hook(KeyEventHook* h) { event_hook_ = h; }
   void set_watch_hook(WatchHook* h) {
     FlushWatchNotice();
     watch_ = h;
@@ -356,6 +370,7 @@ class Keyspace {
   SnapshotHook* snap_hook_ = nullptr;
   ChangeTracker* tracker_ = nullptr;
   WatchHook* watch_ = nullptr;
+  KeyEventHook* event_hook_ = nullptr;
   bool watch_pending_ = false;  // a write lookup's notice, held back (see WatchHook)
   uint32_t watch_pending_db_ = 0;
   uint64_t watch_pending_hash_ = 0;

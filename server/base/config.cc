@@ -11,6 +11,7 @@
 #include "core/split_args.h"
 #include "core/string_util.h"
 #include "server/base/cron_schedule.h"
+#include "server/base/notify_flags.h"
 #include "server/base/version.h"
 
 namespace strata {
@@ -155,6 +156,17 @@ Config::Config() {
       output_limits_[c][2].store(limits.of[c].soft_seconds);
     }
     *text = RenderOutputLimits(limits);
+    return "";
+  };
+  Add("notify-keyspace-events", Kind::kString, "", true,
+      "keyspace notifications to publish, as Redis's class letters: K (keyspace channels) "
+      "and/or E (keyevent channels) with any of g $ l s h z x e t m d n, A for g$lshzxetd; "
+      "empty = off")
+      .on_set = [](std::string_view v, std::string* text) -> std::string {
+    uint32_t flags = 0;
+    if (!ParseNotifyFlags(v, &flags)) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+    g_notify_flags.store(flags, std::memory_order_relaxed);
+    *text = RenderNotifyFlags(flags);
     return "";
   };
   Add("maxmemory-clients", Kind::kString, "0", true,

@@ -22,6 +22,11 @@ constexpr std::string_view kWrongPass =
 void CmdPing(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (args.size() > 2) {
     rb.Error(WrongArityError("ping"));
+  } else if (c.resp == 2 && c.subscribed()) {
+    // Redis's form for a subscribed RESP2 connection: a message-like array.
+    rb.Array(2);
+    rb.Bulk("pong");
+    rb.Bulk(args.size() == 2 ? args[1] : std::string_view());
   } else if (args.size() == 2) {
     rb.Bulk(args[1]);
   } else {
@@ -172,6 +177,8 @@ void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
   if (s.flags & kCmdStale) out->push_back("stale");
   if (s.flags & kCmdNoAuth) out->push_back("no_auth");
   if (s.flags & kCmdFast) out->push_back("fast");
+  if (s.flags & kCmdPubSub) out->push_back("pubsub");
+  if (s.flags & kCmdMayReplicate) out->push_back("may_replicate");
 }
 
 void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
@@ -193,6 +200,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   if (s.flags & kCmdList) cats.push_back("@list");
   if (s.flags & kCmdSortedSet) cats.push_back("@sortedset");
   if (s.flags & kCmdBlocking) cats.push_back("@blocking");
+  if (s.flags & kCmdPubSub) cats.push_back("@pubsub");
   if (s.flags & kCmdWrite) cats.push_back("@write");
   if (s.flags & kCmdReadOnly) cats.push_back("@read");
   if (s.flags & kCmdFast) {
@@ -335,9 +343,10 @@ void RegisterConnectionFamily(CommandRegistry& r) {
     s.group = "connection";
     r.Add(std::move(s));
   };
-  add("ping", -1, kCmdFast, CmdPing);
+  add("ping", -1, kCmdFast | kCmdPubSubContext, CmdPing);
   add("echo", 2, kCmdFast, CmdEcho);
-  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading | kCmdAllowBusy, CmdQuit);
+  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading | kCmdAllowBusy | kCmdPubSubContext,
+      CmdQuit);
   add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
   add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
       CmdAuth);

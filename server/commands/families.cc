@@ -25,6 +25,7 @@ void RegisterAllCommands() {
   RegisterTransactionFamily(r);
   RegisterScriptFamily(r);
   RegisterFunctionFamily(r);
+  RegisterPubSubFamily(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

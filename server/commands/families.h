@@ -14,6 +14,8 @@
 //   dump_family        DUMP RESTORE MIGRATE
 //   transaction_family MULTI EXEC DISCARD WATCH UNWATCH (run by the engine)
 //   script_family      EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT
+//   function_family    FUNCTION FCALL FCALL_RO
+//   pubsub_family      (P|S)SUBSCRIBE (P|S)UNSUBSCRIBE PUBLISH SPUBLISH PUBSUB RESET
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
@@ -46,5 +48,6 @@ void RegisterDumpFamily(CommandRegistry& r);
 void RegisterTransactionFamily(CommandRegistry& r);
 void RegisterScriptFamily(CommandRegistry& r);
 void RegisterFunctionFamily(CommandRegistry& r);
+void RegisterPubSubFamily(CommandRegistry& r);
 
 }  // namespace strata

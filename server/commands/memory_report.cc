@@ -10,6 +10,7 @@
 #include "server/base/config.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/function_store.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_vm.h"
@@ -77,6 +78,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   m.client_bytes = w.client_bytes();
   m.io_bytes = w.RefreshIoBufferBytes();
   m.tier_bytes = w.tier_bytes();
+  m.pubsub_bytes = w.pubsub().bytes();
   m.clients = w.connections().size();
   m.keys = ks.key_count();
   m.expires = ks.expires_count();
@@ -102,6 +104,7 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
     m.clients += s.client_bytes;
     m.io += s.io_bytes;
     m.tiered += s.tier_bytes;
+    m.pubsub += s.pubsub_bytes;
     m.keys += s.keys;
     m.expires += s.expires;
     m.client_count += s.clients;
@@ -114,7 +117,8 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
     }
   }
   m.shards = std::move(shards);
-  m.used = m.dataset + m.table + m.clients + m.io + m.tiered;
+  m.pubsub += srv.pubsub().bytes();
+  m.used = m.dataset + m.table + m.clients + m.io + m.tiered + m.pubsub;
   m.overhead = m.used - m.dataset;
   m.startup = srv.StartupMemory();
   srv.UpdatePeakMemory(m.used);
@@ -195,6 +199,7 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "mem_total_replication_buffers", "0");
   AddLine(out, "mem_clients_slaves", "0");
   AddLine(out, "mem_clients_normal", m.clients);
+  AddLine(out, "mem_pubsub", m.pubsub);
   AddLine(out, "mem_cluster_links", "0");
   AddLine(out, "mem_aof_buffer", "0");
   AddLine(out, "mem_allocator", "mimalloc-" + std::to_string(mi_version()) + "+slab");

@@ -20,6 +20,7 @@
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/hops.h"
 #include "server/engine/worker.h"
 #include "server/persistence/snapshot_await.h"
@@ -37,6 +38,7 @@ struct ShardReport {
   std::vector<int64_t> avg_ttl;
   size_t clients = 0;
   size_t blocked_clients = 0;
+  size_t pubsub_clients = 0;
   size_t max_input_buffer = 0;
   size_t max_output_buffer = 0;
 };
@@ -133,6 +135,9 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     size_t blocked = 0;
     for (auto& r : reports) blocked += r.blocked_clients;
     AddLine(&out, "blocked_clients", std::to_string(blocked));
+    size_t pubsub_clients = 0;
+    for (auto& r : reports) pubsub_clients += r.pubsub_clients;
+    AddLine(&out, "pubsub_clients", std::to_string(pubsub_clients));
   }
   if (want("memory", true)) {
     section("Memory");
@@ -169,6 +174,10 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
             std::to_string(srv.current_eviction_exceeded_ms(now)));
     AddLine(&out, "keyspace_hits", std::to_string(ks.keyspace_hits));
     AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
+    AddLine(&out, "pubsub_channels", std::to_string(srv.pubsub().Count(PubSubKind::kChannel)));
+    AddLine(&out, "pubsub_patterns", std::to_string(srv.pubsub().Count(PubSubKind::kPattern)));
+    AddLine(&out, "pubsubshard_channels",
+            std::to_string(srv.pubsub().Count(PubSubKind::kShard)));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
@@ -250,6 +259,7 @@ Fiber InfoFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     r.ks = w.keyspace().stats();
     r.memory = CollectShardMemory(w, dbs);
     r.blocked_clients = w.blocked_clients();
+    r.pubsub_clients = w.pubsub().clients();
     for (uint32_t db = 0; db < dbs; db++) {
       r.keys.push_back(w.keyspace().DbSize(db));
       r.expires.push_back(w.keyspace().ExpiresCount(db));

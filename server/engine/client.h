@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "server/base/output_limits.h"
+#include "server/engine/pubsub.h"
 
 namespace strata {
 
@@ -37,8 +39,14 @@ class Client {
   bool no_evict = false;
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;
-  // Which client-output-buffer-limit applies (normal until Pub/Sub and replicas exist).
+  // Which client-output-buffer-limit applies: pubsub while the client has any
+  // subscription (pubsub.h), normal otherwise.
   ClientClass client_class = ClientClass::kNormal;
+  // Its channels, patterns and shard channels (null until the first SUBSCRIBE).
+  std::unique_ptr<ClientSubscriptions> subs;
+  // In RESP2 a subscribed client may run only the subscribe commands, PING, QUIT and
+  // RESET (Redis's "context" rule); in RESP3 anything.
+  bool subscribed() const { return subs != nullptr && subs->total() > 0; }
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
   // While this client's EXEC runs: the id its locks are held under (lock_table.h), which
@@ -67,6 +75,14 @@ class Client {
   virtual void Kill() = 0;
   // A fiber command finished with this reply (possibly empty: no reply).
   virtual void FinishFiber(std::string&& reply) = 0;
+  // Appends an out-of-band message (a Pub/Sub message, an invalidation) to the output,
+  // after the replies already due. Returns true when the output has reached a limit of
+  // the client's class: the caller then has EnforceOutputLimits() run later in the turn.
+  virtual bool Push(std::string_view bytes) = 0;
+  // Applies client-output-buffer-limit now (may close the client).
+  virtual void EnforceOutputLimits() = 0;
+  // RESET: leaves MULTI, WATCH and every subscription (the settings are the caller's).
+  virtual void ResetState() = 0;
   // One line of CLIENT LIST / CLIENT INFO.
   virtual std::string InfoLine(int64_t now_ms) const = 0;
   virtual size_t query_buffer_bytes() const = 0;

@@ -110,6 +110,7 @@ size_t ClientConnection::MemoryBytes() const {
        HeapBytes(lib_ver) + HeapBytes(last_subcommand_);
   if (multi_ != nullptr) n += multi_->bytes;
   for (const WatchedKey& w : watched_) n += sizeof(w) + HeapBytes(w.key);
+  if (subs != nullptr) n += subs->Bytes();
   return n;
 }
 
@@ -301,6 +302,18 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
     worker_->stats().commands[spec->id].rejected_calls++;
     Refuse(spec, "OOM command not allowed when used memory > 'maxmemory'.");
+    return true;
+  }
+  if (resp == 2 && subs != nullptr && !(spec->flags & kCmdPubSubContext) && subscribed())
+      [[unlikely]] {
+    // Redis's rule for RESP2: a subscribed connection reads only messages and the few
+    // commands that manage its subscriptions.
+    worker_->stats().commands[spec->id].rejected_calls++;
+    std::string name = spec->name;
+    if (spec->subcommands != nullptr && args.size() > 1) name += "|" + Lowercase(args[1]);
+    Refuse(spec, "ERR Can't execute '" + name +
+                     "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                     "allowed in this context");
     return true;
   }
   if (engine.busy_scripts() != 0) [[unlikely]] {
@@ -560,7 +573,29 @@ void ClientConnection::CheckOutputLimits() {
   Connection::Kill();
 }
 
+bool ClientConnection::Push(std::string_view bytes) {
+  if (closing()) return false;
+  std::string* t = ReplyTarget(false);
+  size_t start = t->size();
+  t->append(bytes);
+  CommitReply(t, false, start);
+  if (IsLarge(t)) [[unlikely]]
+    LargeReplyWritten(t);
+  ScheduleFlush();
+  OutputLimit limit = worker_->engine().config().output_limit(client_class);
+  int64_t used = static_cast<int64_t>(output_bytes());
+  return (limit.hard_bytes > 0 && used >= limit.hard_bytes) ||
+         (limit.soft_bytes > 0 && used >= limit.soft_bytes);
+}
+
+void ClientConnection::ResetState() {
+  multi_.reset();
+  UnwatchAll();
+  worker_->pubsub().UnsubscribeAll(*this);
+}
+
 void ClientConnection::OnClosing() {
+  worker_->pubsub().UnsubscribeAll(*this);
   multi_.reset();
   // A running fiber may be an EXEC that still checks the watched keys: it (or
   // FinishFiber, for other fibers) drops them when it ends.
@@ -586,23 +621,26 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       cmd += "|" + last_subcommand_;
   }
   size_t qbuf = Connection::query_buffer_bytes();
-  // Redis's flags: x in MULTI, b blocked, N none.
+  // Redis's flags: x in MULTI, b blocked, P subscribed, N none.
   std::string flags;
   if (multi_ != nullptr) flags += 'x';
   if (blocked_ != nullptr) flags += 'b';
+  if (subscribed()) flags += 'P';
   if (flags.empty()) flags = "N";
   long long multi = multi_ != nullptr ? static_cast<long long>(multi_->calls.size()) : -1;
   size_t multi_mem = multi_ != nullptr ? multi_->bytes : 0;
   char buf[1024];
   std::snprintf(
       buf, sizeof(buf),
-      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=0 psub=0 "
-      "ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu "
+      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=%zu psub=%zu "
+      "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu "
       "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
       "lib-ver=%s",
       static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
       static_cast<long long>((now_ms - created_ms) / 1000),
-      static_cast<long long>((now_ms - last_interaction_ms) / 1000), flags.c_str(), db, multi, qbuf,
+      static_cast<long long>((now_ms - last_interaction_ms) / 1000), flags.c_str(), db,
+      subs != nullptr ? subs->of[0].size() : 0, subs != nullptr ? subs->of[1].size() : 0,
+      subs != nullptr ? subs->of[2].size() : 0, multi, qbuf,
       read_buffer_size() - qbuf, multi_mem, read_buffer_size(), open_block_bytes(), sealed_blocks(),
       output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), resp, lib_name.c_str(),
       lib_ver.c_str());

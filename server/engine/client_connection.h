@@ -81,6 +81,9 @@ class ClientConnection final : public Connection, public Client {
   void Kill() override { Connection::Kill(); }
   void FinishFiber(std::string&& reply) override;
   std::string InfoLine(int64_t now_ms) const override;
+  bool Push(std::string_view bytes) override;
+  void EnforceOutputLimits() override { CheckOutputLimits(); }
+  void ResetState() override;
   size_t query_buffer_bytes() const override { return Connection::query_buffer_bytes(); }
   size_t output_bytes() const override { return Connection::output_bytes(); }
   // Heap bytes this connection holds: the object, its read and write buffers, reply

@@ -66,6 +66,12 @@ enum CommandFlag : uint32_t {
   // Runs while a script is busy (past busy-reply-threshold) instead of getting -BUSY:
   // AUTH, HELLO, MULTI, DISCARD, WATCH, UNWATCH, RESET, QUIT, SHUTDOWN (as Redis 7).
   kCmdAllowBusy = 1 << 22,
+  // Runs on a RESP2 connection that has subscriptions: (P|S)SUBSCRIBE,
+  // (P|S)UNSUBSCRIBE, PING, QUIT, RESET (Redis's Pub/Sub context).
+  kCmdPubSubContext = 1 << 23,
+  kCmdPubSub = 1 << 24,  // acl category @pubsub
+  // Not a write, but replicated (PUBLISH): refused in read-only scripts as writes are.
+  kCmdMayReplicate = 1 << 25,
 };
 
 // The shard-side context of a command.

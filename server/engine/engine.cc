@@ -16,11 +16,15 @@
 
 #include "server/base/config.h"
 #include "server/base/log.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/worker.h"
 
 namespace strata {
 
-Engine::Engine(Config* config, uint32_t shard_count) : config_(config), shard_count_(shard_count) {}
+Engine::Engine(Config* config, uint32_t shard_count)
+    : config_(config),
+      shard_count_(shard_count),
+      pubsub_(std::make_unique<PubSubDirectory>(shard_count)) {}
 
 Engine::~Engine() = default;
 
@@ -133,7 +137,7 @@ void Engine::Stop() {
 size_t Engine::UsedMemory() const {
   size_t total = 0;
   for (const auto& w : workers_) total += w->published_used_bytes();
-  return total;
+  return total + pubsub_->bytes();
 }
 
 size_t Engine::ClientMemory() const {

@@ -27,6 +27,7 @@
 namespace strata {
 
 class Config;
+class PubSubDirectory;
 class Worker;
 enum class IoBackend;
 
@@ -154,6 +155,9 @@ class Engine {
     if (function) busy_functions_.fetch_add(delta, std::memory_order_relaxed);
   }
 
+  // Which workers have subscribers of each channel and pattern (pubsub.h).
+  PubSubDirectory& pubsub() { return *pubsub_; }
+
   std::atomic<int64_t> connected_clients{0};
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<uint32_t> next_worker{0};
@@ -171,6 +175,7 @@ class Engine {
 
   Config* config_;
   uint32_t shard_count_;
+  std::unique_ptr<PubSubDirectory> pubsub_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<ShardService*> services_;
   ProcessInfo process_;

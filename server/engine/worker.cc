@@ -20,6 +20,7 @@
 #include "server/engine/client_connection.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/notify.h"
 #include "server/net/event_loop.h"
 
 namespace strata {
@@ -113,7 +114,8 @@ Worker::~Worker() {
 Worker* Worker::Current() { return t_current; }
 
 size_t Worker::used_bytes() const {
-  return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes() + tier_bytes_;
+  return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes() + tier_bytes_ +
+         pubsub_.bytes();
 }
 
 const char* Worker::backend_name() const { return loop_->name(); }
@@ -438,8 +440,29 @@ void Worker::RunTimers() {
   if (index_ == 0) engine_->UpdatePeakMemory(engine_->UsedMemory());
 }
 
+namespace {
+// "expired" and "new" keyspace notifications, as the keyspace reports them (notify.h).
+class KeyEvents final : public KeyEventHook {
+ public:
+  void KeyExpired(uint32_t db, std::string_view key) override {
+    NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db);
+  }
+  void KeyCreated(uint32_t db, std::string_view key) override {
+    NotifyKeyspaceEvent(kNotifyNew, "new", key, db);
+  }
+};
+KeyEvents g_key_events;
+}  // namespace
+
+void Worker::SyncKeyEventHook() {
+  uint32_t f = g_notify_flags.load(std::memory_order_relaxed);
+  bool on = (f & (kNotifyKeyspace | kNotifyKeyevent)) && (f & (kNotifyExpired | kNotifyNew));
+  keyspace_.set_event_hook(on ? &g_key_events : nullptr);
+}
+
 void Worker::Run() {
   t_current = this;
+  SyncKeyEventHook();
   now_ms_ = WallClockMs();
   eviction_.StartTurn(now_ms_);
   loop_->RefreshBufferBytes();
@@ -484,6 +507,7 @@ void Worker::Run() {
     sleeping_.store(false, std::memory_order_relaxed);
     now_ms_ = WallClockMs();
     eviction_.StartTurn(now_ms_);
+    SyncKeyEventHook();
     DrainInbox();
     // Deferred tasks may defer more; bound the rounds so I/O is never starved.
     for (int round = 0; round < 8 && !deferred_.empty(); round++) {

@@ -34,6 +34,7 @@
 #include "server/engine/blocking.h"
 #include "server/engine/cold_gate.h"
 #include "server/engine/lock_table.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/remote_batch.h"
 #include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
@@ -106,6 +107,8 @@ class Worker {
   LockTable& locks() { return locks_; }
   // This shard's WATCHed keys (watch_table.h).
   WatchTable& watches() { return watches_; }
+  // This worker's Pub/Sub subscribers (pubsub.h).
+  WorkerPubSub& pubsub() { return pubsub_; }
   int64_t now_ms() const { return now_ms_; }
   // The process is stopping (any thread may ask; a long script ends on it).
   bool stopping() const { return stop_.load(std::memory_order_relaxed); }
@@ -216,6 +219,9 @@ class Worker {
 
  private:
   void Run();
+  // Installs the keyspace's KeyEventHook while notifications ask for "expired" or "new"
+  // (once per loop turn: CONFIG SET takes effect at the next turn).
+  void SyncKeyEventHook();
   void CloseAll();
   void DrainInbox();
   void FlushOutbox();
@@ -234,6 +240,7 @@ class Worker {
   Keyspace keyspace_;
   LockTable locks_;
   WatchTable watches_{keyspace_};
+  WorkerPubSub pubsub_{*this};
   std::unique_ptr<EventLoop> loop_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -239,7 +239,7 @@ int CallImpl(lua_State* L, bool raise) {
     return fail("ERR Wrong number of args calling Redis command from script");
   }
   if (NotAllowed(spec)) return fail("ERR This Redis command is not allowed from script");
-  if (spec->is_write() && st->read_only) {
+  if ((spec->is_write() || (spec->flags & kCmdMayReplicate)) && st->read_only) {
     return fail("ERR Write commands are not allowed from read-only scripts.");
   }
   ShardCtx& ctx = *st->ctx;

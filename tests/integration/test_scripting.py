@@ -397,7 +397,7 @@ def test_call_with_non_string_argument(conn, arg):
 
 @pytest.mark.parametrize("args", [
     "'MULTI'", "'EXEC'", "'WATCH','k'", "'EVAL','return 1','0'", "'SCRIPT','FLUSH'",
-    pytest.param("'SUBSCRIBE','ch'", marks=not_yet("no Pub/Sub yet")), "'CLIENT','LIST'",
+    "'SUBSCRIBE','ch'", "'CLIENT','LIST'",
     "'CONFIG','GET','port'", "'AUTH','x'", "'SHUTDOWN'",
     pytest.param("'WAIT',0,0", marks=not_yet("no WAIT yet"))],
     ids=["multi", "exec", "watch", "eval", "script", "subscribe", "client", "config",
@@ -701,8 +701,7 @@ def test_eval_ro_reads(conn):
 
 @pytest.mark.parametrize("call", ["'SET', KEYS[1], 'new'", "'INCR', KEYS[1]",
                                   "'DEL', KEYS[1]",
-                                  pytest.param("'PUBLISH', 'ch', 'm'",
-                                               marks=not_yet("no Pub/Sub yet"))],
+                                  "'PUBLISH', 'ch', 'm'"],
                          ids=["set", "incr", "del", "publish"])
 def test_eval_ro_write_fails(conn, call):
     wire(conn, "SET", "k", "1")

@@ -1,0 +1,85 @@
+#include "server/base/notify_flags.h"
+
+namespace strata {
+
+bool ParseNotifyFlags(std::string_view text, uint32_t* flags) {
+  uint32_t f = 0;
+  for (char c : text) {
+    switch (c) {
+      case 'A':
+        f |= kNotifyAll;
+        break;
+      case 'g':
+        f |= kNotifyGeneric;
+        break;
+      case '$':
+        f |= kNotifyString;
+        break;
+      case 'l':
+        f |= kNotifyList;
+        break;
+      case 's':
+        f |= kNotifySet;
+        break;
+      case 'h':
+        f |= kNotifyHash;
+        break;
+      case 'z':
+        f |= kNotifyZSet;
+        break;
+      case 'x':
+        f |= kNotifyExpired;
+        break;
+      case 'e':
+        f |= kNotifyEvicted;
+        break;
+      case 'K':
+        f |= kNotifyKeyspace;
+        break;
+      case 'E':
+        f |= kNotifyKeyevent;
+        break;
+      case 't':
+        f |= kNotifyStream;
+        break;
+      case 'm':
+        f |= kNotifyKeyMiss;
+        break;
+      case 'd':
+        f |= kNotifyModule;
+        break;
+      case 'n':
+        f |= kNotifyNew;
+        break;
+      default:
+        return false;
+    }
+  }
+  *flags = f;
+  return true;
+}
+
+std::string RenderNotifyFlags(uint32_t flags) {
+  std::string out;
+  if ((flags & kNotifyAll) == kNotifyAll) {
+    out += 'A';
+  } else {
+    if (flags & kNotifyGeneric) out += 'g';
+    if (flags & kNotifyString) out += '$';
+    if (flags & kNotifyList) out += 'l';
+    if (flags & kNotifySet) out += 's';
+    if (flags & kNotifyHash) out += 'h';
+    if (flags & kNotifyZSet) out += 'z';
+    if (flags & kNotifyExpired) out += 'x';
+    if (flags & kNotifyEvicted) out += 'e';
+    if (flags & kNotifyStream) out += 't';
+    if (flags & kNotifyModule) out += 'd';
+  }
+  if (flags & kNotifyKeyspace) out += 'K';
+  if (flags & kNotifyKeyevent) out += 'E';
+  if (flags & kNotifyKeyMiss) out += 'm';
+  if (flags & kNotifyNew) out += 'n';
+  return out;
+}
+
+}  // namespace strata
