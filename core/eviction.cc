@@ -110,6 +110,7 @@ bool Evictor::Remove(Keyspace& ks, uint32_t db, std::string_view key, size_t* fr
   size_t after = ks.used_bytes() - ks.lazyfree_pending_bytes();
   *freed = before > after ? before - after : 0;
   ks.stats().evicted_keys++;
+  ks.ReportEvicted(db, key);
   return true;
 }
 

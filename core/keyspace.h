@@ -103,8 +103,9 @@ class WatchHook {
   virtual void BeforeSwap(uint32_t a, uint32_t b) = 0;
 };
 
-// Told, by name, of keys that expire (met by a lookup or by the active cycle) and of keys
-// created: the server's keyspace notifications ("expired", "new"). The server sets it
+// Told, by name, of keys that expire (met by a lookup or by the active cycle), of keys
+// created and of keys evicted: the server's keyspace notifications ("expired", "new",
+// "evicted"). The server sets it
 // only while the notification settings ask for those events, so it costs one
 // predictable branch otherwise.
 class KeyEventHook {
@@ -114,6 +115,8 @@ class KeyEventHook {
   virtual void KeyExpired(uint32_t db, std::string_view key) = 0;
   // A key that did not exist was just inserted.
   virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
+  // The maxmemory policy evicted a key (core/eviction.h, after the delete).
+  virtual void KeyEvicted(uint32_t db, std::string_view key) = 0;
 };
 
 // The spill tier's side of cold entries (on the shard's thread).
@@ -254,6 +257,11 @@ class Keyspace {
   }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
   void set_event_hook(KeyEventHook* h) { event_hook_ = h; }
+  // Eviction tells the hook (if any) of a key it removed.
+  void ReportEvicted(uint32_t db, std::string_view key) {
+    if (event_hook_ != nullptr) [[unlikely]]
+      event_hook_->KeyEvicted(db, key);
+  }
   void set_watch_hook(WatchHook* h) {
     FlushWatchNotice();
     watch_ = h;

@@ -74,11 +74,12 @@ std::string RenderNotifyFlags(uint32_t flags) {
     if (flags & kNotifyEvicted) out += 'e';
     if (flags & kNotifyStream) out += 't';
     if (flags & kNotifyModule) out += 'd';
+    // Redis 7.0 writes n only here: next to A it is kept but not shown.
+    if (flags & kNotifyNew) out += 'n';
   }
   if (flags & kNotifyKeyspace) out += 'K';
   if (flags & kNotifyKeyevent) out += 'E';
   if (flags & kNotifyKeyMiss) out += 'm';
-  if (flags & kNotifyNew) out += 'n';
   return out;
 }
 

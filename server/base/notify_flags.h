@@ -38,7 +38,8 @@ inline std::atomic<uint32_t> g_notify_flags{0};
 
 // Redis's letters to bits; false on a letter it does not know.
 bool ParseNotifyFlags(std::string_view text, uint32_t* flags);
-// Bits to the text CONFIG GET shows (Redis's order: A or the class letters, then K E m n).
+// Bits to the text CONFIG GET shows (Redis 7.0's: A or the class letters g$lshzxetdn,
+// then K E m; n is not shown next to A, though it stays on).
 std::string RenderNotifyFlags(uint32_t flags);
 
 }  // namespace strata

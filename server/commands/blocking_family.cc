@@ -16,6 +16,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -48,9 +49,12 @@ struct ListWaiter final : BlockedClient {
     Keyspace& ks = w.keyspace();
     bool wrong = false;
     size_t n = kind == Kind::kMPop ? count : 1;
-    values = OpPop(ks, db, key, left, n, w.now_ms(), &wrong);
-    if (kind != Kind::kMove || ShardOfKey(destination, w.engine().shard_count()) != w.index())
-      return;
+    bool local_move =
+        kind == Kind::kMove && ShardOfKey(destination, w.engine().shard_count()) == w.index();
+    bool emptied = false;
+    // A move publishes its push before its pop, as Redis: the pop's event waits.
+    values = OpPop(ks, db, key, left, n, w.now_ms(), &wrong, !local_move, &emptied);
+    if (!local_move) return;
     // Both lists on this shard: the move is completed here, atomically.
     OpLength(ks, db, destination, w.now_ms(), &wrong);
     std::string_view v = values[0];
@@ -58,11 +62,12 @@ struct ListWaiter final : BlockedClient {
       // Destination changed type since the client blocked: put the element back.
       bool unused = false;
       OpPush(ks, db, key, left, std::span<const std::string_view>(&v, 1), false, w.now_ms(),
-             &unused);
+             &unused, false);
       wrong_type = true;
     } else {
       OpPush(ks, db, destination, to_left, std::span<const std::string_view>(&v, 1), false,
              w.now_ms(), &wrong);
+      NotifyPopped(db, key, left, emptied && key != destination);
       w.SignalKeyReady(db, destination);  // queued: served after this key
     }
     pushed = true;
@@ -202,9 +207,12 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       OpLength(w.keyspace(), db, a.destination, w.now_ms(), &wrong);
     });
   }
+  bool emptied = false;
+  bool is_move = a.kind == Kind::kMove;
   for (size_t i = 0; i < a.keys.size() && !wrong && got.empty(); i++) {
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.keys[i], n)), [&](Worker& w) {
-      got = OpPop(w.keyspace(), db, a.keys[i], a.left, a.count, w.now_ms(), &wrong);
+      got = OpPop(w.keyspace(), db, a.keys[i], a.left, a.count, w.now_ms(), &wrong, !is_move,
+                  &emptied);
     });
     from = a.keys[i];
   }
@@ -234,8 +242,12 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     std::shared_ptr<BlockedClient> waiter = blocked;
     co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, waiter, n); });
   }
-  co_await RunOn(g.shards,
-                 [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+  co_await RunOn(g.shards, [&](Worker& w) {
+    // A move's pop is published after its push, as Redis does.
+    if (is_move && !got.empty() && w.index() == ShardOfKey(from, n))
+      NotifyPopped(db, from, a.left, emptied && from != a.destination);
+    w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);
+  });
   if (blocked == nullptr) {
     if (wrong) {
       rb.Error(errors::kWrongType);

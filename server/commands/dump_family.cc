@@ -30,6 +30,7 @@
 #include "server/commands/migrate_client.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/off_thread.h"
@@ -129,6 +130,7 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (ttl != 0 && !absttl) ttl += ctx.now_ms;
   if (replace && exists) ctx.ks.Delete(ctx.db, key);
   if ((ttl != 0 && ttl <= ctx.now_ms) || v.elements == 0) {
+    if (replace && exists) NotifyKeyspaceEvent(kNotifyGeneric, "del", key, ctx.db);
     rb.Ok();  // already expired (or every field was): nothing is created, as in Redis
     return;
   }
@@ -139,6 +141,7 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   } else if (clock.mode == access::Mode::kLru && idle >= 0) {
     e->SetAccess(access::LruStateIdle(ctx.now_ms, idle));
   }
+  NotifyKeyspaceEvent(kNotifyGeneric, "restore", key, ctx.db);
   rb.Ok();
 }
 

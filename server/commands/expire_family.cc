@@ -5,6 +5,7 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -68,8 +69,10 @@ void ExpireGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit uni
   if (when <= ctx.now_ms) {
     ctx.ks.Delete(ctx.db, args[1]);
     ctx.ks.stats().expired_keys++;
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
   } else {
     ctx.ks.SetExpire(ctx.db, args[1], when);
+    NotifyKeyspaceEvent(kNotifyGeneric, "expire", args[1], ctx.db);
   }
   rb.Integer(1);
 }
@@ -129,6 +132,7 @@ void CmdPersist(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   ctx.ks.SetExpire(ctx.db, args[1], Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyGeneric, "persist", args[1], ctx.db);
   rb.Integer(1);
 }
 

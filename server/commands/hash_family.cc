@@ -17,6 +17,7 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/lookup.h"
+#include "server/engine/notify.h"
 #include "server/engine/command.h"
 #include "server/engine/worker.h"
 
@@ -115,6 +116,7 @@ void CmdHSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   Entry* e;
   if (!LookupHash(ctx, args[1], rb, &e, false)) return;
   int64_t added = SetFields(ctx, args[1], e, args, 2, false);
+  NotifyKeyspaceEvent(kNotifyHash, "hset", args[1], ctx.db);  // even when nothing changed
   if (EqualsIgnoreCase(args[0], "hmset")) {
     rb.Ok();
   } else {
@@ -126,7 +128,11 @@ void CmdHSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   Entry* e;
   if (!LookupHash(ctx, args[1], rb, &e, false)) return;
   int64_t added = SetFields(ctx, args[1], e, args, 2, true);
-  if (added == 0) ctx.ks.NoChange(ctx.db, args[1]);  // the field was there (WATCH)
+  if (added == 0) {
+    ctx.ks.NoChange(ctx.db, args[1]);  // the field was there (WATCH)
+  } else {
+    NotifyKeyspaceEvent(kNotifyHash, "hset", args[1], ctx.db);
+  }
   rb.Integer(added);
 }
 
@@ -174,8 +180,14 @@ void CmdHDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     for (size_t i = 2; i < args.size(); i++) removed += h->Delete(args[i]) ? 1 : 0;
     // Charge the change first: Delete releases the object's bytes as they are now.
     ctx.ks.Recharge(e, before);
-    if (h->Length() == 0) ctx.ks.Delete(ctx.db, args[1]);
-    if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
+    bool emptied = h->Length() == 0;
+    if (emptied) ctx.ks.Delete(ctx.db, args[1]);
+    if (removed == 0) {
+      ctx.ks.NoChange(ctx.db, args[1]);
+    } else {
+      NotifyKeyspaceEvent(kNotifyHash, "hdel", args[1], ctx.db);
+      if (emptied) NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
+    }
     rb.Integer(removed);
     return;
   }
@@ -191,6 +203,8 @@ void CmdHDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   if (removed > 0) {
     StorePairs(ctx, args[1], kv, e->ExpireMs());
+    NotifyKeyspaceEvent(kNotifyHash, "hdel", args[1], ctx.db);
+    if (kv.empty()) NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
   } else {
     ctx.ks.NoChange(ctx.db, args[1]);  // no such field (WATCH)
   }
@@ -271,6 +285,7 @@ void CmdHIncrBy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   cur += by;
   WriteField(ctx, args[1], e, args[2], std::to_string(cur));
+  NotifyKeyspaceEvent(kNotifyHash, "hincrby", args[1], ctx.db);
   rb.Integer(cur);
 }
 
@@ -299,6 +314,7 @@ void CmdHIncrByFloat(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   std::string s = LongDoubleToHuman(sum);
   WriteField(ctx, args[1], e, args[2], s);
+  NotifyKeyspaceEvent(kNotifyHash, "hincrbyfloat", args[1], ctx.db);
   rb.Bulk(s);
 }
 

@@ -20,6 +20,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -39,6 +40,7 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms) != nullptr &&
         ctx.ks.Delete(ctx.db, args[i], lazy)) {
       n++;
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[i], ctx.db);
     }
   }
   rb.Integer(n);
@@ -176,8 +178,12 @@ void RenameImpl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool nx) {
     return;
   }
   Payload p{Keyspace::Serialize(src), src->Type(), src->ExpireMs()};
+  // The old destination goes first, so that the renamed key is a new key (Redis's "new").
+  ctx.ks.Delete(ctx.db, args[2]);
   ctx.ks.SetRaw(ctx.db, args[2], p.value, p.type, p.expire_ms);
   ctx.ks.Delete(ctx.db, args[1]);
+  NotifyKeyspaceEvent(kNotifyGeneric, "rename_from", args[1], ctx.db);
+  NotifyKeyspaceEvent(kNotifyGeneric, "rename_to", args[2], ctx.db);
   nx ? rb.Integer(1) : rb.Ok();
 }
 
@@ -239,11 +245,14 @@ void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Integer(0);
     return;
   }
-  if (!o.replace && ctx.ks.FindMeta(o.dst_db, args[2], ctx.now_ms) != nullptr) {
+  bool exists = ctx.ks.FindMeta(o.dst_db, args[2], ctx.now_ms) != nullptr;
+  if (!o.replace && exists) {
     rb.Integer(0);
     return;
   }
+  if (exists) ctx.ks.Delete(o.dst_db, args[2]);  // the copy is a new key (Redis's "new")
   ctx.ks.SetRaw(o.dst_db, args[2], p->value, p->type, p->expire_ms);
+  NotifyKeyspaceEvent(kNotifyGeneric, "copy_to", args[2], o.dst_db);
   rb.Integer(1);
 }
 
@@ -261,6 +270,8 @@ void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   ctx.ks.SetRaw(dst, args[1], p->value, p->type, p->expire_ms);
   ctx.ks.Delete(ctx.db, args[1]);
+  NotifyKeyspaceEvent(kNotifyGeneric, "move_from", args[1], ctx.db);
+  NotifyKeyspaceEvent(kNotifyGeneric, "move_to", args[1], dst);
   rb.Integer(1);
 }
 
@@ -282,6 +293,7 @@ Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       bool present = w.keyspace().FindMeta(db, keys[p], w.now_ms(), false, touch) != nullptr;
       if (present && (!del || w.keyspace().Delete(db, keys[p], LazyDelete(args[0], w)))) {
         counts[gi]++;
+        if (del) NotifyKeyspaceEvent(kNotifyGeneric, "del", keys[p], db);
       }
     }
     w.locks().Release(g.locks[gi].keys, del);
@@ -336,16 +348,23 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
       bool exists = w.keyspace().FindMeta(o.dst_db, args[2], w.now_ms()) != nullptr;
       if (exists && (nx || (copy && !o.replace))) return;
+      if (exists) w.keyspace().Delete(o.dst_db, args[2]);  // the copy is a new key
       w.keyspace().SetRaw(o.dst_db, args[2], p->value, p->type, p->expire_ms);
       done = true;
     });
   }
   co_await RunOn(std::vector<uint32_t>(1, src_shard), [&](Worker& w) {
-    if (done && !copy) w.keyspace().Delete(db, args[1]);
+    if (done && !copy) {
+      w.keyspace().Delete(db, args[1]);
+      NotifyKeyspaceEvent(kNotifyGeneric, "rename_from", args[1], db);
+    }
     w.locks().Release(src_lock.keys, src_lock.exclusive);
   });
-  co_await RunOn(std::vector<uint32_t>(1, dst_shard),
-                 [&](Worker& w) { w.locks().Release(dst_lock.keys, true); });
+  co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
+    // After the source's event (rename_from, then rename_to, as Redis publishes them).
+    if (done) NotifyKeyspaceEvent(kNotifyGeneric, copy ? "copy_to" : "rename_to", args[2], o.dst_db);
+    w.locks().Release(dst_lock.keys, true);
+  });
   if (!p) {
     copy ? rb.Integer(0) : rb.Error(errors::kNoSuchKey);
   } else if (copy || nx) {

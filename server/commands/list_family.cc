@@ -17,6 +17,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -177,6 +178,7 @@ void CmdLSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       return true;
     });
   }
+  NotifyKeyspaceEvent(kNotifyList, "lset", args[1], ctx.db);
   rb.Ok();
 }
 
@@ -209,6 +211,7 @@ void CmdLInsert(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   });
   rb.Integer(result);
   if (result > 0) {
+    NotifyKeyspaceEvent(kNotifyList, "linsert", args[1], ctx.db);
     ctx.worker.SignalKeyReady(ctx.db, args[1]);
   } else {
     ctx.ks.NoChange(ctx.db, args[1]);  // no pivot (WATCH)
@@ -264,7 +267,13 @@ void CmdLRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     v.swap(keep);
     return true;
   });
-  if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
+  if (removed == 0) {
+    ctx.ks.NoChange(ctx.db, args[1]);
+  } else {
+    NotifyKeyspaceEvent(kNotifyList, "lrem", args[1], ctx.db);
+    if (ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false) == nullptr)
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
+  }
   rb.Integer(removed);
 }
 
@@ -279,8 +288,11 @@ void CmdLTrim(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (e != nullptr) {
     int64_t len = static_cast<int64_t>(list_access::Length(e));
     bool keep = NormalizeRange(&start, &stop, len);
+    // Redis publishes ltrim even when nothing was trimmed.
+    NotifyKeyspaceEvent(kNotifyList, "ltrim", args[1], ctx.db);
     if (!keep) {
       ctx.ks.Delete(ctx.db, args[1]);
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
     } else if (start > 0 || stop < len - 1) {
       if (e->IsExternal()) {
         // Pop from both ends: no rebuild of the untouched middle.
@@ -426,7 +438,9 @@ void CmdLMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(errors::kWrongType);
     return;
   }
-  std::vector<std::string> got = OpPop(ctx.ks, ctx.db, args[1], from_left, 1, ctx.now_ms, &wrong);
+  bool emptied = false;
+  std::vector<std::string> got =
+      OpPop(ctx.ks, ctx.db, args[1], from_left, 1, ctx.now_ms, &wrong, false, &emptied);
   if (wrong) {
     rb.Error(errors::kWrongType);
     return;
@@ -438,6 +452,8 @@ void CmdLMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string_view v = got[0];
   OpPush(ctx.ks, ctx.db, args[2], to_left, std::span<const std::string_view>(&v, 1), false,
          ctx.now_ms, &wrong);
+  // As Redis: the push's event first, then the pop's.
+  NotifyPopped(ctx.db, args[1], from_left, emptied && args[1] != args[2]);
   ctx.worker.SignalKeyReady(ctx.db, args[2]);
   rb.Bulk(got[0]);
 }
@@ -469,9 +485,10 @@ Fiber LMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(std::vector<uint32_t>(1, dst),
                    [&](Worker& w) { OpLength(w.keyspace(), db, args[2], w.now_ms(), &wrong); });
   }
+  bool emptied = false;
   if (!wrong && src_len > 0) {
     co_await RunOn(std::vector<uint32_t>(1, src), [&](Worker& w) {
-      got = OpPop(w.keyspace(), db, args[1], from_left, 1, w.now_ms(), &wrong);
+      got = OpPop(w.keyspace(), db, args[1], from_left, 1, w.now_ms(), &wrong, false, &emptied);
     });
   }
   if (!wrong && !got.empty()) {
@@ -483,8 +500,11 @@ Fiber LMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.SignalKeyReady(db, args[2]);
     });
   }
-  co_await RunOn(g.shards,
-                 [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+  co_await RunOn(g.shards, [&](Worker& w) {
+    // The pop's event after the push's (the destination's step came first).
+    if (w.index() == src && !wrong && !got.empty()) NotifyPopped(db, args[1], from_left, emptied);
+    w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);
+  });
   if (wrong) {
     rb.Error(errors::kWrongType);
   } else if (got.empty()) {

@@ -1,6 +1,7 @@
 #include "server/commands/list_ops.h"
 
 #include "core/list_type.h"
+#include "server/engine/notify.h"
 
 namespace strata {
 
@@ -32,9 +33,15 @@ void StoreElements(Keyspace& ks, uint32_t db, std::string_view key,
 
 int64_t OpPush(Keyspace& ks, uint32_t db, std::string_view key, bool left,
                std::span<const std::string_view> elements, bool only_if_exists, int64_t now_ms,
-               bool* wrong_type) {
+               bool* wrong_type, bool notify) {
   Entry* e = FindList(ks, db, key, now_ms, wrong_type);
   if (*wrong_type || (e == nullptr && only_if_exists)) return 0;
+  if (notify) {
+    int64_t n = OpPush(ks, db, key, left, elements, only_if_exists, now_ms, wrong_type, false);
+    if (n > 0 && !elements.empty())
+      NotifyKeyspaceEvent(kNotifyList, left ? "lpush" : "rpush", key, db);
+    return n;
+  }
   if (e != nullptr && e->IsExternal()) {
     auto* l = static_cast<ListObject*>(e->Object());
     size_t before = l->Bytes();
@@ -61,9 +68,17 @@ int64_t OpPush(Keyspace& ks, uint32_t db, std::string_view key, bool left,
   return static_cast<int64_t>(elems.size());
 }
 
+void NotifyPopped(uint32_t db, std::string_view key, bool left, bool emptied) {
+  NotifyKeyspaceEvent(kNotifyList, left ? "lpop" : "rpop", key, db);
+  if (emptied) NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db);
+}
+
 std::vector<std::string> OpPop(Keyspace& ks, uint32_t db, std::string_view key, bool left, size_t n,
-                               int64_t now_ms, bool* wrong_type) {
+                               int64_t now_ms, bool* wrong_type, bool notify, bool* emptied) {
   std::vector<std::string> out;
+  bool gone = false;
+  if (emptied == nullptr) emptied = &gone;
+  *emptied = false;
   Entry* e = FindList(ks, db, key, now_ms, wrong_type);
   if (e == nullptr || n == 0) return out;
   if (e->IsExternal()) {
@@ -72,7 +87,9 @@ std::vector<std::string> OpPop(Keyspace& ks, uint32_t db, std::string_view key, 
     while (out.size() < n && l->Length() > 0) out.push_back(left ? l->PopFront() : l->PopBack());
     // Charge the change first: Delete releases the object's bytes as they are now.
     ks.Recharge(e, before);
-    if (l->Length() == 0) ks.Delete(db, key);
+    *emptied = l->Length() == 0;
+    if (*emptied) ks.Delete(db, key);
+    if (notify && !out.empty()) NotifyPopped(db, key, left, *emptied);
     return out;
   }
   std::vector<std::string> elems = list_access::Elements(e);
@@ -85,6 +102,8 @@ std::vector<std::string> OpPop(Keyspace& ks, uint32_t db, std::string_view key, 
     elems.resize(elems.size() - take);
   }
   StoreElements(ks, db, key, elems, e->ExpireMs());
+  *emptied = elems.empty();
+  if (notify && !out.empty()) NotifyPopped(db, key, left, *emptied);
   return out;
 }
 

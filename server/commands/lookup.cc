@@ -1,6 +1,7 @@
 #include "server/commands/lookup.h"
 
 #include "server/commands/errors.h"
+#include "server/engine/notify.h"
 
 namespace strata {
 
@@ -12,6 +13,7 @@ bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuild
     rb.Error(errors::kWrongType);
     return false;
   }
+  if (read && e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", key, ctx.db);
   *out = e;
   return true;
 }

@@ -13,6 +13,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -240,6 +241,19 @@ namespace {
 
 // ---- single shard ----
 
+// Stores a *STORE command's result and publishes its event (del when an empty result
+// removed the destination).
+void StoreResult(Keyspace& ks, uint32_t db, std::string_view cmd, std::string_view dst,
+                 const SetBuilder& result, int64_t now_ms) {
+  bool existed = result.empty() && ks.FindMeta(db, dst, now_ms, false) != nullptr;
+  result.Store(ks, db, dst, Entry::kNoExpire);
+  if (!result.empty()) {
+    NotifyKeyspaceEvent(kNotifySet, Lowercase(cmd), dst, db);
+  } else if (existed) {
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", dst, db);
+  }
+}
+
 void CmdSetAlgebra(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   SetAlgebraCall call;
   if (!SetAlgebraCall::Parse(args, rb, &call)) return;
@@ -271,32 +285,38 @@ void CmdSetAlgebra(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   SetBuilder result;
   ComputeSetAlgebra(call, sets, rb, &result);
   if (!call.store) return;
-  result.Store(ctx.ks, ctx.db, call.dst, Entry::kNoExpire);
+  StoreResult(ctx.ks, ctx.db, args[0], call.dst, result, ctx.now_ms);
   rb.Integer(static_cast<int64_t>(result.size()));
 }
 
-// Adds member to the set at key (created when missing). REQUIRES: key holds no other type.
-void AddMember(Keyspace& ks, uint32_t db, std::string_view key, std::string_view member,
+// Adds member to the set at key (created when missing); false when it was there.
+// REQUIRES: key holds no other type.
+bool AddMember(Keyspace& ks, uint32_t db, std::string_view key, std::string_view member,
                int64_t now_ms) {
   Entry* e = ks.Find(db, key, now_ms);
   if (e == nullptr) {
     SetEditor ed(ks, db, key, member, 1);
     ed.Add(member);
     ed.Commit();
-    return;
+    return true;
   }
   SetEditor ed(ks, db, key, e);
-  ed.Add(member);
+  bool added = ed.Add(member);
   ed.Commit();
+  return added;
 }
 
 // Removes member from the set at key (deleted when emptied); false when it was absent.
+// Publishes srem (and del when emptied).
 bool RemoveMember(Keyspace& ks, uint32_t db, std::string_view key, std::string_view member,
                   int64_t now_ms) {
   Entry* e = ks.Find(db, key, now_ms);
   SetEditor ed(ks, db, key, e);
   if (!ed.Remove(member)) return false;
+  bool emptied = ed.size() == 0;
   ed.Commit();
+  NotifyKeyspaceEvent(kNotifySet, "srem", key, db);
+  if (emptied) NotifyKeyspaceEvent(kNotifyGeneric, "del", key, db);
   return true;
 }
 
@@ -325,7 +345,8 @@ void CmdSMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Integer(0);
     return;
   }
-  AddMember(ctx.ks, ctx.db, args[2], args[3], ctx.now_ms);
+  if (AddMember(ctx.ks, ctx.db, args[2], args[3], ctx.now_ms))
+    NotifyKeyspaceEvent(kNotifySet, "sadd", args[2], ctx.db);
   rb.Integer(1);
 }
 
@@ -388,7 +409,7 @@ Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(g.shards, [&](Worker& w) {
       size_t gi = g.IndexOf(w.index());
       if (w.index() == dst_shard && !wrong_type)
-        result.Store(w.keyspace(), db, call.dst, Entry::kNoExpire);
+        StoreResult(w.keyspace(), db, args[0], call.dst, result, w.now_ms());
       w.locks().Release(g.locks[gi].keys, g.locks[gi].exclusive);
     });
     if (!wrong_type) rb.Integer(static_cast<int64_t>(result.size()));
@@ -445,7 +466,11 @@ Fiber SMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   co_await RunOn(both, [&](Worker& w) {
     bool is_src = w.index() == src_shard;
     if (move && is_src) RemoveMember(w.keyspace(), db, args[1], args[3], w.now_ms());
-    if (move && !is_src) AddMember(w.keyspace(), db, args[2], args[3], w.now_ms());
+    if (move && !is_src && AddMember(w.keyspace(), db, args[2], args[3], w.now_ms())) {
+      // Published by the destination's shard in the same step as the source's srem: the
+      // two come from different workers, so their relative order is not guaranteed.
+      NotifyKeyspaceEvent(kNotifySet, "sadd", args[2], db);
+    }
     w.locks().Release(is_src ? src_lock.keys : dst_lock.keys, true);
   });
   c->FinishFiber(std::move(out));

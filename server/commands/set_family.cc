@@ -19,6 +19,7 @@
 #include "server/commands/lookup.h"
 #include "server/commands/set_algebra.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -44,7 +45,11 @@ void CmdSAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t added = 0;
   for (size_t i = 2; i < args.size(); i++) added += ed->Add(args[i]) ? 1 : 0;
   ed->Commit();
-  if (added == 0) ctx.ks.NoChange(ctx.db, args[1]);  // every member was there (WATCH)
+  if (added == 0) {
+    ctx.ks.NoChange(ctx.db, args[1]);  // every member was there (WATCH)
+  } else {
+    NotifyKeyspaceEvent(kNotifySet, "sadd", args[1], ctx.db);
+  }
   rb.Integer(added);
 }
 
@@ -59,7 +64,10 @@ void CmdSRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t removed = 0;
   for (size_t i = 2; i < args.size() && ed.size() > 0; i++) removed += ed.Remove(args[i]) ? 1 : 0;
   if (removed > 0) {
+    bool emptied = ed.size() == 0;
     ed.Commit();
+    NotifyKeyspaceEvent(kNotifySet, "srem", args[1], ctx.db);
+    if (emptied) NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
   } else {
     ctx.ks.NoChange(ctx.db, args[1]);
   }
@@ -192,7 +200,10 @@ void CmdSPop(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     }
     SetEditor ed(ctx.ks, ctx.db, args[1], e);
     std::string m = ed.PopRandom(w.next_random());
+    bool emptied = ed.size() == 0;
     ed.Commit();
+    NotifyKeyspaceEvent(kNotifySet, "spop", args[1], ctx.db);
+    if (emptied) NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
     rb.Bulk(m);
     return;
   }
@@ -214,6 +225,8 @@ void CmdSPop(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Set(size);
     set_access::ForEach(e, [&](std::string_view m) { rb.Bulk(m); });
     ctx.ks.Delete(ctx.db, args[1]);
+    NotifyKeyspaceEvent(kNotifySet, "spop", args[1], ctx.db);
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
     return;
   }
   size_t remaining = size - want;
@@ -223,6 +236,7 @@ void CmdSPop(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     SetEditor ed(ctx.ks, ctx.db, args[1], e);
     for (uint64_t i = 0; i < want; i++) rb.Bulk(ed.PopRandom(w.next_random()));
     ed.Commit();
+    NotifyKeyspaceEvent(kNotifySet, "spop", args[1], ctx.db);
     return;
   }
   // Most members leave: pick the few that stay and build a new set of them (as Redis,
@@ -242,6 +256,7 @@ void CmdSPop(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     if (!stays[i]) rb.Bulk(all[i]);
   }
   kept.Store(ctx.ks, ctx.db, args[1], e->ExpireMs());
+  NotifyKeyspaceEvent(kNotifySet, "spop", args[1], ctx.db);
 }
 
 // A SCAN cursor as Redis reads it (strtoul): an optional sign, decimal digits (none is

@@ -29,6 +29,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -312,12 +313,15 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       std::vector<std::string> list;
       for (auto& v : result) list.push_back(v ? *v : std::string());
       co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.store, n)), [&](Worker& w) {
-        w.keyspace().Delete(db, a.store);
+        bool existed = w.keyspace().Delete(db, a.store);
         if (!list.empty()) {
           std::vector<std::string_view> views(list.begin(), list.end());
           bool unused = false;
-          OpPush(w.keyspace(), db, a.store, false, views, false, w.now_ms(), &unused);
+          OpPush(w.keyspace(), db, a.store, false, views, false, w.now_ms(), &unused, false);
+          NotifyKeyspaceEvent(kNotifyList, "sortstore", a.store, db);
           w.SignalKeyReady(db, a.store);
+        } else if (existed) {
+          NotifyKeyspaceEvent(kNotifyGeneric, "del", a.store, db);
         }
       });
       rb.Integer(static_cast<int64_t>(list.size()));

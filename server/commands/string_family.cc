@@ -13,6 +13,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -34,6 +35,7 @@ bool ReadString(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** o
     rb.Error(errors::kWrongType);
     return false;
   }
+  if (count_stats && e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", key, ctx.db);
   *out = e;
   return true;
 }
@@ -101,6 +103,11 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   std::string_view key = args[1];
   Entry* old = nullptr;
+  if (g_notify_flags.load(std::memory_order_relaxed) & (kNotifyExpired | kNotifyNew)) [[unlikely]] {
+    // An expired key is deleted (and "expired" published) before the write, as Redis's
+    // lookup does; the write then creates the key anew ("new").
+    ctx.ks.FindMeta(ctx.db, key, ctx.now_ms, false);
+  }
   if (o.get || o.nx || o.xx || o.keepttl) {
     // Only GET needs the old value: a cold one is not read back for NX, XX, KEEPTTL.
     old = o.get ? ctx.ks.Find(ctx.db, key, ctx.now_ms)
@@ -122,11 +129,11 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   int64_t expire = o.expire_ms;
   if (o.keepttl && old != nullptr) expire = old->ExpireMs();
-  if (o.has_expire && expire <= ctx.now_ms) {
-    ctx.ks.Delete(ctx.db, key);  // already expired: Redis stores nothing
-  } else {
-    ctx.ks.SetString(ctx.db, key, args[2], expire);
-  }
+  // A time already past is stored as given, as Redis 7.0 does: the key is gone at its
+  // next lookup (or the active cycle), which publishes "expired".
+  ctx.ks.SetString(ctx.db, key, args[2], expire);
+  NotifyKeyspaceEvent(kNotifyString, "set", key, ctx.db);
+  if (o.has_expire) NotifyKeyspaceEvent(kNotifyGeneric, "expire", key, ctx.db);
   if (o.get) {
     old_value ? rb.Bulk(*old_value) : rb.Null();
   } else {
@@ -140,6 +147,7 @@ void CmdSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyString, "set", args[1], ctx.db);
   rb.Integer(1);
 }
 
@@ -148,6 +156,8 @@ void SetWithTtl(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit unit,
   int64_t at = 0;
   if (!ParseExpireArg(args[2], unit, false, ctx.now_ms, cmd, rb, &at)) return;
   ctx.ks.SetString(ctx.db, args[1], args[3], at);
+  NotifyKeyspaceEvent(kNotifyString, "set", args[1], ctx.db);
+  NotifyKeyspaceEvent(kNotifyGeneric, "expire", args[1], ctx.db);
   rb.Ok();
 }
 
@@ -168,6 +178,7 @@ void CmdGetSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.BulkValue(*e);
   }
   ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyString, "set", args[1], ctx.db);
 }
 
 void CmdGetDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -179,6 +190,7 @@ void CmdGetDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   rb.BulkValue(*e);
   ctx.ks.Delete(ctx.db, args[1]);
+  NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
 }
 
 void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
@@ -198,11 +210,14 @@ void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (o.has_expire) {
     if (at <= ctx.now_ms) {
       ctx.ks.Delete(ctx.db, args[1]);
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
     } else {
       ctx.ks.SetExpire(ctx.db, args[1], at);
+      NotifyKeyspaceEvent(kNotifyGeneric, "expire", args[1], ctx.db);
     }
   } else if (o.persist && e->HasExpire()) {
     ctx.ks.SetExpire(ctx.db, args[1], Entry::kNoExpire);
+    NotifyKeyspaceEvent(kNotifyGeneric, "persist", args[1], ctx.db);
   }
 }
 
@@ -221,6 +236,7 @@ void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (!ReadString(ctx, args[1], rb, &e, false)) return;
   if (e == nullptr) {
     ctx.ks.SetString(ctx.db, args[1], args[2], Entry::kNoExpire);
+    NotifyKeyspaceEvent(kNotifyString, "append", args[1], ctx.db);
     rb.Integer(static_cast<int64_t>(args[2].size()));
     return;
   }
@@ -235,6 +251,7 @@ void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   v.append(e->Value(&scratch));
   v.append(args[2]);
   ctx.ks.SetString(ctx.db, args[1], v, e->ExpireMs());
+  NotifyKeyspaceEvent(kNotifyString, "append", args[1], ctx.db);
   rb.Integer(static_cast<int64_t>(total));
 }
 
@@ -258,6 +275,7 @@ void IncrBy(std::string_view key, int64_t by, bool is_decrby_min, ShardCtx& ctx,
   int64_t v = cur + by;
   std::string s = IntToString(v);
   ctx.ks.SetString(ctx.db, key, s, e ? e->ExpireMs() : Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyString, "incrby", key, ctx.db);
   rb.Integer(v);
 }
 
@@ -307,6 +325,7 @@ void CmdIncrByFloat(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   std::string s = LongDoubleToHuman(v);
   ctx.ks.SetString(ctx.db, args[1], s, e ? e->ExpireMs() : Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyString, "incrbyfloat", args[1], ctx.db);
   rb.Bulk(s);
 }
 
@@ -368,6 +387,7 @@ void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (v.size() < need) v.resize(need, '\0');
   v.replace(static_cast<size_t>(offset), value.size(), value);
   ctx.ks.SetString(ctx.db, args[1], v, e ? e->ExpireMs() : Entry::kNoExpire);
+  NotifyKeyspaceEvent(kNotifyString, "setrange", args[1], ctx.db);
   rb.Integer(static_cast<int64_t>(v.size()));
 }
 
@@ -377,6 +397,7 @@ void CmdMGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Array(args.size() - 1);
   for (size_t i = 1; i < args.size(); i++) {
     Entry* e = ctx.ks.FindRead(ctx.db, args[i], ctx.now_ms);
+    if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", args[i], ctx.db);
     if (e == nullptr || e->Type() != ValueType::kString) {
       rb.Null();
     } else {
@@ -390,8 +411,10 @@ void CmdMSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(WrongArityError(args[0]));
     return;
   }
-  for (size_t i = 1; i + 1 < args.size(); i += 2)
+  for (size_t i = 1; i + 1 < args.size(); i += 2) {
     ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
+    NotifyKeyspaceEvent(kNotifyString, "set", args[i], ctx.db);
+  }
   rb.Ok();
 }
 
@@ -406,8 +429,10 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       return;
     }
   }
-  for (size_t i = 1; i + 1 < args.size(); i += 2)
+  for (size_t i = 1; i + 1 < args.size(); i += 2) {
     ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
+    NotifyKeyspaceEvent(kNotifyString, "set", args[i], ctx.db);
+  }
   rb.Integer(1);
 }
 
@@ -424,6 +449,7 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
+      if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", keys[p], db);
       if (e != nullptr && e->Type() == ValueType::kString) values[p] = e->ValueString();
     }
     w.locks().Release(g.locks[gi].keys, false);
@@ -469,8 +495,10 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     if (!any_exists) {
       // Positions are in argument order, so a key given twice keeps its last value.
-      for (size_t p : g.positions[gi])
+      for (size_t p : g.positions[gi]) {
         w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
+        NotifyKeyspaceEvent(kNotifyString, "set", keys[p], db);
+      }
     }
     w.locks().Release(g.locks[gi].keys, true);
   });

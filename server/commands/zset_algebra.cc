@@ -28,6 +28,7 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/zset_args.h"
+#include "server/commands/zset_ops.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -360,7 +361,7 @@ void CmdZAlgebra(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   std::vector<std::string> owned = Own(&result);
   holders.clear();
-  StoreZSet(ctx.ks, ctx.db, call.dst, &result);
+  StoreZSetAndNotify(ctx.ks, ctx.db, Lowercase(args[0]), call.dst, &result, ctx.now_ms);
   rb.Integer(static_cast<int64_t>(result.size()));
   if (!result.empty()) ctx.worker.SignalKeyReady(ctx.db, call.dst);
 }
@@ -428,7 +429,7 @@ Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(g.shards, [&](Worker& w) {
       size_t gi = g.IndexOf(w.index());
       if (w.index() == dst_shard && ok) {
-        StoreZSet(w.keyspace(), db, call.dst, &result);
+        StoreZSetAndNotify(w.keyspace(), db, Lowercase(args[0]), call.dst, &result, w.now_ms());
         if (!result.empty()) w.SignalKeyReady(db, call.dst);
       }
       w.locks().Release(g.locks[gi].keys, g.locks[gi].exclusive);

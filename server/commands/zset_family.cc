@@ -22,6 +22,7 @@
 #include "server/commands/zset_ops.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
@@ -121,6 +122,7 @@ void ZAddGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool zincrby) {
     rb.Integer(ch ? added + updated : added);
   }
   if (added > 0 || updated > 0) {
+    NotifyKeyspaceEvent(kNotifyZSet, incr ? "zincr" : "zadd", args[1], ctx.db);
     ctx.worker.SignalKeyReady(ctx.db, args[1]);
   } else if (e != nullptr) {
     ctx.ks.NoChange(ctx.db, args[1]);  // every member kept its score (WATCH)
@@ -143,7 +145,13 @@ void CmdZRem(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   ZSetEditor ed(ctx.ks, ctx.db, args[1], e);
   for (size_t i = 2; i < args.size(); i++) removed += ed.Remove(args[i]) ? 1 : 0;
   ed.Commit();
-  if (removed == 0) ctx.ks.NoChange(ctx.db, args[1]);
+  if (removed == 0) {
+    ctx.ks.NoChange(ctx.db, args[1]);
+  } else {
+    NotifyKeyspaceEvent(kNotifyZSet, "zrem", args[1], ctx.db);
+    if (ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false) == nullptr)
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
+  }
   rb.Integer(removed);
 }
 
@@ -406,6 +414,7 @@ void PopGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool max) {
     ed.Pop(max, count < 0 ? 1 : static_cast<size_t>(count), &got);
     ed.Commit();
   }
+  if (!got.empty()) NotifyZPopped(ctx.ks, ctx.db, args[1], max, ctx.now_ms);
   rb.Array(nested ? got.size() : got.size() * 2);
   for (auto& [m, s] : got) {
     if (nested) rb.Array(2);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/keyspace.h"
+#include "core/zset_type.h"
 
 namespace strata {
 
@@ -25,6 +26,14 @@ using ZPopped = std::vector<std::pair<std::string, double>>;
 // Empty when the key is absent.
 ZPopped OpZPop(Keyspace& ks, uint32_t db, std::string_view key, bool max, size_t count,
                int64_t now_ms, bool* wrong_type);
+
+// ZPOPMIN/ZPOPMAX's keyspace events after a pop from key (del when it emptied it).
+void NotifyZPopped(Keyspace& ks, uint32_t db, std::string_view key, bool max, int64_t now_ms);
+
+// Stores a *STORE command's result (StoreZSet) and publishes its event, `event` or del
+// when an empty result removed the destination.
+void StoreZSetAndNotify(Keyspace& ks, uint32_t db, std::string_view event, std::string_view key,
+                        std::vector<ZMember>* items, int64_t now_ms);
 
 // The number of members of a sorted-set key (0 when absent).
 int64_t OpZCard(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms, bool* wrong_type);

@@ -19,8 +19,10 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/zset_args.h"
+#include "server/commands/zset_ops.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
@@ -202,7 +204,7 @@ void CmdZRangeStore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       m.member = copies.back();
     }
   }
-  StoreZSet(ctx.ks, ctx.db, args[1], &items);
+  StoreZSetAndNotify(ctx.ks, ctx.db, "zrangestore", args[1], &items, ctx.now_ms);
   rb.Integer(static_cast<int64_t>(items.size()));
   if (!items.empty()) ctx.worker.SignalKeyReady(ctx.db, args[1]);
 }
@@ -241,7 +243,7 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       std::vector<ZMember> items;
       items.reserve(copied.size());
       for (auto& [m, s] : copied) items.push_back(ZMember{m, s});
-      StoreZSet(w.keyspace(), db, args[1], &items);
+      StoreZSetAndNotify(w.keyspace(), db, "zrangestore", args[1], &items, w.now_ms());
       if (!items.empty()) w.SignalKeyReady(db, args[1]);
     }
     w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);
@@ -327,6 +329,9 @@ void RemRangeGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, RangeType ty
     ZSetEditor ed(ctx.ks, ctx.db, args[1], e);
     ed.RemoveRanks(first, last - 1);
     ed.Commit();
+    NotifyKeyspaceEvent(kNotifyZSet, Lowercase(args[0]), args[1], ctx.db);
+    if (ctx.ks.FindMeta(ctx.db, args[1], ctx.now_ms, false) == nullptr)
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
   } else {
     ctx.ks.NoChange(ctx.db, args[1]);
   }

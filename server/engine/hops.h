@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "server/engine/lock_table.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/sync_hop.h"
 #include "server/engine/task.h"
 #include "server/engine/worker.h"
@@ -39,11 +40,15 @@ class RunOn {
   bool await_ready() {
     origin_ = Worker::Current();
     if (SyncHopScope::Active()) [[unlikely]] {
-      for (uint32_t s : shards_) SyncHop(s, fn_);
+      for (uint32_t s : shards_) SyncHop(s, fn_);  // each hop publishes in order
       return true;
     }
+    // Messages published by the steps are published from here when all are done, in
+    // the steps' order (pubsub.h): one ring per subscriber's worker keeps them in order.
+    if (PubSubInUse()) [[unlikely]]
+      captured_.resize(shards_.size());
     if (shards_.size() == 1 && shards_[0] == origin_->index()) {
-      fn_(*origin_);
+      RunStep(*origin_, 0);
       return true;
     }
     return shards_.empty();
@@ -52,15 +57,16 @@ class RunOn {
   bool await_suspend(std::coroutine_handle<> h) {
     handle_ = h;
     remaining_ = shards_.size();
-    for (uint32_t s : shards_) {
+    for (size_t i = 0; i < shards_.size(); i++) {
+      uint32_t s = shards_[i];
       if (s == origin_->index()) {
-        fn_(*origin_);
+        RunStep(*origin_, i);
         remaining_--;
         continue;
       }
-      origin_->Post(s, MakeTask([this] {
+      origin_->Post(s, MakeTask([this, i] {
                       Worker* w = Worker::Current();
-                      fn_(*w);
+                      RunStep(*w, i);
                       w->Post(origin_->index(), MakeTask([this] {
                                 if (--remaining_ == 0) handle_.resume();
                               }));
@@ -69,14 +75,28 @@ class RunOn {
     return remaining_ != 0;
   }
 
-  void await_resume() {}
+  void await_resume() {
+    if (!captured_.empty()) [[unlikely]] {
+      CapturedMessages all;
+      for (CapturedMessages& c : captured_) {
+        for (CapturedMessage& m : c) all.push_back(std::move(m));
+      }
+      PublishCaptured(&all);
+    }
+  }
 
  private:
+  void RunStep(Worker& w, size_t i) {
+    PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
+    fn_(w);
+  }
+
   std::vector<uint32_t> shards_;
   std::function<void(Worker&)> fn_;
   Worker* origin_ = nullptr;
   std::coroutine_handle<> handle_;
   size_t remaining_ = 0;
+  std::vector<CapturedMessages> captured_;  // per step, while Pub/Sub is in use
 };
 
 class RunLocked {
@@ -90,8 +110,9 @@ class RunLocked {
       SyncHop(shard_, fn_);  // the owner holds the shard: nothing to wait for
       return true;
     }
+    capture_ = PubSubInUse();
     if (shard_ == origin_->index() && origin_->locks().CanRun(*req_)) {
-      fn_(*origin_);
+      RunStep(*origin_);
       return true;
     }
     return false;
@@ -118,16 +139,25 @@ class RunLocked {
     }
   }
 
-  void await_resume() {}
+  void await_resume() {
+    if (!captured_.empty()) [[unlikely]]
+      PublishCaptured(&captured_);
+  }
 
  private:
+  void RunStep(Worker& w) {
+    PublishCapture capture(capture_ ? &captured_ : nullptr);
+    fn_(w);
+  }
   static void Admitted(void* p) {
     auto* self = static_cast<RunLocked*>(p);
     Worker* w = Worker::Current();
-    self->fn_(*w);
+    self->RunStep(*w);
     w->Post(self->home_, ResumeTask(self->handle_));
   }
 
+  bool capture_ = false;
+  CapturedMessages captured_;
   uint32_t shard_;
   LockTable::Request* req_;
   std::function<void(Worker&)> fn_;

@@ -15,14 +15,22 @@
 namespace strata {
 namespace {
 
+thread_local CapturedMessages* t_capture = nullptr;
+thread_local uint64_t t_capture_tag = 0;
+// The process's directory, for PubSubInUse (set when the engine creates it).
+std::atomic<PubSubDirectory*> g_directory{nullptr};
+
 // A message on its way to other workers: one copy, shared by every destination.
 struct PubSubMessage {
   std::atomic<uint32_t> refs{0};
+  uint64_t seq = 0;  // publishing order across workers (DeliveryOrder)
   PubSubKind kind;
   std::string channel;
   std::string message;
   std::vector<std::string> patterns;
 };
+
+std::atomic<uint64_t> g_message_seq{0};
 
 void DeliverTask(void* p) {
   auto* m = static_cast<PubSubMessage*>(p);
@@ -77,6 +85,7 @@ size_t ClientSubscriptions::Bytes() const {
 
 PubSubDirectory::PubSubDirectory(uint32_t workers) : workers_(workers) {
   for (auto& s : stripes_) s = std::make_unique<Stripe[]>(kStripes);
+  g_directory.store(this, std::memory_order_relaxed);
 }
 
 PubSubDirectory::Stripe& PubSubDirectory::StripeOf(PubSubKind kind, std::string_view name) const {
@@ -395,17 +404,47 @@ void WorkerPubSub::Deliver(PubSubKind kind, std::string_view channel, std::strin
 
 // ---- Publish
 
+PublishCapture::PublishCapture(CapturedMessages* sink) : previous_(t_capture) {
+  t_capture = sink;
+  t_capture_tag = 0;
+}
+PublishCapture::~PublishCapture() { t_capture = previous_; }
+
+void SetCaptureTag(uint64_t tag) { t_capture_tag = tag; }
+
+void PublishCaptured(CapturedMessages* msgs) {
+  if (msgs->empty()) return;
+  std::stable_sort(
+      msgs->begin(), msgs->end(),
+      [](const CapturedMessage& a, const CapturedMessage& b) { return a.tag < b.tag; });
+  for (const CapturedMessage& m : *msgs) Publish(m.kind, m.channel, m.message);
+  msgs->clear();
+}
+
+bool PubSubInUse() {
+  if (g_notify_flags.load(std::memory_order_relaxed) != 0) return true;
+  PubSubDirectory* d = g_directory.load(std::memory_order_relaxed);
+  return d != nullptr && (d->Count(PubSubKind::kChannel) + d->Count(PubSubKind::kPattern) +
+                          d->Count(PubSubKind::kShard)) != 0;
+}
+
 size_t Publish(PubSubKind kind, std::string_view channel, std::string_view message) {
   Worker* w = Worker::Current();
   thread_local PubSubRoute route;
   w->engine().pubsub().Route(kind, channel, &route);
   if (route.receivers == 0) return 0;
+  if (t_capture != nullptr) [[unlikely]] {
+    t_capture->push_back(
+        CapturedMessage{t_capture_tag, kind, std::string(channel), std::string(message)});
+    return route.receivers;
+  }
   uint32_t self = w->index();
   uint32_t remote = 0;
   for (uint32_t dest : route.workers) remote += dest != self;
   if (remote > 0) {
     auto* m = new PubSubMessage;
     m->refs.store(remote, std::memory_order_relaxed);
+    m->seq = g_message_seq.fetch_add(1, std::memory_order_relaxed);
     m->kind = kind;
     m->channel.assign(channel);
     m->message.assign(message);
@@ -438,5 +477,10 @@ void PublishKeyspaceEvent(uint32_t cls, std::string_view event, std::string_view
     Publish(PubSubKind::kChannel, channel, key);
   }
 }
+
+// ---- Delivery order (worker.cc's DrainInbox)
+
+bool IsPubSubDelivery(const Task& t) { return t.fn == DeliverTask; }
+uint64_t PubSubDeliverySeq(const Task& t) { return static_cast<PubSubMessage*>(t.arg)->seq; }
 
 }  // namespace strata

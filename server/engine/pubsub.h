@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "server/engine/command.h"
+#include "server/engine/task.h"
 
 namespace strata {
 
@@ -181,5 +182,48 @@ class WorkerPubSub {
 // Publishes from the current worker: delivers (inline here, by task elsewhere) and
 // returns the receivers (PUBLISH's reply). kind: kChannel or kShard.
 size_t Publish(PubSubKind kind, std::string_view channel, std::string_view message);
+
+// Order across shards. Messages published on different workers reach a subscriber
+// through different rings, so the steps of one fiber, transaction or script that
+// publish on several shards (keyspace events of EXEC's calls, say) are captured where
+// they run and published by the coordinating worker, in the order of its steps (hops.h
+// and sync_hop.cc take the captures; EXEC tags each message with its call's index).
+struct CapturedMessage {
+  uint64_t tag;
+  PubSubKind kind;
+  std::string channel;
+  std::string message;
+};
+using CapturedMessages = std::vector<CapturedMessage>;
+// While one exists on a thread, Publish there records its messages in *sink (still
+// returning the receivers) instead of delivering them. Nests; null sink: no capture.
+class PublishCapture {
+ public:
+  explicit PublishCapture(CapturedMessages* sink);
+  ~PublishCapture();
+  PublishCapture(const PublishCapture&) = delete;
+  PublishCapture& operator=(const PublishCapture&) = delete;
+
+ private:
+  CapturedMessages* previous_;
+};
+// The tag of the messages captured next on this thread (EXEC: the call's index).
+void SetCaptureTag(uint64_t tag);
+// Publishes captured messages from the current worker, in tag order (stable), and
+// empties *msgs.
+void PublishCaptured(CapturedMessages* msgs);
+// Whether a capture can matter: notifications are on or something is subscribed.
+bool PubSubInUse();
+
+// Causal order across rings. A subscriber's worker receives messages from several
+// workers' rings. When a client sees one PUBLISH's reply and then causes another
+// publish elsewhere, the first message is already in its ring (a worker pushes its
+// rings before it writes replies), but the destination might drain the second ring
+// first. So a worker drains every ring, then delivers the messages it took in their
+// publishing order (a process-wide sequence), and only then runs the other tasks
+// (whose own publishes come after, as they happen after in time). These identify the
+// delivery tasks and their sequence.
+bool IsPubSubDelivery(const Task& t);
+uint64_t PubSubDeliverySeq(const Task& t);
 
 }  // namespace strata

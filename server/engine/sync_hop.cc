@@ -9,6 +9,7 @@
 
 #include "server/base/config.h"
 #include "server/engine/engine.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -55,12 +56,9 @@ void RunHop(void* p) {
 
 }  // namespace
 
-bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
-  Worker* w = Worker::Current();
-  if (dest == w->index()) {
-    fn(*w);
-    return true;
-  }
+namespace {
+
+bool HopAndWait(Worker* w, uint32_t dest, const std::function<void(Worker&)>& fn) {
   auto* h = new HopCall;
   h->fn = &fn;
   h->task = Task{RunHop, h};
@@ -91,6 +89,29 @@ bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
   }
   delete h;
   return true;
+}
+
+}  // namespace
+
+bool SyncHop(uint32_t dest, const std::function<void(Worker&)>& fn) {
+  Worker* w = Worker::Current();
+  if (dest == w->index()) {
+    fn(*w);
+    return true;
+  }
+  if (PubSubInUse()) [[unlikely]] {
+    // What the hop publishes is published from here, after it (pubsub.h: one script's
+    // messages from several shards then reach each subscriber in the script's order).
+    CapturedMessages captured;
+    std::function<void(Worker&)> captured_fn = [&](Worker& there) {
+      PublishCapture capture(&captured);
+      fn(there);
+    };
+    bool done = HopAndWait(w, dest, captured_fn);
+    if (done) PublishCaptured(&captured);
+    return done;
+  }
+  return HopAndWait(w, dest, fn);
 }
 
 SyncHopScope::SyncHopScope() : previous_(t_sync_hops) { t_sync_hops = true; }

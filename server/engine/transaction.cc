@@ -34,6 +34,7 @@
 #include "server/engine/client_connection.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -496,6 +497,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
           for (size_t k = i; k < j; k++) {
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
+              SetCaptureTag(k);  // its messages are published in call order
               RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k]);
             }
           }

@@ -292,10 +292,32 @@ void Worker::DrainInbox() {
   }
   RunHops();
   Task t;
+  // Taken out of the members while they run (no task may find them in use).
+  std::vector<Task> tasks, messages;
+  tasks.swap(drained_);
+  messages.swap(messages_);
+  tasks.clear();
+  messages.clear();
   for (auto& r : inbox_) {
     // Bounded per turn so that I/O keeps being served under a flood of messages.
-    for (int i = 0; i < 4096 && r->Pop(&t); i++) t.Run();
+    for (int i = 0; i < 4096 && r->Pop(&t); i++) {
+      if (IsPubSubDelivery(t)) [[unlikely]] {
+        messages.push_back(t);
+      } else {
+        tasks.push_back(t);
+      }
+    }
   }
+  if (!messages.empty()) [[unlikely]] {
+    // Pub/Sub messages first, in publishing order (pubsub.h, "Causal order").
+    std::stable_sort(messages.begin(), messages.end(), [](const Task& a, const Task& b) {
+      return PubSubDeliverySeq(a) < PubSubDeliverySeq(b);
+    });
+    for (const Task& m : messages) m.Run();
+  }
+  for (const Task& x : tasks) x.Run();
+  drained_.swap(tasks);
+  messages_.swap(messages);
 }
 
 void Worker::MarkDirty(ClientConnection* c) { dirty_.push_back(c); }
@@ -450,13 +472,17 @@ class KeyEvents final : public KeyEventHook {
   void KeyCreated(uint32_t db, std::string_view key) override {
     NotifyKeyspaceEvent(kNotifyNew, "new", key, db);
   }
+  void KeyEvicted(uint32_t db, std::string_view key) override {
+    NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, db);
+  }
 };
 KeyEvents g_key_events;
 }  // namespace
 
 void Worker::SyncKeyEventHook() {
   uint32_t f = g_notify_flags.load(std::memory_order_relaxed);
-  bool on = (f & (kNotifyKeyspace | kNotifyKeyevent)) && (f & (kNotifyExpired | kNotifyNew));
+  bool on = (f & (kNotifyKeyspace | kNotifyKeyevent)) &&
+            (f & (kNotifyExpired | kNotifyNew | kNotifyEvicted));
   keyspace_.set_event_hook(on ? &g_key_events : nullptr);
 }
 
@@ -528,6 +554,9 @@ void Worker::Run() {
     UpdateMemoryState();
     eviction_.OnTurn();
     EvictClientsOverLimit();
+    // Tasks for other workers leave before this turn's replies do: whatever a client
+    // learns from a reply (a PUBLISH delivered, say) is then already on its way.
+    FlushOutbox();
     dirty_scratch_.swap(dirty_);
     for (ClientConnection* c : dirty_scratch_) c->FlushOutput();
     dirty_scratch_.clear();

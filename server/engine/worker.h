@@ -219,7 +219,8 @@ class Worker {
 
  private:
   void Run();
-  // Installs the keyspace's KeyEventHook while notifications ask for "expired" or "new"
+  // Installs the keyspace's KeyEventHook while notifications ask for "expired", "new" or
+  // "evicted"
   // (once per loop turn: CONFIG SET takes effect at the next turn).
   void SyncKeyEventHook();
   void CloseAll();
@@ -260,6 +261,8 @@ class Worker {
   std::vector<std::unique_ptr<RemoteBatch>> batch_pool_;
   std::vector<RemoteBatch*> free_batches_;
   std::vector<Task> deferred_scratch_;
+  std::vector<Task> drained_;   // DrainInbox's tasks of one pass
+  std::vector<Task> messages_;  // of those, Pub/Sub deliveries
   std::mutex external_mu_;
   std::vector<Task> external_;
   std::atomic<bool> external_pending_{false};
