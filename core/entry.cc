@@ -21,6 +21,8 @@ const char* ValueTypeName(ValueType t) {
       return "zset";
     case ValueType::kHash:
       return "hash";
+    case ValueType::kStream:
+      return "stream";
   }
   return "none";
 }

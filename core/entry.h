@@ -52,8 +52,16 @@ namespace strata {
 class SlabHeap;
 class CollectionObject;
 
-enum class ValueType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4 };
-constexpr int kValueTypeCount = 5;
+// kStream values are always objects (core/stream_type.h), never packed in the entry.
+enum class ValueType : uint8_t {
+  kString = 0,
+  kList = 1,
+  kSet = 2,
+  kZSet = 3,
+  kHash = 4,
+  kStream = 5
+};
+constexpr int kValueTypeCount = 6;
 
 const char* ValueTypeName(ValueType t);
 

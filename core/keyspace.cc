@@ -344,6 +344,9 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
   if (type != ValueType::kString) {
     std::unique_ptr<CollectionObject> obj = MaterializeCollection(type, value, heap_);
     if (obj != nullptr) return SetObject(db, key, type, std::move(obj), expire_ms);
+    // A stream is an object or nothing: a form that does not parse is not stored.
+    if (type == ValueType::kStream) [[unlikely]]
+      return nullptr;
   }
   return Insert(d, key, NewEntry(d, key, value, type, expire_ms));
 }

@@ -184,7 +184,9 @@ class Keyspace {
   Entry* SetString(uint32_t db, std::string_view key, std::string_view value, int64_t expire_ms);
   // Creates or overwrites key with a value of any type. For a collection, `value` is its
   // canonical serialized form (object.h): it is stored as is when small, or turned into
-  // a CollectionObject when big (COPY, RENAME, MOVE, and collection writes).
+  // a CollectionObject when big (COPY, RENAME, MOVE, and collection writes). A stream
+  // is always an object: for a form that does not parse nothing is stored and the
+  // result is null (callers validate forms they did not make).
   Entry* SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
                 int64_t expire_ms);
   // Creates or overwrites key with a big collection; the entry takes ownership.

@@ -3,6 +3,7 @@
 #include "core/hash_type.h"
 #include "core/list_type.h"
 #include "core/set_type.h"
+#include "core/stream_type.h"
 #include "core/zset_type.h"
 
 namespace strata {
@@ -23,6 +24,12 @@ std::unique_ptr<CollectionObject> MaterializeCollection(ValueType type, std::str
       return MaterializeList(serialized, heap);
     case ValueType::kZSet:
       return MaterializeZSet(serialized, heap);
+    case ValueType::kStream: {
+      // Always an object; null only for a form that does not parse (callers validate
+      // what they did not make themselves: Keyspace::SetRaw then stores nothing).
+      std::string error;
+      return StreamObject::Parse(serialized, &error);
+    }
     case ValueType::kString:
       break;
   }

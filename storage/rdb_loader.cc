@@ -115,9 +115,6 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
     stats_.keys_skipped++;
     return Status::Ok();
   }
-  if (v.kind == rdb::RdbKind::kStream) {
-    return Fail(where() + " is a stream, which strata cannot hold yet");
-  }
   if (rec.expire_ms >= 0 && rec.expire_ms <= now_ms) {
     stats_.keys_expired++;
     return Status::Ok();

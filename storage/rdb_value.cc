@@ -11,6 +11,7 @@
 #include "core/object.h"
 #include "core/packed_list.h"
 #include "core/set_type.h"
+#include "core/stream_type.h"
 #include "core/zset_type.h"
 #include "storage/lzf.h"
 #include "storage/rdb_containers.h"
@@ -48,6 +49,8 @@ ValueType RdbValue::value_type() const {
       return ValueType::kZSet;
     case RdbKind::kHash:
       return ValueType::kHash;
+    case RdbKind::kStream:
+      return ValueType::kStream;
     default:
       return ValueType::kString;
   }
@@ -228,6 +231,41 @@ DecodeResult ZSetFromItems(RdbInput* in, uint64_t at, const std::vector<PackedIt
   }
   return AssembleZSet(in, at, members, scores, out);
 }
+
+strata::StreamId ToCore(const StreamId& id) { return strata::StreamId{id.ms, id.seq}; }
+
+}  // namespace
+
+bool StreamCanonicalForm(const RdbStream& s, std::string* out, std::string* error) {
+  StreamBuilder b;
+  std::vector<std::string_view> fv;
+  for (const RdbStream::Entry& e : s.entries) {
+    fv.clear();
+    for (const auto& [f, v] : e.fields) {
+      fv.push_back(f);
+      fv.push_back(v);
+    }
+    b.AppendRaw(ToCore(e.id), fv);
+  }
+  b.SetMetadata(ToCore(s.last_id), s.entries_added, ToCore(s.max_deleted_id));
+  for (const RdbStream::Group& g : s.groups) {
+    b.AddGroup(g.name, ToCore(g.last_id), g.entries_read);
+    for (const RdbStream::Pending& p : g.pel) {
+      b.AddPending(ToCore(p.id), p.delivery_ms, p.delivery_count);
+    }
+    for (const RdbStream::Consumer& c : g.consumers) {
+      b.AddConsumer(c.name, c.seen_ms, c.active_ms);
+      for (const StreamId& id : c.pending) b.AddConsumerPending(ToCore(id));
+    }
+  }
+  std::unique_ptr<StreamObject> obj = b.Finish(error);
+  if (obj == nullptr) return false;
+  out->clear();
+  obj->Serialize(out);
+  return true;
+}
+
+namespace {
 
 bool ReadStreamId16(RdbInput* in, StreamId* id, const char* what) {
   std::string_view raw;
@@ -462,6 +500,13 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
       grp.consumers.push_back(std::move(con));
     }
     s->groups.push_back(std::move(grp));
+  }
+  // strata's own form of the stream (core/stream_type.h), which also checks what the
+  // framing above cannot (the PEL against the groups' IDs, the metadata's order).
+  std::string error;
+  if (!StreamCanonicalForm(*s, &out->data, &error)) {
+    in->Fail(in->offset(), "stream: " + error);
+    return DecodeResult::kError;
   }
   out->kind = RdbKind::kStream;
   out->elements = s->entries.size();
@@ -1060,6 +1105,118 @@ uint8_t EncodeHash(std::string_view data, const EncodeOptions& o, std::string* o
 
 }  // namespace
 
+void AppendStreamId16(std::string* out, strata::StreamId id) {
+  for (int i = 7; i >= 0; i--) out->push_back(static_cast<char>(id.ms >> (8 * i)));
+  for (int i = 7; i >= 0; i--) out->push_back(static_cast<char>(id.seq >> (8 * i)));
+}
+
+// Redis's stream encoding (docs/FORMAT.md "RDB", streams): nodes of up to 100 entries
+// and about 4 KB, each a master ID and a listpack whose master entry names the first
+// entry's fields; then the metadata, the groups, their PELs and consumers. Type 19
+// (Redis 7.0, RDB 10) unless the version allows 21, which adds consumers' active time.
+uint8_t EncodeStream(std::string_view data, const EncodeOptions& o, std::string* out) {
+  using strata::StreamId;
+  std::string error;
+  std::unique_ptr<StreamObject> s = StreamObject::Parse(data, &error);
+  // A stored value's form is strata's own and parses; should it not, an empty stream.
+  if (s == nullptr) s = std::make_unique<StreamObject>();
+  uint8_t type = o.version >= 11 ? kTypeStreamListpacks3 : kTypeStreamListpacks2;
+  out->push_back(static_cast<char>(type));
+
+  struct OwnedEntry {
+    StreamId id;
+    std::vector<std::pair<std::string, std::string>> fields;
+  };
+  constexpr size_t kNodeEntries = 100, kNodeBytes = 4096;
+  std::string nodes;
+  uint64_t node_count = 0;
+  std::vector<OwnedEntry> node;
+  auto write_node = [&] {
+    if (node.empty()) return;
+    const OwnedEntry& first = node.front();
+    ListpackBuilder lp;
+    lp.AddInt(static_cast<int64_t>(node.size()));  // live entries
+    lp.AddInt(0);                                  // deleted entries
+    lp.AddInt(static_cast<int64_t>(first.fields.size()));
+    for (const auto& fv : first.fields) lp.Add(fv.first);
+    lp.AddInt(0);  // the master entry's terminator
+    for (const OwnedEntry& e : node) {
+      bool same = e.fields.size() == first.fields.size();
+      for (size_t i = 0; same && i < e.fields.size(); i++)
+        same = e.fields[i].first == first.fields[i].first;
+      lp.AddInt(same ? 2 : 0);  // flags: 2 = the master entry's fields
+      lp.AddInt(static_cast<int64_t>(e.id.ms - first.id.ms));
+      lp.AddInt(static_cast<int64_t>(e.id.seq - first.id.seq));
+      if (same) {
+        for (const auto& fv : e.fields) lp.Add(fv.second);
+      } else {
+        lp.AddInt(static_cast<int64_t>(e.fields.size()));
+        for (const auto& fv : e.fields) {
+          lp.Add(fv.first);
+          lp.Add(fv.second);
+        }
+      }
+      lp.AddInt(static_cast<int64_t>(same ? 3 + first.fields.size() : 4 + 2 * e.fields.size()));
+    }
+    std::string key;
+    AppendStreamId16(&key, first.id);
+    AppendString(&nodes, key, false);
+    AppendString(&nodes, lp.Finish(), o.compression);
+    node_count++;
+    node.clear();
+  };
+  size_t node_bytes = 0;
+  for (StreamIterator it = s->Range(StreamId::Min(), StreamId::Max()); it.Valid(); it.Next()) {
+    const StreamEntry& e = it.entry();
+    size_t bytes = 16;
+    for (const auto& fv : e.fields) bytes += fv.first.size() + fv.second.size() + 4;
+    if (!node.empty() && (node.size() >= kNodeEntries || node_bytes + bytes > kNodeBytes)) {
+      write_node();
+      node_bytes = 0;
+    }
+    node_bytes += bytes;
+    OwnedEntry owned{e.id, {}};
+    for (const auto& fv : e.fields) owned.fields.emplace_back(fv.first, fv.second);
+    node.push_back(std::move(owned));
+  }
+  write_node();
+  AppendLength(out, node_count);
+  out->append(nodes);
+  AppendLength(out, s->Length());
+  AppendLength(out, s->last_id().ms);
+  AppendLength(out, s->last_id().seq);
+  AppendLength(out, s->first_id().ms);
+  AppendLength(out, s->first_id().seq);
+  AppendLength(out, s->max_deleted_id().ms);
+  AppendLength(out, s->max_deleted_id().seq);
+  AppendLength(out, s->entries_added());
+  AppendLength(out, s->groups().size());
+  for (const auto& [gname, g] : s->groups()) {
+    AppendString(out, g->name, false);
+    AppendLength(out, g->last_id.ms);
+    AppendLength(out, g->last_id.seq);
+    AppendLength(out, static_cast<uint64_t>(g->entries_read));  // -1 as Redis writes it
+    AppendLength(out, g->pel.size());
+    for (const auto& [id, p] : g->pel) {
+      AppendStreamId16(out, id);
+      AppendLE(out, static_cast<uint64_t>(p.delivery_ms), 8);
+      AppendLength(out, p.delivery_count);
+    }
+    AppendLength(out, g->consumers.size());
+    for (const auto& [cname, c] : g->consumers) {
+      AppendString(out, c->name, false);
+      AppendLE(out, static_cast<uint64_t>(c->seen_ms), 8);
+      if (type >= kTypeStreamListpacks3) {
+        // Redis 7.2 records -1 (never active) as the seen time.
+        AppendLE(out, static_cast<uint64_t>(c->active_ms >= 0 ? c->active_ms : c->seen_ms), 8);
+      }
+      AppendLength(out, c->pending.size());
+      for (const StreamId& id : c->pending) AppendStreamId16(out, id);
+    }
+  }
+  return type;
+}
+
 uint8_t EncodeValue(ValueType type, std::string_view data, const EncodeOptions& opts,
                     std::string* out) {
   switch (type) {
@@ -1075,6 +1232,8 @@ uint8_t EncodeValue(ValueType type, std::string_view data, const EncodeOptions& 
       return EncodeZSet(data, opts, out);
     case ValueType::kHash:
       return EncodeHash(data, opts, out);
+    case ValueType::kStream:
+      return EncodeStream(data, opts, out);
   }
   return kTypeString;
 }

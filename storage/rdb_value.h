@@ -76,7 +76,7 @@ const char* RdbKindName(RdbKind k);
 struct RdbValue {
   uint8_t type_id = 0;
   RdbKind kind = RdbKind::kString;
-  // kString: the bytes; kList/kSet/kZSet/kHash: the canonical serialized form.
+  // kString: the bytes; kList/kSet/kZSet/kHash/kStream: the canonical serialized form.
   std::string data;
   size_t elements = 0;  // members, fields, elements or stream entries; 1 for a string
   // Hashes with field expiry (types 22 to 25): each field's absolute expiry in ms, in
@@ -98,6 +98,10 @@ enum class DecodeResult : uint8_t {
   kEmpty,  // a well-formed empty collection: Redis skips these in files, RESTORE refuses them
   kError,  // in->error() names the offset and what was expected there
 };
+
+// strata's canonical form of a decoded stream (core/stream_type.h); false with *error
+// when the parts do not make a stream (a PEL entry without an owner, IDs out of order).
+bool StreamCanonicalForm(const RdbStream& s, std::string* out, std::string* error);
 
 // Decodes the value of type id `type` at in's cursor into *out (which it overwrites).
 DecodeResult DecodeValue(uint8_t type, RdbInput* in, const DecodeOptions& opts, RdbValue* out);

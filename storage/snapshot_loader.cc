@@ -110,7 +110,11 @@ Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
       stats_.keys_expired++;
       return Status::Ok();
     }
-    ks_.SetRaw(db, key, value, type, expire_ms);
+    if (ks_.SetRaw(db, key, value, type, expire_ms) == nullptr) {
+      // Only a stream whose form does not parse is refused (blocks are checksummed, so
+      // this is a writer's bug or a format from elsewhere).
+      return Status::Corruption("stream '" + std::string(key) + "' does not parse");
+    }
     stats_.keys_loaded++;
     return Status::Ok();
   };

@@ -118,7 +118,7 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
       rb.Error("ERR Bad data format");
       return;
   }
-  if (v.kind == rdb::RdbKind::kStream || v.kind == rdb::RdbKind::kModule) {
+  if (v.kind == rdb::RdbKind::kModule) {
     rb.Error(std::string("ERR Bad data format: strata cannot hold ") + rdb::RdbKindName(v.kind) +
              " values yet");
     return;
