@@ -11,7 +11,7 @@ constexpr std::string_view kRangesMagic = "RANGES";
 constexpr uint8_t kRecordEntry = 1;
 constexpr uint8_t kFlagExpire = 1;
 constexpr uint8_t kFlagCold = 2;
-constexpr uint8_t kTypeMax = static_cast<uint8_t>(ValueType::kHash);
+constexpr uint8_t kTypeMax = static_cast<uint8_t>(ValueType::kStream);
 
 }  // namespace
 

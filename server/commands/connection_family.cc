@@ -201,6 +201,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   if (s.flags & kCmdSortedSet) cats.push_back("@sortedset");
   if (s.flags & kCmdBlocking) cats.push_back("@blocking");
   if (s.flags & kCmdPubSub) cats.push_back("@pubsub");
+  if (s.flags & kCmdStream) cats.push_back("@stream");
   if (s.flags & kCmdWrite) cats.push_back("@write");
   if (s.flags & kCmdReadOnly) cats.push_back("@read");
   if (s.flags & kCmdFast) {

@@ -26,6 +26,9 @@ void RegisterAllCommands() {
   RegisterScriptFamily(r);
   RegisterFunctionFamily(r);
   RegisterPubSubFamily(r);
+  RegisterStreamFamily(r);
+  RegisterStreamReadCommands(r);
+  RegisterStreamInfoCommands(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

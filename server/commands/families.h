@@ -16,6 +16,7 @@
 //   script_family      EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT
 //   function_family    FUNCTION FCALL FCALL_RO
 //   pubsub_family      (P|S)SUBSCRIBE (P|S)UNSUBSCRIBE PUBLISH SPUBLISH PUBSUB RESET
+//   stream_family (+ stream_read, stream_info)  XADD XRANGE XREAD XREADGROUP XGROUP ...
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
@@ -49,5 +50,8 @@ void RegisterTransactionFamily(CommandRegistry& r);
 void RegisterScriptFamily(CommandRegistry& r);
 void RegisterFunctionFamily(CommandRegistry& r);
 void RegisterPubSubFamily(CommandRegistry& r);
+void RegisterStreamFamily(CommandRegistry& r);
+void RegisterStreamReadCommands(CommandRegistry& r);
+void RegisterStreamInfoCommands(CommandRegistry& r);
 
 }  // namespace strata

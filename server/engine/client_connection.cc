@@ -155,6 +155,7 @@ bool ClientConnection::WaitsForInflight(const CommandSpec* spec, CmdArgs args) c
       spec->spans_shards(args)) {
     return true;
   }
+  if (spec->may_block != nullptr && spec->may_block(args)) return true;
   // A multi-key command that spans shards must also wait; single-shard ones need not.
   std::vector<std::string_view> keys;
   spec->Keys(args, &keys);
@@ -376,6 +377,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       }
       if (spec->spans_shards != nullptr && !multi && shard_count > 1) [[unlikely]]
         multi = spec->spans_shards(args);
+      if (spec->may_block != nullptr && !multi) [[unlikely]]
+        multi = spec->may_block(args);
     }
     if (!multi) return DispatchToShard(spec, args, shard);
   }

@@ -72,6 +72,7 @@ enum CommandFlag : uint32_t {
   kCmdPubSub = 1 << 24,  // acl category @pubsub
   // Not a write, but replicated (PUBLISH): refused in read-only scripts as writes are.
   kCmdMayReplicate = 1 << 25,
+  kCmdStream = 1 << 26,  // acl category @stream
 };
 
 // The shard-side context of a command.
@@ -114,6 +115,9 @@ struct CommandSpec {
   // its keys (a script that is known to, or not known yet): true sends this call to
   // fiber_fn even when its keys hash to one shard. Asked only with several shards.
   bool (*spans_shards)(CmdArgs args) = nullptr;
+  // For commands with both shard_fn and fiber_fn of which some calls may block (XREAD
+  // BLOCK): true sends the call to fiber_fn whatever its keys and the shard count.
+  bool (*may_block)(CmdArgs args) = nullptr;
   // For container commands of which some subcommands run while a script is busy
   // (SCRIPT KILL, FUNCTION KILL and STATS): true when this call may.
   bool (*allow_busy)(CmdArgs args) = nullptr;

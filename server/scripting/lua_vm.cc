@@ -238,6 +238,17 @@ int CallImpl(lua_State* L, bool raise) {
   if (!spec->CheckArity(args.size())) {
     return fail("ERR Wrong number of args calling Redis command from script");
   }
+  if (EqualsIgnoreCase(args[0], "xread") || EqualsIgnoreCase(args[0], "xreadgroup")) {
+    // As Redis: a script may read streams but not wait for them.
+    for (size_t i = 1; i + 1 < args.size(); i++) {
+      if (EqualsIgnoreCase(args[i], "streams")) break;
+      if (EqualsIgnoreCase(args[i], "block")) {
+        std::string cmd = Lowercase(args[0]);
+        for (char& ch : cmd) ch = static_cast<char>(ch - 'a' + 'A');
+        return fail("ERR " + cmd + " command is not allowed with BLOCK option from scripts");
+      }
+    }
+  }
   if (NotAllowed(spec)) return fail("ERR This Redis command is not allowed from script");
   if ((spec->is_write() || (spec->flags & kCmdMayReplicate)) && st->read_only) {
     return fail("ERR Write commands are not allowed from read-only scripts.");

@@ -1135,7 +1135,6 @@ def test_blmpop_and_bzmpop_in_a_script_do_not_block(conn):
         b"*2\r\n$1\r\nl\r\n*1\r\n$1\r\na\r\n")
 
 
-@not_yet('no streams yet')
 def test_xread_block_in_a_script(conn):
     body = "return redis.call('XREAD', 'BLOCK', 0, 'STREAMS', 's', '$')"
     assert ev(conn, body) == script_err(
