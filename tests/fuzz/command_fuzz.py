@@ -215,6 +215,38 @@ def commands(g):
         ("EVAL_RO", lambda: [b"return redis.call('EXISTS', KEYS[1], KEYS[2], ARGV[1])",
                              b"2", k(), k(), k()]),
         ("SCRIPT", lambda: [g.r.choice([b"LOAD", b"EXISTS", b"FLUSH"]), b"return 1"]),
+        # Pub/Sub and keyspace notifications: a client's own channels only (a message it
+        # read would count as a reply), publishes that reach nobody, events on every write
+        # (fixed names: SUNSUBSCRIBE without one confirms each shard channel the client has)
+        ("SUBSCRIBE", lambda: [b"fuzz:" + g.r.choice([b"a", b"b"])]),
+        ("UNSUBSCRIBE", lambda: [b"fuzz:" + g.r.choice([b"a", b"b"])]),
+        ("SSUBSCRIBE", lambda: [b"fuzz:s"]), ("SUNSUBSCRIBE", lambda: []),
+        ("PUBLISH", lambda: [b"fuzz:nobody", v()]), ("SPUBLISH", lambda: [k(), v()]),
+        ("PUBSUB", lambda: [g.r.choice([b"CHANNELS", b"NUMPAT", b"NUMSUB", b"SHARDNUMSUB"])]),
+        ("RESET", lambda: []),
+        ("CONFIG", lambda: [b"SET", b"notify-keyspace-events",
+                            g.r.choice([b"", b"KEA", b"KExn", b"El$", b"Kgm"])]),
+        # streams: IDs right and wrong, groups, trimming, short blocking reads
+        ("XADD", lambda: [k()] + g.r.choice([[], [b"MAXLEN", b"~", b"5"], [b"MINID", b"2"],
+                                             [b"NOMKSTREAM"]]) +
+                 [g.r.choice([b"*", b"*", b"5-*", b"7", b"0-0", b"x"]), b"f", v(), b"g", v()]),
+        ("XRANGE", lambda: [k(), g.r.choice([b"-", b"(1", b"3"]), g.r.choice([b"+", b"9", b"(5"]),
+                            b"COUNT", g.r.choice([b"2", b"0", b"-1"])]),
+        ("XREVRANGE", lambda: [k(), b"+", b"-"]), ("XLEN", lambda: [k()]),
+        ("XDEL", lambda: [k(), g.r.choice([b"1-0", b"2", b"bad"])]),
+        ("XTRIM", lambda: [k(), g.r.choice([b"MAXLEN", b"MINID"]), g.r.choice([b"=", b"~"]),
+                           g.r.choice([b"0", b"3", b"5-0"])]),
+        ("XGROUP", lambda: [b"CREATE", k(), b"g", g.r.choice([b"0", b"$"]), b"MKSTREAM"]),
+        ("XGROUP", lambda: [b"DESTROY", k(), b"g"]), ("XGROUP", lambda: [b"SETID", k(), b"g", b"$"]),
+        ("XREADGROUP", lambda: [b"GROUP", b"g", b"c", b"COUNT", b"3", b"STREAMS", k(), k(),
+                                g.r.choice([b">", b"0"]), b">"]),
+        ("XREAD", lambda: [b"COUNT", b"2", b"STREAMS", k(), k(), b"0", b"$"]),
+        ("XREAD", lambda: [b"BLOCK", b"1", b"STREAMS", k(), b"$"]),
+        ("XACK", lambda: [k(), b"g", b"1-0", b"2-0"]), ("XPENDING", lambda: [k(), b"g"]),
+        ("XCLAIM", lambda: [k(), b"g", b"c2", b"0", b"1-0", b"JUSTID"]),
+        ("XAUTOCLAIM", lambda: [k(), b"g", b"c2", b"0", b"0", b"COUNT", b"5"]),
+        ("XINFO", lambda: [g.r.choice([b"STREAM", b"GROUPS"]), k()]),
+        ("XSETID", lambda: [k(), g.r.choice([b"99-0", b"0-1"])]),
         # nonsense
         ("NOSUCHCOMMAND", lambda: [g.any()]),
     ]
@@ -284,8 +316,10 @@ def encode(args):
 
 def mutate(g, name, args):
     """Sometimes break a call: wrong arity, junk argument, lower-case name. Blocking pops
-    are left alone: a junk last argument would be their timeout (0 waits forever)."""
-    if name.startswith("B") and name not in ("BGSAVE",):
+    are left alone: a junk last argument would be their timeout (0 waits forever). So are
+    the (un)subscribe commands: one reply per channel, so a junk channel (or none, for
+    "every channel") would change how many replies the call has."""
+    if (name.startswith("B") and name not in ("BGSAVE",)) or "SUBSCRIBE" in name:
         return [name.encode()] + args
     p = g.r.random()
     if p < 0.05 and args:
@@ -398,13 +432,19 @@ def check_keyspace(port):
             if int(size) != len(names):
                 raise AssertionError("db %s: DBSIZE %s but KEYS lists %d" % (db, size, len(names)))
             if sorted(set(scanned)) != names:
-                raise AssertionError("db %s: SCAN saw %d keys, KEYS %d" % (db, len(set(scanned)),
-                                                                         len(names)))
+                extra = []
+                for key in sorted(set(scanned) ^ set(names)):
+                    s.sendall(encode([b"TYPE", key]) + encode([b"PTTL", key]))
+                    extra.append((key, r.read()[1], r.read()[1]))
+                raise AssertionError("(type, pttl of the differing keys: %r) " % extra +"db %s: SCAN saw %d keys, KEYS %d (only SCAN: %r, only "
+                                     "KEYS: %r)" % (db, len(set(scanned)), len(names),
+                                                    sorted(set(scanned) - set(names)),
+                                                    sorted(set(names) - set(scanned))))
             for key in names:
                 s.sendall(encode([b"TYPE", key]) + encode([b"EXISTS", key]))
                 _, t = r.read()
                 _, e = r.read()
-                if t not in (b"string", b"list", b"set", b"zset", b"hash") or e != b"1":
+                if t not in (b"string", b"list", b"set", b"zset", b"hash", b"stream") or e != b"1":
                     raise AssertionError("db %s: key %r listed but TYPE %r EXISTS %r" %
                                          (db, key, t, e))
     finally:

@@ -1,7 +1,9 @@
 // Drives a server with node-redis and ioredis, as applications do: their connection
 // handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), scripts
 // (defineCommand, over keys of several shards and keys a script builds), functions
-// (FUNCTION LOAD, FCALL), INFO and SCAN.
+// (FUNCTION LOAD, FCALL), Pub/Sub (subscribe, psubscribe, keyspace events), streams with a
+// consumer group (xadd, xreadgroup, xack, a blocking read woken by another client), INFO
+// and SCAN.
 // Usage: node check.js PORT
 // Exits non-zero with a message naming the first check that failed.
 const { createClient } = require('redis');
@@ -45,6 +47,25 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
   check(await c.fCall('nmove', { keys: ['n:wait', 'n:active'], arguments: ['n:job'] }) === 'j2',
         'node-redis fcall');
   check(await c.hGet('n:job:j2', 'state') === 'active', 'node-redis fcall wrote its own key');
+  // Pub/Sub as node-redis does it: a dedicated subscriber connection, messages from a
+  // publisher on another connection (and so, often, another worker).
+  const sub = c.duplicate();
+  await sub.connect();
+  const got = [];
+  await sub.subscribe('n:chan', (msg) => got.push(msg));
+  await sub.pSubscribe('n:pat:*', (msg, channel) => got.push(channel + '=' + msg));
+  check(await c.publish('n:chan', 'hello') === 1, 'node-redis publish');
+  check(await c.publish('n:pat:x', 'p') === 1, 'node-redis publish to a pattern');
+  for (let i = 0; i < 100 && got.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  check(got.includes('hello') && got.includes('n:pat:x=p'), 'node-redis subscribe/pSubscribe');
+  await sub.quit();
+  // A job stream with a consumer group: add, read for a consumer, acknowledge.
+  await c.xAdd('n:jobs', '*', { task: 'resize', id: '1' });
+  await c.xGroupCreate('n:jobs', 'workers', '0');
+  const batch = await c.xReadGroup('workers', 'w1', { key: 'n:jobs', id: '>' }, { COUNT: 10 });
+  check(batch && batch[0].messages.length === 1 && batch[0].messages[0].message.task === 'resize',
+        'node-redis xReadGroup');
+  check(await c.xAck('n:jobs', 'workers', batch[0].messages[0].id) === 1, 'node-redis xAck');
   await c.quit();
 
   const io = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableReadyCheck: true });
@@ -81,6 +102,31 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
         'ioredis defineCommand over shards');
   check(await io.hget('i:job:b', 'state') === 'active' && await io.llen('i:active') === 2,
         'ioredis defineCommand wrote its own keys');
+  // ioredis Pub/Sub: subscribe and psubscribe events, keyspace notifications.
+  const isub = new Redis({ host: '127.0.0.1', port });
+  const seen = [];
+  isub.on('message', (ch, msg) => seen.push(ch + ':' + msg));
+  isub.on('pmessage', (pat, ch, msg) => seen.push(pat + '|' + ch + ':' + msg));
+  await isub.subscribe('i:news');
+  await isub.psubscribe('__keyspace@0__:i:watched');
+  await io.config('SET', 'notify-keyspace-events', 'K$');
+  check(await io.publish('i:news', 'n1') === 1, 'ioredis publish');
+  await io.set('i:watched', 'v');
+  for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  await io.config('SET', 'notify-keyspace-events', '');
+  check(seen.includes('i:news:n1') &&
+        seen.includes('__keyspace@0__:i:watched|__keyspace@0__:i:watched:set'),
+        'ioredis subscribe/psubscribe and keyspace events');
+  isub.disconnect();
+  // A blocking stream read, woken by an XADD from another connection.
+  const reader = new Redis({ host: '127.0.0.1', port });
+  const pending = reader.xread('BLOCK', 5000, 'STREAMS', 'i:events', '$');
+  await new Promise((r) => setTimeout(r, 100));
+  await io.xadd('i:events', '*', 'kind', 'signup');
+  const read = await pending;
+  check(read && read[0][0] === 'i:events' && read[0][1][0][1][1] === 'signup',
+        'ioredis xread BLOCK woken by xadd');
+  reader.disconnect();
   const info = await io.info('server');
   check(info.includes('redis_version:'), 'ioredis info');
   const [cursor, keys] = await io.scan(0, 'MATCH', 'i:k*', 'COUNT', 1000);
