@@ -412,6 +412,7 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
       !CheckCount(in, ngroups, at, "stream groups")) {
     return DecodeResult::kError;
   }
+  std::unordered_set<std::string> group_names;  // duplicates, in linear time
   for (uint64_t g = 0; g < ngroups; g++) {
     RdbStream::Group grp;
     at = in->offset();
@@ -419,11 +420,9 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
         !ReadIdPair(in, &grp.last_id, "a consumer group's last ID")) {
       return DecodeResult::kError;
     }
-    for (const auto& other : s->groups) {
-      if (other.name == grp.name) {
-        in->Fail(at, "stream has a duplicate consumer group");
-        return DecodeResult::kError;
-      }
+    if (!group_names.insert(grp.name).second) {
+      in->Fail(at, "stream has a duplicate consumer group");
+      return DecodeResult::kError;
     }
     if (type >= kTypeStreamListpacks2) {
       uint64_t er;
@@ -455,6 +454,7 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
       return DecodeResult::kError;
     }
     std::vector<bool> owned(grp.pel.size(), false);
+    std::unordered_set<std::string> consumer_names;
     for (uint64_t c = 0; c < nconsumers; c++) {
       RdbStream::Consumer con;
       at = in->offset();
@@ -462,11 +462,9 @@ DecodeResult DecodeStream(uint8_t type, RdbInput* in, RdbValue* out) {
           !ReadMs(in, &con.seen_ms, "a consumer's seen time")) {
         return DecodeResult::kError;
       }
-      for (const auto& other : grp.consumers) {
-        if (other.name == con.name) {
-          in->Fail(at, "group has a duplicate consumer");
-          return DecodeResult::kError;
-        }
+      if (!consumer_names.insert(con.name).second) {
+        in->Fail(at, "group has a duplicate consumer");
+        return DecodeResult::kError;
       }
       if (type >= kTypeStreamListpacks3 &&
           !ReadMs(in, &con.active_ms, "a consumer's active time")) {
@@ -1207,8 +1205,7 @@ uint8_t EncodeStream(std::string_view data, const EncodeOptions& o, std::string*
       AppendString(out, c->name, false);
       AppendLE(out, static_cast<uint64_t>(c->seen_ms), 8);
       if (type >= kTypeStreamListpacks3) {
-        // Redis 7.2 records -1 (never active) as the seen time.
-        AppendLE(out, static_cast<uint64_t>(c->active_ms >= 0 ? c->active_ms : c->seen_ms), 8);
+        AppendLE(out, static_cast<uint64_t>(c->active_ms), 8);  // -1: never active, as Redis
       }
       AppendLength(out, c->pending.size());
       for (const StreamId& id : c->pending) AppendStreamId16(out, id);

@@ -239,6 +239,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     blocked->destination.assign(a.destination);
     blocked->count = a.count;
     blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
+    c->set_blocked(blocked);  // before it is queued: a disconnect from here on cancels it
     std::shared_ptr<BlockedClient> waiter = blocked;
     co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, waiter, n); });
   }
@@ -260,7 +261,6 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
 
-  c->set_blocked(blocked);
   home.TrackBlocked(blocked);
   co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);

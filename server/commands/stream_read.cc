@@ -84,6 +84,10 @@ bool ParseRead(CmdArgs args, ReplyBuilder& rb, ReadArgs* a) {
         rb.Error("ERR timeout is negative");
         return false;
       }
+      if (ms > (int64_t{1} << 50)) {  // past any clock: now + ms would overflow
+        rb.Error("ERR timeout is out of range");
+        return false;
+      }
       a->block = true;
       a->timeout_ms = ms;
     } else if (EqualsIgnoreCase(o, "count") && more >= 1) {
@@ -300,6 +304,10 @@ struct StreamWaiter final : BlockedClient {
     return 0;
   }
 
+  // kEmpty stops the key's queue from being served further, so it is returned only when
+  // nothing there can be read at all; a stream with nothing for this waiter (another
+  // group, a position ahead) answers kOtherType, which passes over the waiter and goes on
+  // to the next one.
   Readiness Check(Worker& w, std::string_view key) override {
     Entry* e = w.keyspace().FindMeta(db, key, w.now_ms(), false);
     if (e == nullptr) return Readiness::kEmpty;
@@ -308,10 +316,10 @@ struct StreamWaiter final : BlockedClient {
     if (s->Length() == 0) return Readiness::kEmpty;
     if (args.group_read) {
       const StreamGroup* g = s->FindGroup(args.group);
-      if (g == nullptr) return Readiness::kEmpty;
-      return g->last_id < s->last_entry_id() ? Readiness::kReady : Readiness::kEmpty;
+      if (g == nullptr) return Readiness::kOtherType;
+      return g->last_id < s->last_entry_id() ? Readiness::kReady : Readiness::kOtherType;
     }
-    return after[IndexOf(key)] < s->last_entry_id() ? Readiness::kReady : Readiness::kEmpty;
+    return after[IndexOf(key)] < s->last_entry_id() ? Readiness::kReady : Readiness::kOtherType;
   }
 
   void Take(Worker& w, std::string_view key) override {
@@ -402,6 +410,9 @@ Fiber StreamReadFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     blocked->resp = resp;
     for (const KeyPart& p : parts) blocked->after.push_back(p.after);
     blocked->deadline_ms = a.timeout_ms == 0 ? 0 : home.now_ms() + a.timeout_ms;
+    // Known to the connection before it joins the queues: a disconnect from here on
+    // cancels it (else a waiter of a gone client could be served later).
+    c->set_blocked(blocked);
     std::shared_ptr<BlockedClient> waiter = blocked;
     co_await RunOn(g.shards, [&](Worker& w) { JoinQueues(w, waiter, n); });
   }
@@ -417,7 +428,6 @@ Fiber StreamReadFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     c->FinishFiber(std::move(out));
     co_return;
   }
-  c->set_blocked(blocked);
   home.TrackBlocked(blocked);
   co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);

@@ -79,6 +79,8 @@ class Client {
   // after the replies already due. Returns true when the output has reached a limit of
   // the client's class: the caller then has EnforceOutputLimits() run later in the turn.
   virtual bool Push(std::string_view bytes) = 0;
+  // True once the client is closing: it takes no new subscriptions.
+  virtual bool gone() const = 0;
   // Applies client-output-buffer-limit now (may close the client).
   virtual void EnforceOutputLimits() = 0;
   // RESET: leaves MULTI, WATCH and every subscription (the settings are the caller's).

@@ -102,7 +102,12 @@ ClientConnection::ClientConnection(Worker* w, EventLoop* loop, int sock, uint64_
   authenticated = w->engine().config().String("requirepass").empty();
 }
 
-ClientConnection::~ClientConnection() { worker_->ChargeClientBytes(0, charged_bytes_); }
+ClientConnection::~ClientConnection() {
+  // A SUBSCRIBE queued in a transaction that ran after the client closed may have added
+  // subscriptions since OnClosing: none may outlive the connection.
+  worker_->pubsub().UnsubscribeAll(*this);
+  worker_->ChargeClientBytes(0, charged_bytes_);
+}
 
 size_t ClientConnection::MemoryBytes() const {
   size_t n = HeapBytes(static_cast<const void*>(this)) + BufferBytes();
@@ -578,12 +583,9 @@ void ClientConnection::CheckOutputLimits() {
 
 bool ClientConnection::Push(std::string_view bytes) {
   if (closing()) return false;
-  std::string* t = ReplyTarget(false);
-  size_t start = t->size();
-  t->append(bytes);
-  CommitReply(t, false, start);
-  if (IsLarge(t)) [[unlikely]]
-    LargeReplyWritten(t);
+  // Never seals the open block: a push may come in the middle of this client's own
+  // command (it published to itself), whose reply start offset must stay valid.
+  AppendPush(bytes);
   ScheduleFlush();
   OutputLimit limit = worker_->engine().config().output_limit(client_class);
   int64_t used = static_cast<int64_t>(output_bytes());
@@ -643,8 +645,8 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       static_cast<long long>((now_ms - created_ms) / 1000),
       static_cast<long long>((now_ms - last_interaction_ms) / 1000), flags.c_str(), db,
       subs != nullptr ? subs->of[0].size() : 0, subs != nullptr ? subs->of[1].size() : 0,
-      subs != nullptr ? subs->of[2].size() : 0, multi, qbuf,
-      read_buffer_size() - qbuf, multi_mem, read_buffer_size(), open_block_bytes(), sealed_blocks(),
+      subs != nullptr ? subs->of[2].size() : 0, multi, qbuf, read_buffer_size() - qbuf, multi_mem,
+      read_buffer_size(), open_block_bytes(), sealed_blocks(),
       output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), resp, lib_name.c_str(),
       lib_ver.c_str());
   return buf;

@@ -83,6 +83,7 @@ class ClientConnection final : public Connection, public Client {
   std::string InfoLine(int64_t now_ms) const override;
   bool Push(std::string_view bytes) override;
   void EnforceOutputLimits() override { CheckOutputLimits(); }
+  bool gone() const override { return Connection::closing(); }
   void ResetState() override;
   size_t query_buffer_bytes() const override { return Connection::query_buffer_bytes(); }
   size_t output_bytes() const override { return Connection::output_bytes(); }

@@ -117,12 +117,12 @@ void PubSubDirectory::Add(PubSubKind kind, std::string_view name, uint32_t w) {
   int k = static_cast<int>(kind);
   if (kind == PubSubKind::kPattern) {
     std::unique_lock lock(patterns_mu_);
-    for (Pattern& p : patterns_) {
-      if (p.pattern == name) {
-        Bump(&p.counts, w, 1);
-        return;
-      }
+    auto it = pattern_index_.find(name);
+    if (it != pattern_index_.end()) {
+      Bump(&patterns_[it->second].counts, w, 1);
+      return;
     }
+    pattern_index_.emplace(std::string(name), patterns_.size());
     patterns_.push_back(Pattern{std::string(name), {{w, 1}}});
     counts_[k].fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(EntryBytes(name), std::memory_order_relaxed);
@@ -144,15 +144,20 @@ void PubSubDirectory::Remove(PubSubKind kind, std::string_view name, uint32_t w)
   int k = static_cast<int>(kind);
   if (kind == PubSubKind::kPattern) {
     std::unique_lock lock(patterns_mu_);
-    for (size_t i = 0; i < patterns_.size(); i++) {
-      if (patterns_[i].pattern != name) continue;
-      Bump(&patterns_[i].counts, w, -1);
-      if (patterns_[i].counts.empty()) {
-        bytes_.fetch_sub(EntryBytes(name), std::memory_order_relaxed);
-        patterns_.erase(patterns_.begin() + i);
-        counts_[k].fetch_sub(1, std::memory_order_relaxed);
+    auto it = pattern_index_.find(name);
+    if (it == pattern_index_.end()) return;
+    size_t i = it->second;
+    Bump(&patterns_[i].counts, w, -1);
+    if (patterns_[i].counts.empty()) {
+      // Swap-remove: the pattern moved into the hole learns its new place.
+      bytes_.fetch_sub(EntryBytes(name), std::memory_order_relaxed);
+      pattern_index_.erase(it);
+      if (i + 1 != patterns_.size()) {
+        patterns_[i] = std::move(patterns_.back());
+        pattern_index_.find(patterns_[i].pattern)->second = i;
       }
-      return;
+      patterns_.pop_back();
+      counts_[k].fetch_sub(1, std::memory_order_relaxed);
     }
     return;
   }
@@ -222,10 +227,9 @@ size_t PubSubDirectory::Subscribers(PubSubKind kind, std::string_view name) cons
   size_t n = 0;
   if (kind == PubSubKind::kPattern) {
     std::shared_lock lock(patterns_mu_);
-    for (const Pattern& p : patterns_) {
-      if (p.pattern == name) {
-        for (auto [w, c] : p.counts) n += c;
-      }
+    auto it = pattern_index_.find(name);
+    if (it != pattern_index_.end()) {
+      for (auto [w, c] : patterns_[it->second].counts) n += c;
     }
     return n;
   }
@@ -242,6 +246,7 @@ size_t PubSubDirectory::Subscribers(PubSubKind kind, std::string_view name) cons
 
 bool WorkerPubSub::Add(Client& c, PubSubKind kind, std::string_view name) {
   int k = static_cast<int>(kind);
+  if (c.gone()) return false;  // closed while its transaction ran: nothing to deliver to
   if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
   auto& mine = c.subs->of[k];
   if (mine.find(name) != mine.end()) return false;
@@ -314,7 +319,9 @@ void WorkerPubSub::Subscribe(Client& c, PubSubKind kind, CmdArgs names, ReplyBui
                                                        : "subscribe";
   for (size_t i = 1; i < names.size(); i++) {
     Add(c, kind, names[i]);
-    size_t count = kind == PubSubKind::kShard ? c.subs->shard() : c.subs->normal();
+    size_t count = c.subs == nullptr            ? 0
+                   : kind == PubSubKind::kShard ? c.subs->shard()
+                                                : c.subs->normal();
     Confirm(rb, verb, &names[i], count);
   }
 }

@@ -137,6 +137,7 @@ class PubSubDirectory {
   std::unique_ptr<Stripe[]> stripes_[2];  // kChannel, kShard
   mutable std::shared_mutex patterns_mu_;
   std::vector<Pattern> patterns_;
+  StringMap<size_t> pattern_index_;  // pattern -> its place in patterns_
   std::atomic<size_t> counts_[kPubSubKinds] = {};
   std::atomic<size_t> bytes_{0};
 };

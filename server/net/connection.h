@@ -109,8 +109,20 @@ class Connection : public IoConn {
   // CommitReply: both sit on every command's path, and tiny.
   [[gnu::always_inline]] std::string* ReplyTarget(bool suppress) {
     if (slots_.empty()) return &out_;
-    slots_.push_back(Slot{false, suppress, {}});
+    slots_.push_back(Slot{false, suppress, {}, true});
     return &slots_.back().data;
+  }
+  // Appends an out-of-band push (a Pub/Sub message) in reply order: after the replies
+  // due, but ahead of a reply being written right now (the client's own command
+  // published to it, as Redis writes the push first).
+  void AppendPush(std::string_view bytes) {
+    if (slots_.empty()) {
+      out_.append(bytes);
+    } else if (slots_.back().writing) {
+      slots_.back().data.append(bytes);
+    } else {
+      slots_.push_back(Slot{true, false, std::string(bytes), false});
+    }
   }
   // True when the reply just written at target made it a block's worth: the open block
   // is then sealed (LargeReplyWritten) and the owner checks its output limits.
@@ -124,7 +136,9 @@ class Connection : public IoConn {
       if (suppress) out_.resize(start);
       return;
     }
-    slots_.back().ready = true;
+    Slot& s = SlotOf(target);
+    s.ready = true;
+    s.writing = false;
   }
   // Changes the suppression of the reply just written at target (CLIENT REPLY decides it
   // after running).
@@ -132,8 +146,10 @@ class Connection : public IoConn {
     if (target == &out_) {
       if (suppress) out_.resize(start);
     } else {
-      slots_.back().ready = true;
-      slots_.back().suppress = suppress;
+      Slot& s = SlotOf(target);
+      s.ready = true;
+      s.writing = false;
+      s.suppress = suppress;
     }
   }
   // Reserves the slot of a reply that arrives later; returns its sequence number.
@@ -184,6 +200,17 @@ class Connection : public IoConn {
   }
 
  private:
+  // The slot whose data is target: the newest one, unless an out-of-band push (a Pub/Sub
+  // message to this very client) took a slot while the reply was being written.
+  struct Slot;
+  Slot& SlotOf(std::string* target) {
+    if (&slots_.back().data == target) [[likely]]
+      return slots_.back();
+    for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
+      if (&it->data == target) return *it;
+    }
+    return slots_.back();  // not reached: target is a slot still being written
+  }
   void OnRecv(ssize_t n) override;
   void OnSendDone(int err) override;
   void OnClosed() override;
@@ -194,6 +221,7 @@ class Connection : public IoConn {
     bool ready = false;
     bool suppress = false;
     std::string data;
+    bool writing = false;  // a reply being written now (ReplyTarget until CommitReply)
   };
 
   EventLoop* loop_;

@@ -1117,3 +1117,20 @@ def test_redis_py_pubsub_helper(server, r):
         assert r.publish(ch, "gone") == 0
     finally:
         p.close()
+
+
+def test_resp3_publish_to_self_behind_replies_from_other_workers(conns):
+    """A RESP3 subscriber that pipelines reads of keys (some on other workers) and a
+    PUBLISH to its own channel: its push and every reply arrive, in order. (The push used
+    to take the reply's slot, and the connection then waited forever.)"""
+    ch = uniq("self")
+    c = conns(resp3=True)
+    c.sub("SUBSCRIBE", ch)
+    keys = ["selfk%d" % i for i in range(16)]
+    c.send(b"".join(resp("GET", k) for k in keys) + resp("PUBLISH", ch, "m") + resp("PING"))
+    got = c.frames(len(keys) + 3)
+    assert got[:len(keys)] == [b"_\r\n"] * len(keys)
+    rest = got[len(keys):]
+    # The push comes before PUBLISH's own reply (as from redis-server), then PING's.
+    assert rest == [b">3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$1\r\nm\r\n" % (len(ch), ch.encode()),
+                    b":1\r\n", b"+PONG\r\n"]

@@ -1684,3 +1684,24 @@ def test_eval_xadd_and_xrange(c):
             "return redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'STREAMS', KEYS[1], '>')")
     assert c.call("EVAL", body, "1", k) == [[k, [E("5-5", "a", "b")]]]
     assert c.call("XPENDING", k, "g")[0] == 1
+
+
+def test_one_xadd_wakes_a_reader_queued_behind_waiters_it_cannot_serve(conns):
+    """Two consumers of one group wait, then an XREAD: one XADD serves the first
+    consumer and the XREAD (the second consumer has nothing left and keeps waiting; it
+    must not stop the queue from being served)."""
+    c1, c2, r, writer = conns(), conns(), conns(), conns()
+    a = uniq()
+    writer.call("XGROUP", "CREATE", a, "g", "$", "MKSTREAM")
+    c1.send_cmd("XREADGROUP", "GROUP", "g", "one", "BLOCK", "5000", "STREAMS", a, ">")
+    wait_blocked(writer, 1)
+    c2.send_cmd("XREADGROUP", "GROUP", "g", "two", "BLOCK", "5000", "STREAMS", a, ">")
+    wait_blocked(writer, 2)
+    r.send_cmd("XREAD", "BLOCK", "5000", "STREAMS", a, "$")
+    wait_blocked(writer, 3)
+    writer.call("XADD", a, "1-1", "f", "1")
+    assert c1.value() == [[a, [E("1-1", "f", "1")]]]
+    assert r.value() == [[a, [E("1-1", "f", "1")]]]
+    assert c2.idle(0.2)
+    writer.call("XADD", a, "2-1", "f", "2")
+    assert c2.value() == [[a, [E("2-1", "f", "2")]]]
