@@ -188,3 +188,57 @@ def read_value(c, key, kind):
     if kind == "hash":
         return sorted(c.hgetall(key).items())
     raise AssertionError(kind)
+
+
+# ---------------------------------------------------------------- RESP3 replies, parsed
+# For tests that read raw replies: every RESP2 and RESP3 type, pushes told apart.
+
+class Push(list):
+    """A parsed RESP3 push frame, told apart from an array reply."""
+
+
+class Err(str):
+    """A parsed error reply (its text, without the leading '-')."""
+
+
+def parse(data):
+    """Parses the bytes of one whole reply: bulk and simple strings as str (latin-1, so
+    no byte is lost), errors as Err, arrays as list, pushes as Push, maps as dict."""
+    value, end = _parse(data, 0)
+    assert end == len(data), data
+    return value
+
+
+def _parse(b, i):
+    j = b.index(b"\r\n", i)
+    t, line, i = b[i:i + 1], b[i + 1:j], j + 2
+    if t == b"+":
+        return line.decode("latin-1"), i
+    if t == b"-":
+        return Err(line.decode("latin-1")), i
+    if t == b":":
+        return int(line), i
+    if t == b"_":
+        return None, i
+    if t in (b"$", b"=", b"!"):
+        n = int(line)
+        if n < 0:
+            return None, i
+        return b[i:i + n].decode("latin-1"), i + n + 2
+    if t in (b"*", b"~", b">"):
+        n = int(line)
+        if n < 0:
+            return None, i
+        out = Push() if t == b">" else []
+        for _ in range(n):
+            v, i = _parse(b, i)
+            out.append(v)
+        return out, i
+    if t == b"%":
+        out = {}
+        for _ in range(int(line)):
+            k, i = _parse(b, i)
+            v, i = _parse(b, i)
+            out[k] = v
+        return out, i
+    raise AssertionError("unexpected reply type %r" % b[i:])

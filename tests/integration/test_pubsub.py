@@ -31,7 +31,7 @@ import time
 import pytest
 
 from conftest import RawConnection
-from helpers import call, parse_client_line, resp, wait_for
+from helpers import call, parse, parse_client_line, resp, wait_for
 
 ONLY_PUBSUB = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
                "QUIT / RESET are allowed in this context")
@@ -66,56 +66,6 @@ def push(*items):
 def err(text):
     return b"-%s\r\n" % text.encode()
 
-
-class Push(list):
-    """A parsed RESP3 push frame, told apart from an array reply."""
-
-
-class Err(str):
-    """A parsed error reply (its text, without the leading '-')."""
-
-
-def parse(data):
-    """Parses the bytes of one whole reply: bulk and simple strings as str (latin-1, so
-    no byte is lost), errors as Err, arrays as list, pushes as Push, maps as dict."""
-    value, end = _parse(data, 0)
-    assert end == len(data), data
-    return value
-
-
-def _parse(b, i):
-    j = b.index(b"\r\n", i)
-    t, line, i = b[i:i + 1], b[i + 1:j], j + 2
-    if t == b"+":
-        return line.decode("latin-1"), i
-    if t == b"-":
-        return Err(line.decode("latin-1")), i
-    if t == b":":
-        return int(line), i
-    if t == b"_":
-        return None, i
-    if t in (b"$", b"=", b"!"):
-        n = int(line)
-        if n < 0:
-            return None, i
-        return b[i:i + n].decode("latin-1"), i + n + 2
-    if t in (b"*", b"~", b">"):
-        n = int(line)
-        if n < 0:
-            return None, i
-        out = Push() if t == b">" else []
-        for _ in range(n):
-            v, i = _parse(b, i)
-            out.append(v)
-        return out, i
-    if t == b"%":
-        out = {}
-        for _ in range(int(line)):
-            k, i = _parse(b, i)
-            v, i = _parse(b, i)
-            out[k] = v
-        return out, i
-    raise AssertionError("unexpected reply type %r" % b[i:])
 
 
 class Conn(RawConnection):

@@ -36,7 +36,7 @@ import time
 import pytest
 
 from conftest import RawConnection
-from helpers import is_closed, resp
+from helpers import Err, is_closed, parse, resp
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
@@ -54,53 +54,6 @@ NIL_ARRAY = b"*-1\r\n"
 
 
 # ---------------------------------------------------------------- parsing, connections
-
-class Err(str):
-    """A parsed error reply (its full text, without the leading '-')."""
-
-
-def parse(data):
-    """Parses the bytes of one whole reply: bulk and simple strings as str (latin-1, so
-    no byte is lost), integers as int, nulls as None, errors as Err, arrays as list,
-    maps as dict."""
-    value, end = _parse(data, 0)
-    assert end == len(data), data
-    return value
-
-
-def _parse(b, i):
-    j = b.index(b"\r\n", i)
-    t, line, i = b[i:i + 1], b[i + 1:j], j + 2
-    if t == b"+":
-        return line.decode("latin-1"), i
-    if t == b"-":
-        return Err(line.decode("latin-1")), i
-    if t == b":":
-        return int(line), i
-    if t == b"_":
-        return None, i
-    if t in (b"$", b"=", b"!"):
-        n = int(line)
-        if n < 0:
-            return None, i
-        return b[i:i + n].decode("latin-1"), i + n + 2
-    if t in (b"*", b"~", b">"):
-        n = int(line)
-        if n < 0:
-            return None, i
-        out = []
-        for _ in range(n):
-            v, i = _parse(b, i)
-            out.append(v)
-        return out, i
-    if t == b"%":
-        out = {}
-        for _ in range(int(line)):
-            k, i = _parse(b, i)
-            v, i = _parse(b, i)
-            out[k] = v
-        return out, i
-    raise AssertionError("unexpected reply type %r" % b[i:])
 
 
 class Conn(RawConnection):
