@@ -27,6 +27,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
@@ -214,7 +215,20 @@ bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyP
     return false;
   }
   size_t before = s->Bytes();
-  StreamConsumer* c = s->TouchConsumer(g, a.consumer, w.now_ms());
+  // As Redis 7.0: a consumer that does not exist yet is created only when there is
+  // something new to give it (or for a history read), with its keyspace event.
+  bool has_new = g->last_id < s->last_entry_id();
+  StreamConsumer* c = s->FindConsumer(g, a.consumer);
+  if (c != nullptr || id != ">" || has_new) {
+    bool created = false;
+    c = s->TouchConsumer(g, a.consumer, w.now_ms(), &created);  // an attempt is "seen"
+    if (created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", a.keys[i], db);
+  }
+  if (c == nullptr) {
+    part->include = false;
+    ctx.ks.Recharge(e, before);
+    return true;
+  }
   if (id == ">") {
     n = s->ReadGroupNew(g, c, a.count, a.noack, w.now_ms(),
                         [&](const StreamEntry& entry) { ReplyStreamEntry(b, entry); });

@@ -1658,3 +1658,15 @@ def test_one_xadd_wakes_a_reader_queued_behind_waiters_it_cannot_serve(conns):
     assert c2.idle(0.2)
     writer.call("XADD", a, "2-1", "f", "2")
     assert c2.value() == [[a, [E("2-1", "f", "2")]]]
+
+
+def test_xreadgroup_creates_its_consumer_only_when_it_serves_it(c):
+    """As Redis 7.0: reading nothing new leaves no consumer behind; the first read that
+    delivers creates it (and publishes xgroup-createconsumer)."""
+    k = uniq()
+    c.call("XGROUP", "CREATE", k, "g", "$", "MKSTREAM")
+    assert c.call("XREADGROUP", "GROUP", "g", "idle", "STREAMS", k, ">") is None
+    assert c.call("XINFO", "CONSUMERS", k, "g") == []
+    c.call("XADD", k, "1-1", "f", "v")
+    c.call("XREADGROUP", "GROUP", "g", "worker", "STREAMS", k, ">")
+    assert [as_dict(x)["name"] for x in c.call("XINFO", "CONSUMERS", k, "g")] == ["worker"]
