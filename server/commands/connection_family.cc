@@ -26,7 +26,7 @@ void CmdPing(Client& c, CmdArgs args, ReplyBuilder& rb) {
     // Redis's form for a subscribed RESP2 connection: a message-like array.
     rb.Array(2);
     rb.Bulk("pong");
-    rb.Bulk(args.size() == 2 ? args[1] : std::string_view());
+    rb.Bulk(args.size() == 2 ? args[1] : std::string_view(""));
   } else if (args.size() == 2) {
     rb.Bulk(args[1]);
   } else {

@@ -72,7 +72,7 @@ void ReplyBuilder::Bulk(std::string_view s) {
     p = WriteLength(p, n);
     *p++ = '\r';
     *p++ = '\n';
-    std::memcpy(p, s.data(), n);
+    if (n != 0) std::memcpy(p, s.data(), n);  // an empty view may hold a null pointer
     p += n;
     *p++ = '\r';
     *p++ = '\n';
