@@ -164,7 +164,8 @@ Config::Config() {
       "empty = off")
       .on_set = [](std::string_view v, std::string* text) -> std::string {
     uint32_t flags = 0;
-    if (!ParseNotifyFlags(v, &flags)) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+    if (!ParseNotifyFlags(v, &flags))
+      return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
     g_notify_flags.store(flags, std::memory_order_relaxed);
     *text = RenderNotifyFlags(flags);
     return "";

@@ -346,8 +346,7 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   };
   add("ping", -1, kCmdFast | kCmdPubSubContext, CmdPing);
   add("echo", 2, kCmdFast, CmdEcho);
-  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading | kCmdAllowBusy | kCmdPubSubContext,
-      CmdQuit);
+  add("quit", -1, kCmdNoAuth | kCmdFast | kCmdLoading | kCmdAllowBusy | kCmdPubSubContext, CmdQuit);
   add("select", 2, kCmdFast | kCmdLoading, CmdSelect);
   add("auth", -2, kCmdNoAuth | kCmdFast | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
       CmdAuth);

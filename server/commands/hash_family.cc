@@ -17,8 +17,8 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/lookup.h"
-#include "server/engine/notify.h"
 #include "server/engine/command.h"
+#include "server/engine/notify.h"
 #include "server/engine/worker.h"
 
 namespace strata {

@@ -362,7 +362,8 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   });
   co_await RunOn(std::vector<uint32_t>(1, dst_shard), [&](Worker& w) {
     // After the source's event (rename_from, then rename_to, as Redis publishes them).
-    if (done) NotifyKeyspaceEvent(kNotifyGeneric, copy ? "copy_to" : "rename_to", args[2], o.dst_db);
+    if (done)
+      NotifyKeyspaceEvent(kNotifyGeneric, copy ? "copy_to" : "rename_to", args[2], o.dst_db);
     w.locks().Release(dst_lock.keys, true);
   });
   if (!p) {

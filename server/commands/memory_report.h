@@ -45,7 +45,7 @@ struct ShardMemory {
   size_t slab_page_bytes = 0;
   size_t slab_slot_bytes = 0;
   size_t lazyfree_pending = 0;
-  size_t tier_bytes = 0;  // the spill tier's share (cache, table readers, I/O buffers)
+  size_t tier_bytes = 0;    // the spill tier's share (cache, table readers, I/O buffers)
   size_t pubsub_bytes = 0;  // the worker's Pub/Sub subscriber table
   size_t type_bytes[kValueTypeCount] = {};
   size_t type_keys[kValueTypeCount] = {};

@@ -20,8 +20,8 @@
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
-#include "server/engine/pubsub.h"
 #include "server/engine/hops.h"
+#include "server/engine/pubsub.h"
 #include "server/engine/worker.h"
 #include "server/persistence/snapshot_await.h"
 #include "server/persistence/tier_service.h"
@@ -176,8 +176,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "keyspace_misses", std::to_string(ks.keyspace_misses));
     AddLine(&out, "pubsub_channels", std::to_string(srv.pubsub().Count(PubSubKind::kChannel)));
     AddLine(&out, "pubsub_patterns", std::to_string(srv.pubsub().Count(PubSubKind::kPattern)));
-    AddLine(&out, "pubsubshard_channels",
-            std::to_string(srv.pubsub().Count(PubSubKind::kShard)));
+    AddLine(&out, "pubsubshard_channels", std::to_string(srv.pubsub().Count(PubSubKind::kShard)));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));

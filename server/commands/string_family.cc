@@ -28,8 +28,8 @@ uint64_t MaxStringLen(ShardCtx& ctx) {
 
 // Looks a key up for reading; replies WRONGTYPE and returns false for a non-string.
 // Inlined: it is GET's whole lookup, and a call costs more than its body.
-[[gnu::always_inline]] inline bool ReadString(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
-                bool count_stats = true) {
+[[gnu::always_inline]] inline bool ReadString(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb,
+                                              Entry** out, bool count_stats = true) {
   Entry* e =
       count_stats ? ctx.ks.FindRead(ctx.db, key, ctx.now_ms) : ctx.ks.Find(ctx.db, key, ctx.now_ms);
   if (e != nullptr && e->Type() != ValueType::kString) {

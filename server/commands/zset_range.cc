@@ -22,9 +22,9 @@
 #include "server/commands/zset_ops.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
-#include "server/engine/notify.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
