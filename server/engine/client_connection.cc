@@ -175,6 +175,11 @@ void ClientConnection::ProcessInput() {
   if (closing()) return;
   ResumeInput();
   worker_->RefreshClock();
+  // A subscriber reads the messages published before its command ahead of its reply.
+  if (subs != nullptr && subs->total() > 0) [[unlikely]] {
+    worker_->DeliverPendingMessages();
+    if (closing()) return;  // a message took it over its output limit
+  }
   Engine& engine = worker_->engine();
   // With a memory limit, charge the bytes just read before commands are checked against
   // it, so that a big write is refused while its own request still sits in the buffer

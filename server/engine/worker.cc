@@ -298,6 +298,10 @@ void Worker::DrainInbox() {
   messages.swap(messages_);
   tasks.clear();
   messages.clear();
+  if (!prefetched_.empty()) [[unlikely]] {
+    // Taken from the rings earlier (DeliverPendingMessages): they go before later ones.
+    tasks.swap(prefetched_);
+  }
   for (auto& r : inbox_) {
     // Bounded per turn so that I/O keeps being served under a flood of messages.
     for (int i = 0; i < 4096 && r->Pop(&t); i++) {
@@ -318,6 +322,25 @@ void Worker::DrainInbox() {
   for (const Task& x : tasks) x.Run();
   drained_.swap(tasks);
   messages_.swap(messages);
+}
+
+void Worker::DeliverPendingMessages() {
+  std::vector<Task> messages;
+  Task t;
+  for (auto& r : inbox_) {
+    for (int i = 0; i < 4096 && r->Pop(&t); i++) {
+      if (IsPubSubDelivery(t)) [[unlikely]] {
+        messages.push_back(t);
+      } else {
+        prefetched_.push_back(t);
+      }
+    }
+  }
+  if (messages.empty()) return;
+  std::stable_sort(messages.begin(), messages.end(), [](const Task& a, const Task& b) {
+    return PubSubDeliverySeq(a) < PubSubDeliverySeq(b);
+  });
+  for (const Task& m : messages) m.Run();
 }
 
 void Worker::MarkDirty(ClientConnection* c) { dirty_.push_back(c); }
@@ -498,7 +521,7 @@ void Worker::Run() {
   for (ShardService* s : services) s->OnWorkerStart(*this);
   while (!stop_.load(std::memory_order_relaxed)) {
     int timeout = 0;
-    if (deferred_.empty() && !outbox_pending_ && dirty_.empty() &&
+    if (deferred_.empty() && prefetched_.empty() && !outbox_pending_ && dirty_.empty() &&
         keyspace_.lazyfree_pending() == 0 && !ServicesHaveWork() &&
         !external_pending_.load(std::memory_order_acquire)) {
       int64_t wake = next_expire_ms_;

@@ -216,6 +216,12 @@ class Worker {
   void AdoptConnection(int fd);
   const std::unordered_map<uint64_t, Client*>& connections() const { return conns_; }
   uint64_t next_random();
+  // Delivers the Pub/Sub messages already in this worker's rings now, before a
+  // subscriber's next command runs: a message whose PUBLISH has replied is in the ring
+  // by then (FlushOutbox before FlushOutput), so a subscriber that learns of it and
+  // sends a command reads the message first, as from Redis. Other tasks taken from the
+  // rings meanwhile run at the next DrainInbox, in their order. (This worker's thread.)
+  void DeliverPendingMessages();
 
  private:
   void Run();
@@ -263,6 +269,8 @@ class Worker {
   std::vector<Task> deferred_scratch_;
   std::vector<Task> drained_;   // DrainInbox's tasks of one pass
   std::vector<Task> messages_;  // of those, Pub/Sub deliveries
+  // Tasks taken from the rings by DeliverPendingMessages; DrainInbox runs them first.
+  std::vector<Task> prefetched_;
   std::mutex external_mu_;
   std::vector<Task> external_;
   std::atomic<bool> external_pending_{false};

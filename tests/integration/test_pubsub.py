@@ -23,6 +23,7 @@ since the module's server is shared and a closed subscriber is dropped asynchron
 """
 import hashlib
 import itertools
+import os
 import selectors
 import socket
 import threading
@@ -730,6 +731,43 @@ def _parse_pubsub_frames(buf, pos):
             break
         frames.append(items)
     return frames, pos
+
+
+def test_message_precedes_reply_to_a_later_command_across_workers(server_factory):
+    """Once PUBLISH has replied, a subscriber on another worker that then sends a command
+    reads the message before that command's reply (Redis writes both synchronously)."""
+    srv = server_factory(threads=4)
+    ch = uniq("causal")
+    subs = []
+    # Every server thread on one CPU: a subscriber's worker then often wakes only after
+    # the message and the command have both arrived.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > 1:
+        for tid in os.listdir("/proc/%d/task" % srv.proc.pid):
+            os.sched_setaffinity(int(tid), {cpus[0]})
+    try:
+        # Connections spread over the workers; some RESP3, some RESP2.
+        for i in range(8):
+            c = Conn(srv.port, timeout=5)
+            if i % 2:
+                c.hello3()
+            c.sub("SUBSCRIBE", ch)
+            subs.append((c, i % 2 == 1))
+        pub = Conn(srv.port, timeout=5)
+        for n in range(150):
+            m = "m%d" % n
+            assert pub.cmd("PUBLISH", ch, m) == b":8\r\n"
+            for c, r3 in subs:
+                if r3:
+                    c.send(resp("ECHO", "e"))
+                    assert c.frames(2) == [push("message", ch, m), b"$1\r\ne\r\n"], n
+                else:
+                    c.send(resp("PING"))
+                    assert c.frames(2) == [arr("message", ch, m), arr("pong", "")], n
+        pub.close()
+    finally:
+        for c, _ in subs:
+            c.close()
 
 
 def test_delivery_and_order_across_four_workers(server_factory):
