@@ -123,7 +123,7 @@ void PutInt(luaL_Buffer* b, uint64_t v, bool negative, size_t n, bool little) {
   luaL_addlstring(b, reinterpret_cast<const char*>(bytes), n);
 }
 
-int Pack(lua_State* L) {
+int StructPack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   Header h;
   int arg = 2;
@@ -217,7 +217,7 @@ uint64_t GetInt(const unsigned char* p, size_t n, bool little, bool is_signed) {
   return v;
 }
 
-int Unpack(lua_State* L) {
+int StructUnpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t len = 0;
   const auto* data = reinterpret_cast<const unsigned char*>(luaL_checklstring(L, 2, &len));
@@ -325,7 +325,7 @@ int Size(lua_State* L) {
 
 int OpenStructLibrary(lua_State* L) {
   static const luaL_Reg kFunctions[] = {
-      {"pack", Pack}, {"unpack", Unpack}, {"size", Size}, {nullptr, nullptr}};
+      {"pack", StructPack}, {"unpack", StructUnpack}, {"size", Size}, {nullptr, nullptr}};
   lua_newtable(L);
   luaL_register(L, nullptr, kFunctions);
   return 1;

@@ -16,8 +16,6 @@ constexpr int kMaxEvents = 256;
 constexpr int kWaitMs = 50;
 constexpr uint64_t kHousekeepingNs = 100'000'000;
 
-uint64_t NowNs() { return static_cast<uint64_t>(MonoNs()); }
-
 }  // namespace
 
 std::string MakeValue(uint32_t data_size, bool random, uint64_t seed) {

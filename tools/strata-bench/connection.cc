@@ -19,8 +19,6 @@ namespace {
 constexpr size_t kInitialIn = 64 * 1024;
 constexpr size_t kMinReadSpace = 16 * 1024;
 
-uint64_t NowNs() { return static_cast<uint64_t>(MonoNs()); }
-
 // Requests one client sends under -n allkeys: one per key of the range its requests walk
 // (its own slice with P), divided by the keys per request. With P and fewer keys than
 // clients, the first clients take one key each and the rest send nothing, so every key

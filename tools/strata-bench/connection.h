@@ -28,9 +28,13 @@
 #include "tools/strata-bench/options.h"
 #include "tools/strata-bench/request_writer.h"
 #include "tools/strata-bench/run_stats.h"
+#include "storage/mono_clock.h"
 #include "tools/strata-bench/workload.h"
 
 namespace strata::bench {
+
+// The monotonic clock, as the load loop keeps its times.
+inline uint64_t NowNs() { return static_cast<uint64_t>(MonoNs()); }
 
 // What a thread shares with its connections.
 struct ConnectionContext {

@@ -6,19 +6,10 @@
 #include <cstring>
 
 #include "core/string_util.h"
+#include "storage/mono_clock.h"
 #include "storage/rdb_format.h"
 
 namespace strata::dump {
-
-namespace {
-
-int64_t NowMs() {
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------- RdbFileSource
 
@@ -194,7 +185,7 @@ bool ScanSource::Fill(std::string* error) {
       client_.Append({"DUMP", k});
       client_.Append({"PTTL", k});
     }
-    int64_t now = NowMs();
+    int64_t now = UnixMsNow();
     for (const std::string& k : keys) {
       mem::Reply dump, ttl;
       if (!client_.Read(&dump, error) || !client_.Read(&ttl, error)) return false;

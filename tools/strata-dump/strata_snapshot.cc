@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/string_util.h"
+#include "storage/mono_clock.h"
 #include "storage/dump_payload.h"
 #include "storage/file_io.h"
 #include "storage/manifest.h"
@@ -18,12 +19,6 @@
 namespace strata::dump {
 
 namespace {
-
-int64_t NowMs() {
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
-}
 
 std::string DirOf(const std::string& path) {
   std::filesystem::path p(path);
@@ -69,7 +64,7 @@ std::unique_ptr<StrataSnapshotSource> StrataSnapshotSource::Open(const std::stri
   // One shard of one: the loader reads every file of the chain and keeps every key.
   ShardLoadJob job(*src->ks_, DirOf(path), m, 0, 1);
   bool done = false;
-  int64_t now = NowMs();
+  int64_t now = UnixMsNow();
   while (!done) {
     s = job.Step(int64_t{1} << 40, now, &done);
     if (!s.ok()) {
@@ -130,7 +125,7 @@ bool StrataSnapshotSink::Open(const std::string& path, std::string* error) {
   h.shard = 0;
   h.shard_count = 1;
   h.seq = 1;
-  h.created_ms = NowMs();
+  h.created_ms = UnixMsNow();
   writer_ = std::make_unique<ShardSnapshotWriter>(BlockCodec::kLz4, h);
   return Drain(error);
 }
@@ -154,7 +149,7 @@ bool StrataSnapshotSink::Add(const Item& item, std::string* error) {
     return false;
   }
   if (v.kind == rdb::RdbKind::kStream || v.kind == rdb::RdbKind::kModule ||
-      (!v.field_expire_ms.empty() && rdb::DropExpiredFields(&v, NowMs()) > 0)) {
+      (!v.field_expire_ms.empty() && rdb::DropExpiredFields(&v, UnixMsNow()) > 0)) {
     *error = "key '" + item.key + "' holds a " + rdb::RdbKindName(v.kind) +
              " value that strata cannot hold yet";
     return false;
@@ -183,7 +178,7 @@ bool StrataSnapshotSink::Finish(std::string* error) {
   f_ = nullptr;
   Manifest m;
   m.seq = 1;
-  m.created_ms = NowMs();
+  m.created_ms = UnixMsNow();
   m.shard_count = 1;
   m.range_bits = 22;
   ManifestLink link;

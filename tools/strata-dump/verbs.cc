@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/string_util.h"
+#include "storage/mono_clock.h"
 #include "storage/dump_payload.h"
 #include "storage/rdb_format.h"
 #include "storage/rdb_reader.h"
@@ -36,12 +37,6 @@ namespace strata::dump {
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-int64_t NowMs() {
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
-}
 
 int Error(const std::string& msg, int code) {
   std::fprintf(stderr, "strata-dump: %s\n", msg.c_str());
@@ -111,7 +106,7 @@ int Pump(Source& src, RestoreSink& sink, const Common& c, const std::string& lab
   }
   ProgressLine progress(c.progress, label);
   auto last_ck = std::chrono::steady_clock::now();
-  int64_t now = NowMs();
+  int64_t now = UnixMsNow();
   uint64_t filtered = 0;
   bool interrupted = false;
   std::string pos;
@@ -423,7 +418,7 @@ int RunDump(const DumpOptions& o, FILE* out) {
         return Error(error, kExitData);
       }
       Item it;
-      int64_t now = NowMs();
+      int64_t now = UnixMsNow();
       while (src->Next(&it, &error)) {
         if (c.filter.Keeps(it, now) && !sink->Add(it, &error)) break;
       }
@@ -441,7 +436,7 @@ int RunDump(const DumpOptions& o, FILE* out) {
   if (!sink) return Error(error, kExitData);
   ProgressLine progress(c.progress, "dump");
   Item it;
-  int64_t now = NowMs();
+  int64_t now = UnixMsNow();
   while (!g_stop.load() && src->Next(&it, &error)) {
     if (c.filter.Keeps(it, now) && !sink->Add(it, &error)) return Error(error, kExitData);
     progress.Update(src->done(), src->total(), sink->keys(), sink->bytes());
@@ -510,7 +505,7 @@ int RunCopy(const CopyOptions& o, FILE* out) {
 int RunVerify(const VerifyOptions& o, FILE* out) {
   std::string error;
   const Common& c = o.common;
-  int64_t now = NowMs();
+  int64_t now = UnixMsNow();
   struct Key {
     uint32_t db;
     std::string key;
@@ -597,7 +592,7 @@ int RunInspect(const InspectOptions& o, FILE* out) {
   if (!src) return Error(error, kExitData);
   int version = 0;
   if (auto* rdb_src = dynamic_cast<RdbFileSource*>(src.get())) version = rdb_src->version();
-  int64_t now = NowMs();
+  int64_t now = UnixMsNow();
   mem::GroupingOptions g;
   g.depth = o.depth;
   g.separators = o.separators;

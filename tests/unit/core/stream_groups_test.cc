@@ -5,11 +5,12 @@
 #include <vector>
 
 #include "core/stream_type.h"
+#include "stream_test_util.h"
 
 namespace strata {
 namespace {
 
-StreamId Id(uint64_t ms, uint64_t seq) { return StreamId{ms, seq}; }
+using test::Id;
 
 void AddIds(StreamObject& s, uint64_t from_ms, uint64_t to_ms) {
   for (uint64_t ms = from_ms; ms <= to_ms; ms++) {

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "core/stream_type.h"
+#include "stream_test_util.h"
 
 namespace strata {
 namespace {
 
-StreamId Id(uint64_t ms, uint64_t seq) { return StreamId{ms, seq}; }
+using test::Id;
 
 // A stream with a bit of everything: mixed field shapes (binary, 7-bit, empty), tombstones,
 // metadata set by XSETID, groups with and without consumers and pending entries.

@@ -1,4 +1,5 @@
 #include "core/stream_type.h"
+#include "stream_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -37,7 +38,7 @@ std::vector<std::string_view> Flat(const Fields& f) {
   return out;
 }
 
-StreamId Id(uint64_t ms, uint64_t seq) { return StreamId{ms, seq}; }
+using test::Id;
 
 StreamId AddExplicit(StreamObject& s, StreamId id, const Fields& f) {
   std::vector<std::string_view> fv = Flat(f);

@@ -25,7 +25,7 @@ constexpr int64_t kFuture = 4102444800000;  // 2100
 
 using Image = std::map<std::string, std::string>;
 
-Image Dump(Keyspace& ks, int64_t now_ms = 0) {
+Image DumpImage(Keyspace& ks, int64_t now_ms = 0) {
   Image out;
   for (uint32_t db = 0; db < ks.db_count(); db++) {
     ks.table(db).ForEach([&](Entry* e) {
@@ -102,7 +102,7 @@ class SnapshotJobTest : public ::testing::Test {
     h.seq = 1;
     ShardSnapshotJob job(ks, JoinPath(dir_, name), BlockCodec::kLz4, h);
     EXPECT_TRUE(job.Open().ok());
-    Image at_cut = Dump(ks);
+    Image at_cut = DumpImage(ks);
     job.Start(std::move(ranges));
     int slices = 0;
     while (!job.Step(1)) {  // a handful of segments per slice
@@ -129,7 +129,7 @@ class SnapshotJobTest : public ::testing::Test {
         *status = job.Step(1000000, 0, &done);
         if (!status->ok()) return {};
       }
-      for (auto& [k, v] : Dump(ks)) {
+      for (auto& [k, v] : DumpImage(ks)) {
         EXPECT_EQ(ShardOfKey(k.substr(2), shards), s) << k;
         all[k] = v;
       }
@@ -151,7 +151,7 @@ TEST_F(SnapshotJobTest, FullSnapshotIsThePointInTimeImageDespiteWrites) {
   m.chain[0].files.resize(1);
   Image at_cut = WriteWithWrites(ks, "full.snap", SnapshotKind::kFull, nullptr, rng, kKeys,
                                  &m.chain[0].files[0]);
-  EXPECT_NE(Dump(ks), at_cut);  // the writes did change the live data
+  EXPECT_NE(DumpImage(ks), at_cut);  // the writes did change the live data
   Status s;
   EXPECT_EQ(Load(m, 1, &s), at_cut);
   EXPECT_TRUE(s.ok()) << s.ToString();
