@@ -127,6 +127,10 @@ Config::Config() {
                   "random");
   pol.enum_values = MaxmemoryPolicyNames();
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
+  Add("tracking-table-max-keys", Kind::kInt, "1000000", true,
+      "keys the client-side caching tables remember in all (CLIENT TRACKING); past it the "
+      "tables drop keys, invalidating them, until they are back under it (0 = no limit)")
+      .min = 0;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   {
     // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
@@ -166,7 +170,7 @@ Config::Config() {
     uint32_t flags = 0;
     if (!ParseNotifyFlags(v, &flags))
       return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
-    g_notify_flags.store(flags, std::memory_order_relaxed);
+    SetNotifyFlags(flags);
     *text = RenderNotifyFlags(flags);
     return "";
   };
@@ -344,6 +348,7 @@ Config::Config() {
   proto_max_bulk_len_ = &by_name_["proto-max-bulk-len"]->number;
   query_buf_limit_ = &by_name_["client-query-buffer-limit"]->number;
   maxclients_ = &by_name_["maxclients"]->number;
+  tracking_max_keys_ = &by_name_["tracking-table-max-keys"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
   maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
   maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;

@@ -1,6 +1,31 @@
 #include "server/base/notify_flags.h"
 
+#include <mutex>
+
 namespace strata {
+
+namespace {
+std::mutex g_gate_mu;
+bool g_tracking_open = false;
+
+void RecomputeGate() {
+  uint32_t gate = g_notify_flags.load(std::memory_order_relaxed);
+  if (g_tracking_open) gate |= kNotifyAll | kNotifyTracking;
+  g_notify_gate.store(gate, std::memory_order_relaxed);
+}
+}  // namespace
+
+void SetNotifyFlags(uint32_t flags) {
+  std::lock_guard<std::mutex> l(g_gate_mu);
+  g_notify_flags.store(flags, std::memory_order_relaxed);
+  RecomputeGate();
+}
+
+void SetTrackingGate(const std::atomic<int64_t>& refs) {
+  std::lock_guard<std::mutex> l(g_gate_mu);
+  g_tracking_open = refs.load(std::memory_order_relaxed) > 0;
+  RecomputeGate();
+}
 
 bool ParseNotifyFlags(std::string_view text, uint32_t* flags) {
   uint32_t f = 0;

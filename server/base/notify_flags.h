@@ -34,7 +34,19 @@ enum NotifyClass : uint32_t {
                kNotifyZSet | kNotifyExpired | kNotifyEvicted | kNotifyStream | kNotifyModule,
 };
 
+// The setting's bits.
 inline std::atomic<uint32_t> g_notify_flags{0};
+
+// What NotifyKeyspaceEvent tests: the setting's bits, plus every change class and
+// kNotifyTracking while a client tracks keys (client-side caching learns of changes
+// through the same calls; server/engine/tracking.h). Written only through
+// SetNotifyFlags and SetTrackingGate.
+inline constexpr uint32_t kNotifyTracking = 1u << 20;
+inline std::atomic<uint32_t> g_notify_gate{0};
+void SetNotifyFlags(uint32_t flags);
+// Opens the gate while `refs` > 0 (read under the setters' lock, so two workers changing
+// the count at once leave the gate as the count says).
+void SetTrackingGate(const std::atomic<int64_t>& refs);
 
 // Redis's letters to bits; false on a letter it does not know.
 bool ParseNotifyFlags(std::string_view text, uint32_t* flags);

@@ -560,10 +560,13 @@ Fiber FlushFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
   co_await RunOn(shards, [&](Worker& w) {
     all ? w.keyspace().FlushAll(lazy) : w.keyspace().FlushDb(db, lazy);
+    // Client-side caches: the null invalidation to this worker's tracking clients.
+    if (w.engine().tracking_gate_refs.load(std::memory_order_relaxed) > 0) w.tracking().OnFlush();
     w.locks().ReleaseWhole();
   });
   rb.Ok();
   c->FinishFiber(std::move(out));
+  TrackingFlushNotice(*c);
 }
 
 Fiber SwapDbFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {

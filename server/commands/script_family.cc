@@ -162,6 +162,9 @@ void CmdFcallRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 // others, releases; once more holding every shard when the run reached further before
 // writing.
 Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  // This fiber's origin (task.h): the script's calls are its client's, and a tracking
+  // client's reads among them are remembered (tracking.h).
+  const FiberOrigin* origin = t_fiber_origin;
   CmdArgs args = owned->span();
   std::string out;
   ReplyBuilder rb(&out, c->resp);
@@ -199,6 +202,7 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     ScriptScope scope{c, &held, owner};
     c->txn_owner = owner;
     out.clear();
+    ExecScope exec(origin);
     LuaVm::RunResult r = LuaVm::ForThisThread().Run(call, ctx, rb, &scope);
     c->txn_owner = saved_owner;
     // Released without waiting for an answer: nothing here depends on it, and whatever

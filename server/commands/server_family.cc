@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "server/base/cycle_clock.h"
 #include "server/base/log.h"
 #include "server/base/version.h"
+#include "server/commands/client_tracking.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/memory_report.h"
@@ -39,6 +41,8 @@ struct ShardReport {
   size_t clients = 0;
   size_t blocked_clients = 0;
   size_t pubsub_clients = 0;
+  size_t tracking_keys = 0;
+  size_t tracking_items = 0;
   size_t max_input_buffer = 0;
   size_t max_output_buffer = 0;
 };
@@ -135,6 +139,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     size_t blocked = 0;
     for (auto& r : reports) blocked += r.blocked_clients;
     AddLine(&out, "blocked_clients", std::to_string(blocked));
+    AddLine(&out, "tracking_clients", std::to_string(srv.tracking_clients.load()));
     size_t pubsub_clients = 0;
     for (auto& r : reports) pubsub_clients += r.pubsub_clients;
     AddLine(&out, "pubsub_clients", std::to_string(pubsub_clients));
@@ -177,6 +182,14 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "pubsub_channels", std::to_string(srv.pubsub().Count(PubSubKind::kChannel)));
     AddLine(&out, "pubsub_patterns", std::to_string(srv.pubsub().Count(PubSubKind::kPattern)));
     AddLine(&out, "pubsubshard_channels", std::to_string(srv.pubsub().Count(PubSubKind::kShard)));
+    size_t tracking_keys = 0, tracking_items = 0;
+    for (auto& r : reports) {
+      tracking_keys += r.tracking_keys;
+      tracking_items += r.tracking_items;
+    }
+    AddLine(&out, "tracking_total_keys", std::to_string(tracking_keys));
+    AddLine(&out, "tracking_total_items", std::to_string(tracking_items));
+    AddLine(&out, "tracking_total_prefixes", std::to_string(srv.bcast().distinct_prefixes()));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
@@ -259,6 +272,8 @@ Fiber InfoFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     r.memory = CollectShardMemory(w, dbs);
     r.blocked_clients = w.blocked_clients();
     r.pubsub_clients = w.pubsub().clients();
+    r.tracking_keys = w.tracking().live_keys();
+    r.tracking_items = w.tracking().live_items();
     for (uint32_t db = 0; db < dbs; db++) {
       r.keys.push_back(w.keyspace().DbSize(db));
       r.expires.push_back(w.keyspace().ExpiresCount(db));
@@ -413,6 +428,14 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
     }
   } else if (sub == "info" && args.size() == 2) {
     rb.Verbatim(c->InfoLine(c->worker().now_ms()) + "\n");
+  } else if (sub == "tracking" && args.size() >= 3) {
+    ClientTrackingCommand(*c, args, rb, -1);  // no REDIRECT (that one runs in the fiber)
+  } else if (sub == "caching" && args.size() == 3) {
+    ClientCachingCommand(*c, args, rb);
+  } else if (sub == "getredir" && args.size() == 2) {
+    ClientGetRedirCommand(*c, rb);
+  } else if (sub == "trackinginfo" && args.size() == 2) {
+    ClientTrackingInfoCommand(*c, rb);
   } else if (sub == "no-evict" && args.size() == 3) {
     if (EqualsIgnoreCase(args[2], "on")) {
       c->no_evict = true;
@@ -445,12 +468,18 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
                            "KILL <ip:port> | <filter> <value> ...",
                            "NO-EVICT (ON|OFF)",
                            "REPLY (ON|OFF|SKIP)",
+                           "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                           "         [OPTIN] [OPTOUT] [NOLOOP]",
+                           "CACHING (YES|NO)",
+                           "GETREDIR",
+                           "TRACKINGINFO",
                            "HELP"};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {
-    static const char* known[] = {"id",   "setname", "getname",  "setinfo", "info",
-                                  "list", "kill",    "no-evict", "reply"};
+    static const char* known[] = {"id",      "setname",  "getname",     "setinfo", "info",
+                                  "list",    "kill",     "no-evict",    "reply",   "tracking",
+                                  "caching", "getredir", "trackinginfo"};
     bool is_known = false;
     for (const char* k : known) is_known |= sub == k;
     if (is_known) {
@@ -467,7 +496,19 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ReplyBuilder rb(&out, c->resp);
   Engine& srv = c->worker().engine();
   std::string sub = Lowercase(args[1]);
-  if (sub == "list") {
+  if (sub == "tracking") {
+    // REDIRECT: the target must exist now; its worker is where its messages go.
+    uint64_t target = TrackingRedirectOf(args);
+    std::vector<char> found(srv.shard_count(), 0);
+    if (target != 0) {
+      co_await RunOn(srv.AllShards(), [&](Worker& w) {
+        found[w.index()] = w.connections().count(target) > 0 ? 1 : 0;
+      });
+    }
+    auto it = std::find(found.begin(), found.end(), 1);
+    int64_t redirect_worker = it == found.end() ? -1 : it - found.begin();
+    ClientTrackingCommand(*c, args, rb, redirect_worker);
+  } else if (sub == "list") {
     std::unordered_set<uint64_t> ids;
     bool bad = false;
     for (size_t i = 2; i < args.size(); i++) {
@@ -584,6 +625,8 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }
 
 bool ClientNeedsFiber(CmdArgs args) {
+  if (EqualsIgnoreCase(args[1], "tracking") && args.size() >= 3)
+    return TrackingRedirectOf(args) != 0;
   return EqualsIgnoreCase(args[1], "list") ||
          (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
 }
@@ -636,7 +679,8 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }  // namespace
 
 const std::vector<std::string> kClientSubcommands = {
-    "id", "setname", "getname", "setinfo", "info", "list", "kill", "no-evict", "reply", "help"};
+    "id",       "setname", "getname",  "setinfo", "info",     "list",         "kill",
+    "no-evict", "reply",   "tracking", "caching", "getredir", "trackinginfo", "help"};
 const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "help"};
 
 void RegisterServerFamily(CommandRegistry& r) {

@@ -104,7 +104,7 @@ void CmdSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   std::string_view key = args[1];
   Entry* old = nullptr;
-  if (g_notify_flags.load(std::memory_order_relaxed) & (kNotifyExpired | kNotifyNew)) [[unlikely]] {
+  if (g_notify_gate.load(std::memory_order_relaxed) & (kNotifyExpired | kNotifyNew)) [[unlikely]] {
     // An expired key is deleted (and "expired" published) before the write, as Redis's
     // lookup does; the write then creates the key anew ("new").
     ctx.ks.FindMeta(ctx.db, key, ctx.now_ms, false);

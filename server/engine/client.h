@@ -19,6 +19,8 @@
 
 #include "server/base/output_limits.h"
 #include "server/engine/pubsub.h"
+#include "server/engine/task.h"
+#include "server/engine/tracking.h"
 
 namespace strata {
 
@@ -47,6 +49,22 @@ class Client {
   // In RESP2 a subscribed client may run only the subscribe commands, PING, QUIT and
   // RESET (Redis's "context" rule); in RESP3 anything.
   bool subscribed() const { return subs != nullptr && subs->total() > 0; }
+  // CLIENT TRACKING's settings (tracking.h).
+  ClientTracking tracking;
+  // How this client's call of spec is tracked: kRead for a read-only command (OPTIN
+  // right after CLIENT CACHING yes, OPTOUT unless right after CLIENT CACHING no), kScript
+  // for a script under the same conditions, kNone otherwise.
+  TrackMode TrackModeFor(const CommandSpec* spec) const;
+  // The origin the next fiber started for this client takes (task.h): set by the
+  // dispatcher before it calls a fiber function; a fiber started otherwise gets the
+  // client alone.
+  FiberOrigin next_fiber_origin;
+  FiberOrigin TakeFiberOrigin() {
+    FiberOrigin o = std::move(next_fiber_origin);
+    next_fiber_origin = FiberOrigin{};
+    o.client = id_;
+    return o;
+  }
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
   // While this client's EXEC runs: the id its locks are held under (lock_table.h), which

@@ -43,8 +43,12 @@ void RunRemoteCommand(RemoteCommand* rc) {
   ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms()};
   if (w->eviction().active() && (rc->spec->flags & kCmdDenyOom)) [[unlikely]]
     w->eviction().BeforeWrite(rc->args->span());
+  uint64_t client = rc->conn->id();  // fixed at creation: readable from any thread
+  ExecScope exec(client, static_cast<TrackMode>(rc->track), rc->origin);
   uint64_t t0 = CycleClock::Now();
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
+  if (rc->track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
+    w->tracking().RememberKeys(rc->spec, rc->args->span(), client, rc->origin);
   CommandStat& st = w->stats().commands[rc->spec->id];
   st.calls++;
   st.usec_ticks += CycleClock::Now() - t0;
@@ -246,6 +250,12 @@ void ClientConnection::ProcessInput() {
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);
+    if (tracking.caching_yes || tracking.caching_no) [[unlikely]]
+      AfterCachingCommand(spec);
+    // Invalidations this command caused for this worker's clients go out now: right
+    // after its reply, before the next command's (as Redis orders them).
+    if (worker_->tracking().local_pending()) [[unlikely]]
+      worker_->tracking().DeliverLocal();
     if (memory_wait_since_ms_ != 0 && !worker_->spill_wait()) [[unlikely]] {
       memory_wait_since_ms_ = 0;  // memory is under the limit (or spill cannot help)
       memory_wait_expired_ = false;
@@ -412,6 +422,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
         uint64_t seq = ReserveSlot(TakeSuppress());
         auto* rc =
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+        if (tracking.on) [[unlikely]]
+          rc->track = static_cast<uint8_t>(TrackModeFor(spec));
         inflight_++;
         LockTable::Request req;
         for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
@@ -431,6 +443,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
         uint64_t seq = ReserveSlot(TakeSuppress());
         auto* rc =
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+        if (tracking.on) [[unlikely]]
+          rc->track = static_cast<uint8_t>(TrackModeFor(spec));
         inflight_++;
         gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
         return true;
@@ -443,8 +457,12 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
       w.eviction().BeforeWrite(args);
+    TrackMode track = tracking.on ? TrackModeFor(spec) : TrackMode::kNone;
+    ExecScope exec(id_, track, w.index());
     uint64_t t0 = CycleClock::Now();
     spec->shard_fn(args, ctx, rb);
+    if (track == TrackMode::kRead) [[unlikely]]
+      w.tracking().RememberKeys(spec, args, id_, w.index());
     CommandStat& st = w.stats().commands[spec->id];
     st.calls++;
     st.usec_ticks += CycleClock::Now() - t0;
@@ -457,7 +475,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   }
   uint64_t seq = ReserveSlot(TakeSuppress());
   inflight_++;
-  w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size());
+  w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size(),
+                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0);
   return true;
 }
 
@@ -477,14 +496,32 @@ void ClientConnection::QueueBehindLocks(RemoteCommand* rc,
 }
 
 void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
-  ReserveSlot(TakeSuppress());
+  fiber_slot_ = ReserveSlot(TakeSuppress());
   fiber_running_ = true;
   inflight_++;
   worker_->stats().multi_shard_commands++;
   CommandStat& st = worker_->stats().commands[spec->id];
   st.calls++;
   worker_->stats().total_commands_processed++;
+  if (tracking.on) [[unlikely]]
+    PrepareFiberOrigin(spec, args, TrackModeFor(spec));
   spec->fiber_fn(this, OwnedArgs::Copy(args));
+  t_fiber_origin = nullptr;
+}
+
+void ClientConnection::PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode m) {
+  next_fiber_origin.worker = worker_->index();
+  next_fiber_origin.track_mode = static_cast<uint8_t>(m);
+  if (m == TrackMode::kRead)
+    next_fiber_origin.track = MakeTrackedRead(spec, args, id_, worker_->index());
+}
+
+void ClientConnection::AfterCachingCommand(const CommandSpec* spec) {
+  // CLIENT CACHING yes/no holds for the next command: a CLIENT call leaves it, and so do
+  // MULTI and the commands queued after it (EXEC's calls see it); anything else uses it.
+  if (spec != nullptr && (spec->name == "client" || spec->name == "multi")) return;
+  if (multi_ != nullptr) return;
+  tracking.caching_yes = tracking.caching_no = false;
 }
 
 void ClientConnection::FinishFiber(std::string&& reply) {
@@ -497,9 +534,9 @@ void ClientConnection::FinishFiber(std::string&& reply) {
     if (n->waiter) worker_->Defer(ResumeTask(n->waiter));
     return;
   }
-  // The fiber's slot is the newest one reserved when it started: the client had no
-  // commands in flight after it, since input is paused while a fiber runs.
-  uint64_t seq = newest_slot();
+  // The slot reserved when it started (input is paused while a fiber runs, but pushes -
+  // Pub/Sub messages, invalidations - may have taken slots after it).
+  uint64_t seq = fiber_slot_;
   fiber_running_ = false;
   // The fiber is the last command dispatched (input waits while it runs): an error
   // reply counts as its failed call, as the shard paths count theirs.
@@ -602,10 +639,12 @@ void ClientConnection::ResetState() {
   multi_.reset();
   UnwatchAll();
   worker_->pubsub().UnsubscribeAll(*this);
+  TrackingOff(*this);
 }
 
 void ClientConnection::OnClosing() {
   worker_->pubsub().UnsubscribeAll(*this);
+  TrackingOff(*this);
   multi_.reset();
   // A running fiber may be an EXEC that still checks the watched keys: it (or
   // FinishFiber, for other fibers) drops them when it ends.
@@ -636,7 +675,11 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
   if (multi_ != nullptr) flags += 'x';
   if (blocked_ != nullptr) flags += 'b';
   if (subscribed()) flags += 'P';
+  if (tracking.on) flags += 't';
+  if (tracking.broken_redirect) flags += 'R';
+  if (tracking.bcast) flags += 'B';
   if (flags.empty()) flags = "N";
+  long long redir = !tracking.on ? -1 : static_cast<long long>(tracking.redirect);
   long long multi = multi_ != nullptr ? static_cast<long long>(multi_->calls.size()) : -1;
   size_t multi_mem = multi_ != nullptr ? multi_->bytes : 0;
   char buf[1024];
@@ -644,7 +687,7 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       buf, sizeof(buf),
       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=%zu psub=%zu "
       "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu "
-      "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+      "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
       "lib-ver=%s",
       static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
       static_cast<long long>((now_ms - created_ms) / 1000),
@@ -652,8 +695,8 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       subs != nullptr ? subs->of[0].size() : 0, subs != nullptr ? subs->of[1].size() : 0,
       subs != nullptr ? subs->of[2].size() : 0, multi, qbuf, read_buffer_size() - qbuf, multi_mem,
       read_buffer_size(), open_block_bytes(), sealed_blocks(),
-      output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), resp, lib_name.c_str(),
-      lib_ver.c_str());
+      output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), redir, resp,
+      lib_name.c_str(), lib_ver.c_str());
   return buf;
 }
 

@@ -51,6 +51,7 @@ struct RemoteCommand {
   int resp;
   std::shared_ptr<OwnedArgs> args;
   std::string reply;
+  uint8_t track = 0;  // TrackMode for the client (tracking.h)
 };
 
 class ClientConnection final : public Connection, public Client {
@@ -114,6 +115,10 @@ class ClientConnection final : public Connection, public Client {
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
+  // A tracking client's fiber: what its steps remember (task.h FiberOrigin).
+  void PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode mode);
+  // After a command while CLIENT CACHING yes/no is pending: whether it used it up.
+  void AfterCachingCommand(const CommandSpec* spec);
   void ReplyError(std::string_view msg);
   // Whether the next reply is dropped (CLIENT REPLY OFF / SKIP); consumes SKIP.
   bool TakeSuppress() {
@@ -175,6 +180,7 @@ class ClientConnection final : public Connection, public Client {
   std::string last_subcommand_;
   size_t charged_bytes_ = 0;
   uint32_t inflight_ = 0;
+  uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
   int64_t soft_limit_since_ms_ = 0;  // over the soft output limit since; 0 = not over
   // The next command is a write waiting for the spill tier to free memory: since when

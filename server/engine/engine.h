@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/engine/tracking.h"
+
 namespace strata {
 
 class Config;
@@ -157,6 +159,13 @@ class Engine {
 
   // Which workers have subscribers of each channel and pattern (pubsub.h).
   PubSubDirectory& pubsub() { return *pubsub_; }
+  // Client-side caching: BCAST prefixes, and how many clients track (tracking.h).
+  BcastRegistry& bcast() { return bcast_; }
+  std::atomic<int64_t> tracking_clients{0};
+  // Tracking clients plus shards whose tables hold keys: while non-zero, every change
+  // reaches the tables (notify_flags.h's gate), so a key read before a client turned
+  // tracking off is still consumed by its next change, as in Redis.
+  std::atomic<int64_t> tracking_gate_refs{0};
 
   std::atomic<int64_t> connected_clients{0};
   std::atomic<uint64_t> next_client_id{1};
@@ -176,6 +185,7 @@ class Engine {
   Config* config_;
   uint32_t shard_count_;
   std::unique_ptr<PubSubDirectory> pubsub_;
+  BcastRegistry bcast_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<ShardService*> services_;
   ProcessInfo process_;

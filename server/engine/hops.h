@@ -39,8 +39,12 @@ class RunOn {
 
   bool await_ready() {
     origin_ = Worker::Current();
+    fiber_ = t_fiber_origin;
     if (SyncHopScope::Active()) [[unlikely]] {
-      for (uint32_t s : shards_) SyncHop(s, fn_);  // each hop publishes in order
+      // Each hop publishes in order.
+      for (size_t i = 0; i < shards_.size(); i++) {
+        SyncHop(shards_[i], [this, i](Worker& w) { RunStep(w, i); });
+      }
       return true;
     }
     // Messages published by the steps are published from here when all are done, in
@@ -88,9 +92,13 @@ class RunOn {
  private:
   void RunStep(Worker& w, size_t i) {
     PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
+    ExecScope exec(fiber_);
     fn_(w);
+    if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
+      fiber_->track->RememberOn(w);
   }
 
+  const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)
   std::vector<uint32_t> shards_;
   std::function<void(Worker&)> fn_;
   Worker* origin_ = nullptr;
@@ -106,8 +114,10 @@ class RunLocked {
 
   bool await_ready() {
     origin_ = Worker::Current();
+    fiber_ = t_fiber_origin;
     if (SyncHopScope::Active()) [[unlikely]] {
-      SyncHop(shard_, fn_);  // the owner holds the shard: nothing to wait for
+      // The owner holds the shard: nothing to wait for.
+      SyncHop(shard_, [this](Worker& w) { RunStep(w); });
       return true;
     }
     capture_ = PubSubInUse();
@@ -147,8 +157,13 @@ class RunLocked {
  private:
   void RunStep(Worker& w) {
     PublishCapture capture(capture_ ? &captured_ : nullptr);
+    ExecScope exec(fiber_);
     fn_(w);
+    if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
+      fiber_->track->RememberOn(w);
   }
+
+  const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)
   static void Admitted(void* p) {
     auto* self = static_cast<RunLocked*>(p);
     Worker* w = Worker::Current();

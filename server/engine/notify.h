@@ -23,7 +23,7 @@ void PublishKeyspaceEvent(uint32_t cls, std::string_view event, std::string_view
 
 inline void NotifyKeyspaceEvent(uint32_t cls, std::string_view event, std::string_view key,
                                 uint32_t db) {
-  if (g_notify_flags.load(std::memory_order_relaxed) & cls) [[unlikely]]
+  if (g_notify_gate.load(std::memory_order_relaxed) & cls) [[unlikely]]
     PublishKeyspaceEvent(cls, event, key, db);
 }
 

@@ -467,7 +467,13 @@ size_t Publish(PubSubKind kind, std::string_view channel, std::string_view messa
 // ---- Keyspace notifications (notify.h)
 
 void PublishKeyspaceEvent(uint32_t cls, std::string_view event, std::string_view key, uint32_t db) {
+  if ((g_notify_gate.load(std::memory_order_relaxed) & kNotifyTracking) && (cls & kNotifyAll))
+      [[unlikely]] {
+    // A change: client-side caching's invalidations (tracking.h).
+    if (Worker* w = Worker::Current(); w != nullptr) w->tracking().KeyChanged(key);
+  }
   uint32_t flags = g_notify_flags.load(std::memory_order_relaxed);
+  if (!(flags & cls)) return;
   thread_local std::string channel;
   if (flags & kNotifyKeyspace) {
     channel.assign("__keyspace@");

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "server/engine/command.h"
+#include "server/engine/string_map.h"
 #include "server/engine/task.h"
 
 namespace strata {
@@ -62,13 +63,6 @@ class Worker;
 
 enum class PubSubKind : uint8_t { kChannel = 0, kPattern = 1, kShard = 2 };
 inline constexpr int kPubSubKinds = 3;
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-template <class V>
-using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
 // One client's subscriptions: name -> its index in the worker's subscriber list.
 struct ClientSubscriptions {
@@ -159,6 +153,10 @@ class WorkerPubSub {
   void Deliver(PubSubKind kind, std::string_view channel, std::string_view message,
                const std::vector<std::string>& patterns);
 
+  // Appends an out-of-band message to c's output (a Pub/Sub message, an invalidation);
+  // a client it takes past its output limits is closed later in the turn.
+  void Push(Client& c, std::string_view bytes);
+
   // Heap bytes of this worker's subscriber table.
   size_t bytes() const { return bytes_; }
   // Clients of this worker with at least one subscription (INFO pubsub_clients).
@@ -168,7 +166,6 @@ class WorkerPubSub {
   bool Add(Client& c, PubSubKind kind, std::string_view name);
   bool Remove(Client& c, PubSubKind kind, std::string_view name);
   void Confirm(ReplyBuilder& rb, std::string_view verb, const std::string_view* name, size_t count);
-  void Push(Client& c, std::string_view bytes);
   // Closes the subscribers that a delivery took past their output limits, later in
   // the turn (by id: one may have gone meanwhile).
   void CheckLimitsLater();

@@ -10,7 +10,7 @@
 namespace strata {
 
 void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db,
-                      int resp, const std::string_view* argv, size_t argc) {
+                      int resp, const std::string_view* argv, size_t argc, uint8_t track) {
   Item item{spec,
             conn,
             seq,
@@ -20,7 +20,8 @@ void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t 
             0,
             0,
             static_cast<int8_t>(resp),
-            false};
+            false,
+            track};
   size_t total = argc * sizeof(uint32_t);
   for (size_t i = 0; i < argc; i++) total += argv[i].size();
   size_t at = args.size();
@@ -80,7 +81,8 @@ void ExecuteRemoteBatch(void* p) {
       if (!locks.CanRun(item.db, keys, item.spec->is_write())) {
         item.detached = true;
         auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
-                                     item.db,   item.resp, OwnedArgs::Copy(args), {}};
+                                     item.db,   item.resp, OwnedArgs::Copy(args), {},
+                                     item.track};
         ClientConnection::QueueBehindLocks(rc, keys);
         continue;
       }
@@ -91,7 +93,8 @@ void ExecuteRemoteBatch(void* p) {
       if (!keys.empty() && gate->MustWait(item.db, keys, item.spec->NeedsValues(args))) {
         item.detached = true;
         auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
-                                     item.db,   item.resp, OwnedArgs::Copy(args), {}};
+                                     item.db,   item.resp, OwnedArgs::Copy(args), {},
+                                     item.track};
         ClientConnection::HoldForColdValues(rc, keys);
         continue;
       }
@@ -101,8 +104,12 @@ void ExecuteRemoteBatch(void* p) {
     ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms()};
     if (w->eviction().active() && (item.spec->flags & kCmdDenyOom)) [[unlikely]]
       w->eviction().BeforeWrite(args);
+    uint64_t client = item.conn->id();  // fixed at creation: readable from any thread
+    ExecScope exec(client, static_cast<TrackMode>(item.track), batch->origin);
     uint64_t t0 = CycleClock::Now();
     item.spec->shard_fn(args, ctx, rb);
+    if (item.track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
+      w->tracking().RememberKeys(item.spec, args, client, batch->origin);
     CommandStat& st = w->stats().commands[item.spec->id];
     st.calls++;
     st.usec_ticks += CycleClock::Now() - t0;

@@ -37,6 +37,7 @@ struct RemoteBatch {
     uint32_t reply_len;
     int8_t resp;
     bool detached;  // queued behind a lock; its reply travels separately
+    uint8_t track;  // TrackMode for the client (tracking.h)
   };
 
   uint32_t origin = 0;
@@ -50,7 +51,7 @@ struct RemoteBatch {
     items.clear();
   }
   void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
-           const std::string_view* argv, size_t argc);
+           const std::string_view* argv, size_t argc, uint8_t track);
   // Rebuilds the argument views of an item into *out.
   void ArgsOf(const Item& item, std::vector<std::string_view>* out) const;
 };

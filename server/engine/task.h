@@ -12,7 +12,9 @@
 #pragma once
 
 #include <coroutine>
+#include <cstdint>
 #include <exception>
+#include <memory>
 #include <utility>
 
 namespace strata {
@@ -35,13 +37,68 @@ Task MakeTask(F&& f) {
               heap};
 }
 
+// What a fiber's steps on other shards must know of the command it runs: its client
+// (CLIENT TRACKING's NOLOOP) and, for a tracking client's read, the keys to remember
+// (tracking.h). A fiber's promise takes it from its first argument when that is a
+// client (Client::TakeFiberOrigin); t_fiber_origin points to the running fiber's own
+// while its body runs (set at its start and at every resumption), so an awaitable reads
+// it in await_ready.
+struct TrackedRead;
+struct FiberOrigin {
+  uint64_t client = 0;
+  uint32_t worker = 0;                       // the client's
+  uint8_t track_mode = 0;                    // TrackMode (tracking.h)
+  std::shared_ptr<const TrackedRead> track;  // for TrackMode::kRead
+};
+inline thread_local const FiberOrigin* t_fiber_origin = nullptr;
+
 struct Fiber {
   struct promise_type {
+    FiberOrigin origin;
+
+    promise_type() = default;
+    template <class C, class... Rest>
+    explicit promise_type(C* c, Rest&&...) {
+      if constexpr (requires { c->TakeFiberOrigin(); }) origin = c->TakeFiberOrigin();
+    }
+
     Fiber get_return_object() { return {}; }
-    std::suspend_never initial_suspend() noexcept { return {}; }
+    auto initial_suspend() noexcept {
+      struct Start {
+        const FiberOrigin* o;
+        bool await_ready() const noexcept { return true; }
+        void await_suspend(std::coroutine_handle<>) const noexcept {}
+        void await_resume() const noexcept { t_fiber_origin = o; }
+      };
+      return Start{&origin};
+    }
     std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() {}
+    void return_void() { t_fiber_origin = nullptr; }
     void unhandled_exception() { std::terminate(); }
+
+    // Every co_await in a fiber: t_fiber_origin is this fiber's while the awaitable
+    // starts and again when the body resumes.
+    template <class A>
+    struct Resuming {
+      A&& a;
+      const FiberOrigin* o;
+      bool await_ready() {
+        t_fiber_origin = o;
+        return a.await_ready();
+      }
+      template <class H>
+      decltype(auto) await_suspend(H h) {
+        return a.await_suspend(h);
+      }
+      decltype(auto) await_resume() {
+        t_fiber_origin = o;
+        return a.await_resume();
+      }
+    };
+    template <class A>
+    Resuming<A> await_transform(A&& a) noexcept {
+      return Resuming<A>{std::forward<A>(a), &origin};
+    }
   };
 };
 

@@ -47,6 +47,7 @@ struct ClientConnection::ExecPlan {
     uint32_t db;
     uint32_t shard;
     Kind kind;
+    uint8_t track = 0;  // TrackMode for the client (tracking.h)
   };
   std::vector<Call> calls;
   std::vector<std::string> replies;
@@ -63,15 +64,19 @@ namespace {
 constexpr const char* kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
 
 // Runs one single-shard call on the current (owning) worker, its reply into *out.
+// client, client_worker: whose call it is; track: its TrackMode (tracking.h).
 void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db, int resp,
-                  std::string* out) {
+                  std::string* out, uint64_t client, uint32_t client_worker, uint8_t track) {
   ReplyBuilder rb(out, resp);
   ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
   if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
     w.eviction().BeforeWrite(args);
   size_t start = out->size();
+  ExecScope exec(client, static_cast<TrackMode>(track), client_worker);
   uint64_t t0 = CycleClock::Now();
   spec->shard_fn(args, ctx, rb);
+  if (track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
+    w.tracking().RememberKeys(spec, args, client, client_worker);
   CommandStat& st = w.stats().commands[spec->id];
   st.calls++;
   st.usec_ticks += CycleClock::Now() - t0;
@@ -200,7 +205,7 @@ bool ClientConnection::Watch(CmdArgs args) {
     ReplyOk();
     return true;
   }
-  ReserveSlot(TakeSuppress());
+  fiber_slot_ = ReserveSlot(TakeSuppress());
   fiber_running_ = true;
   inflight_++;
   WatchFiber(this, OwnedArgs::Copy(args));
@@ -263,10 +268,20 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
   std::vector<std::string_view> keys;
   bool fiber_calls = false;
   p.calls.reserve(multi_->calls.size());
+  // CLIENT CACHING yes/no before MULTI holds for every call; one inside the transaction
+  // holds for the calls after it (tracking.h).
+  ClientTracking saved_tracking = tracking;
   for (QueuedCall& q : multi_->calls) {
     const CommandSpec* spec = q.spec;
     CmdArgs args = q.args->span();
     ExecPlan::Call call{spec, std::move(q.args), cur_db, here, ExecPlan::kConn};
+    if (tracking.on) [[unlikely]] {
+      call.track = static_cast<uint8_t>(TrackModeFor(spec));
+      if (spec->name == "client" && args.size() == 3 && EqualsIgnoreCase(args[1], "caching")) {
+        tracking.caching_yes = EqualsIgnoreCase(args[2], "yes") && tracking.optin;
+        tracking.caching_no = EqualsIgnoreCase(args[2], "no") && tracking.optout;
+      }
+    }
     if (spec->flags & kCmdTransaction) {
       call.kind = ExecPlan::kUnwatch;  // the only one queued
     } else if (spec->conn_fn != nullptr && !(spec->needs_fiber && spec->needs_fiber(args))) {
@@ -310,6 +325,10 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
       }
     }
     p.calls.push_back(std::move(call));
+  }
+  if (tracking.on) [[unlikely]] {
+    tracking.caching_yes = saved_tracking.caching_yes;
+    tracking.caching_no = saved_tracking.caching_no;
   }
   multi_.reset();
   std::vector<char> watch_used(n, 0);
@@ -374,7 +393,7 @@ bool ClientConnection::Exec(const CommandSpec* exec_spec) {
       OnLargeReply(t);
     return true;
   }
-  ReserveSlot(TakeSuppress());
+  fiber_slot_ = ReserveSlot(TakeSuppress());
   fiber_running_ = true;
   inflight_++;
   w.stats().multi_shard_commands++;
@@ -392,7 +411,8 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
       out->append("+OK\r\n");
       return;
     case ExecPlan::kShard:
-      RunShardCall(*worker_, call.spec, args, call.db, resp, out);
+      RunShardCall(*worker_, call.spec, args, call.db, resp, out, id_, worker_->index(),
+                   call.track);
       return;
     case ExecPlan::kConn: {
       ReplyBuilder rb(out, resp);
@@ -441,7 +461,8 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       for (size_t i = 0; i < p.calls.size(); i++) {
         ExecPlan::Call& call = p.calls[i];
         if (call.kind == ExecPlan::kShard) {
-          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i]);
+          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i], c->id_,
+                       c->worker_->index(), call.track);
         }
       }
     });
@@ -473,6 +494,8 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
           CommandStat& st = c->worker_->stats().commands[call.spec->id];
           st.calls++;
           c->worker_->stats().total_commands_processed++;
+          if (call.track != 0) [[unlikely]]
+            c->PrepareFiberOrigin(call.spec, call.args->span(), static_cast<TrackMode>(call.track));
           call.spec->fiber_fn(c, call.args);
           co_await AwaitNested{&nested};
           if (!nested.reply.empty() && nested.reply[0] == '-') st.failed_calls++;
@@ -498,7 +521,8 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
               SetCaptureTag(k);  // its messages are published in call order
-              RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k]);
+              RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k], c->id_,
+                           c->worker_->index(), x.track);
             }
           }
           if (last) ReleaseOn(w, p, watching);

@@ -503,9 +503,10 @@ KeyEvents g_key_events;
 }  // namespace
 
 void Worker::SyncKeyEventHook() {
-  uint32_t f = g_notify_flags.load(std::memory_order_relaxed);
-  bool on = (f & (kNotifyKeyspace | kNotifyKeyevent)) &&
-            (f & (kNotifyExpired | kNotifyNew | kNotifyEvicted));
+  uint32_t f = g_notify_gate.load(std::memory_order_relaxed);
+  bool on = ((f & (kNotifyKeyspace | kNotifyKeyevent)) &&
+             (f & (kNotifyExpired | kNotifyNew | kNotifyEvicted))) ||
+            (f & kNotifyTracking);  // expiry and eviction invalidate tracked keys
   keyspace_.set_event_hook(on ? &g_key_events : nullptr);
 }
 
@@ -577,6 +578,9 @@ void Worker::Run() {
     UpdateMemoryState();
     eviction_.OnTurn();
     EvictClientsOverLimit();
+    // Invalidations owed to tracking clients join the outbox (tracking.h).
+    if (tracking_.has_work()) [[unlikely]]
+      tracking_.EndTurn();
     // Tasks for other workers leave before this turn's replies do: whatever a client
     // learns from a reply (a PUBLISH delivered, say) is then already on its way.
     FlushOutbox();

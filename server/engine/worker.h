@@ -39,6 +39,7 @@
 #include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
 #include "server/engine/task.h"
+#include "server/engine/tracking.h"
 #include "server/engine/watch_table.h"
 
 namespace strata {
@@ -109,6 +110,8 @@ class Worker {
   WatchTable& watches() { return watches_; }
   // This worker's Pub/Sub subscribers (pubsub.h).
   WorkerPubSub& pubsub() { return pubsub_; }
+  // This shard's keys read by tracking clients (tracking.h).
+  TrackingTable& tracking() { return tracking_; }
   int64_t now_ms() const { return now_ms_; }
   // The process is stopping (any thread may ask; a long script ends on it).
   bool stopping() const { return stop_.load(std::memory_order_relaxed); }
@@ -248,6 +251,7 @@ class Worker {
   LockTable locks_;
   WatchTable watches_{keyspace_};
   WorkerPubSub pubsub_{*this};
+  TrackingTable tracking_{*this};
   std::unique_ptr<EventLoop> loop_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -346,11 +346,18 @@ int CallImpl(lua_State* L, bool raise) {
     uint32_t db = st->db;
     if (!fiber_cmd) {
       std::string* out = &reply;  // this thread's (run may run on another)
+      // The script's client, and whom its reads are remembered for (tracking.h).
+      ExecOrigin origin = t_exec;
       auto run = [&](Worker& x) {
         ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms()};
         if (x.eviction().active() && (spec->flags & kCmdDenyOom)) x.eviction().BeforeWrite(args);
+        ExecOrigin saved = t_exec;
+        t_exec = origin;
         uint64_t t0 = CycleClock::Now();
         spec->shard_fn(args, call_ctx, rb);
+        if (origin.script_tracker != 0 && (spec->flags & kCmdReadOnly)) [[unlikely]]
+          x.tracking().RememberKeys(spec, args, origin.script_tracker, origin.script_worker);
+        t_exec = saved;
         CommandStat& cs = x.stats().commands[spec->id];
         cs.calls++;
         cs.usec_ticks += CycleClock::Now() - t0;
@@ -371,9 +378,16 @@ int CallImpl(lua_State* L, bool raise) {
       c->nested = &nested;
       c->db = db;
       uint64_t t0 = CycleClock::Now();
+      if (t_exec.script_tracker != 0 && (spec->flags & kCmdReadOnly)) [[unlikely]] {
+        // A tracking client's script reading across shards: its steps remember the keys.
+        c->next_fiber_origin.track =
+            MakeTrackedRead(spec, args, t_exec.script_tracker, t_exec.script_worker);
+      }
       {
+        ExecOrigin saved = t_exec;
         SyncHopScope sync;
         spec->fiber_fn(c, OwnedArgs::Copy(args));
+        t_exec = saved;
       }
       c->nested = saved_nested;
       c->db = saved_db;

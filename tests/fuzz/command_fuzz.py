@@ -226,6 +226,15 @@ def commands(g):
         ("RESET", lambda: []),
         ("CONFIG", lambda: [b"SET", b"notify-keyspace-events",
                             g.r.choice([b"", b"KEA", b"KExn", b"El$", b"Kgm"])]),
+        # client-side caching (RESP2 and RESP3; no REDIRECT: its target's messages would
+        # look like replies)
+        ("CLIENT", lambda: [b"TRACKING", g.r.choice([b"ON", b"ON", b"OFF"])] + g.r.choice(
+            [[], [b"BCAST"], [b"BCAST", b"PREFIX", b"k"], [b"OPTIN"], [b"OPTOUT"],
+             [b"NOLOOP"], [b"PREFIX", b"x"]])),
+        ("CLIENT", lambda: [b"CACHING", g.r.choice([b"YES", b"NO", b"maybe"])]),
+        ("CLIENT", lambda: [g.r.choice([b"TRACKINGINFO", b"GETREDIR"])]),
+        ("CONFIG", lambda: [b"SET", b"tracking-table-max-keys",
+                            g.r.choice([b"0", b"3", b"1000000"])]),
         # streams: IDs right and wrong, groups, trimming, short blocking reads
         ("XADD", lambda: [k()] + g.r.choice([[], [b"MAXLEN", b"~", b"5"], [b"MINID", b"2"],
                                              [b"NOMKSTREAM"]]) +
@@ -250,6 +259,9 @@ def commands(g):
         # nonsense
         ("NOSUCHCOMMAND", lambda: [g.any()]),
     ]
+
+
+INVALIDATION_PUSHES = (b"invalidate", b"tracking-redir-broken")
 
 
 class Reader:
@@ -349,6 +361,9 @@ class Fuzzer:
         reader = self.readers[index]
         for _ in calls:
             kind, payload = reader.read()
+            # Invalidations (CLIENT TRACKING) are pushes beside the replies, not replies.
+            while kind == b">" and payload and payload[0][1] in INVALIDATION_PUSHES:
+                kind, payload = reader.read()
             if kind == b"-" and b"internal error" in payload:
                 raise AssertionError("internal error reply: %r" % payload)
         self.sent += len(calls)

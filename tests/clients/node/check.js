@@ -1,7 +1,8 @@
 // Drives a server with node-redis and ioredis, as applications do: their connection
 // handshakes, strings, expiry, pipelines, transactions (multi/exec, WATCH), scripts
 // (defineCommand, over keys of several shards and keys a script builds), functions
-// (FUNCTION LOAD, FCALL), Pub/Sub (subscribe, psubscribe, keyspace events), streams with a
+// (FUNCTION LOAD, FCALL), Pub/Sub (subscribe, psubscribe, keyspace events), client-side
+// caching (CLIENT TRACKING with REDIRECT to a subscriber), streams with a
 // consumer group (xadd, xreadgroup, xack, a blocking read woken by another client), INFO
 // and SCAN.
 // Usage: node check.js PORT
@@ -118,6 +119,24 @@ function check(cond, what) { if (!cond) { console.error('FAILED: ' + what); proc
         seen.includes('__keyspace@0__:i:watched|__keyspace@0__:i:watched:set'),
         'ioredis subscribe/psubscribe and keyspace events');
   isub.disconnect();
+  // Client-side caching as a RESP2 client does it: invalidations redirected to a
+  // connection subscribed to __redis__:invalidate (the keys come as one array).
+  const inval = new Redis({ host: '127.0.0.1', port });
+  const invalId = await inval.client('ID');
+  const invalidated = [];
+  inval.on('message', (ch, msg) => { if (ch === '__redis__:invalidate') invalidated.push(msg); });
+  await inval.subscribe('__redis__:invalidate');
+  const cached = new Redis({ host: '127.0.0.1', port });
+  check(await cached.client('TRACKING', 'ON', 'REDIRECT', invalId) === 'OK',
+        'ioredis CLIENT TRACKING ON REDIRECT');
+  await io.set('i:cached', 'v1');
+  check(await cached.get('i:cached') === 'v1', 'ioredis tracked read');
+  await io.set('i:cached', 'v2');
+  for (let i = 0; i < 100 && invalidated.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+  check(invalidated.length === 1 && invalidated[0] === 'i:cached',
+        'ioredis invalidation on __redis__:invalidate: ' + JSON.stringify(invalidated));
+  cached.disconnect();
+  inval.disconnect();
   // A blocking stream read, woken by an XADD from another connection.
   const reader = new Redis({ host: '127.0.0.1', port });
   const pending = reader.xread('BLOCK', 5000, 'STREAMS', 'i:events', '$');
