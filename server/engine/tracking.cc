@@ -180,7 +180,10 @@ void TrackingFlushNotice(Client& c) {
   SendFor(c.worker(), c, none, true);
 }
 
-ExecScope::ExecScope(const FiberOrigin* o) : saved_(t_exec) {
+ExecScope::ExecScope(const FiberOrigin* o)
+    : on_(g_notify_gate.load(std::memory_order_relaxed) & kNotifyTracking) {
+  if (!on_) return;
+  saved_ = t_exec;
   if (o == nullptr) {
     t_exec = ExecOrigin{};
     return;

@@ -54,6 +54,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/base/notify_flags.h"
 #include "server/engine/string_map.h"
 
 namespace strata {
@@ -94,10 +95,16 @@ struct ExecOrigin {
 inline thread_local ExecOrigin t_exec;
 struct FiberOrigin;
 
-// Sets t_exec for one command (restored after: scripts nest commands).
+// Sets t_exec for one command (restored after: scripts nest commands). Only while the
+// tracking gate is open (notify_flags.h): otherwise t_exec stays as it is between
+// commands, empty, and a command pays one load and a branch.
 class ExecScope {
  public:
-  ExecScope(uint64_t client, TrackMode mode, uint32_t client_worker) : saved_(t_exec) {
+  ExecScope(uint64_t client, TrackMode mode, uint32_t client_worker)
+      : on_(g_notify_gate.load(std::memory_order_relaxed) & kNotifyTracking) {
+    if (!on_) [[likely]]
+      return;
+    saved_ = t_exec;
     t_exec.client = client;
     if (mode == TrackMode::kScript) {
       t_exec.script_tracker = client;
@@ -106,11 +113,15 @@ class ExecScope {
   }
   // A fiber's step (hops.h): its command's origin, or nothing known.
   explicit ExecScope(const FiberOrigin* o);
-  ~ExecScope() { t_exec = saved_; }
+  ~ExecScope() {
+    if (on_) [[unlikely]]
+      t_exec = saved_;
+  }
   ExecScope(const ExecScope&) = delete;
   ExecScope& operator=(const ExecScope&) = delete;
 
  private:
+  bool on_;
   ExecOrigin saved_;
 };
 
