@@ -283,7 +283,8 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     if (!copy) {
       for (size_t p : g.positions[gi]) {
-        if (m[p].moved) w.keyspace().Delete(db, keys[p]);
+        if (m[p].moved && w.keyspace().Delete(db, keys[p]))
+          NotifyKeyspaceEvent(kNotifyGeneric, "del", keys[p], db);
       }
     }
     w.locks().Release(g.locks[gi].keys, !copy);

@@ -565,8 +565,10 @@ Fiber FlushFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     w.locks().ReleaseWhole();
   });
   rb.Ok();
-  c->FinishFiber(std::move(out));
+  // Queued behind this fiber's reply slot, so it still comes after the reply (and the
+  // client may be gone once FinishFiber returns).
   TrackingFlushNotice(*c);
+  c->FinishFiber(std::move(out));
 }
 
 Fiber SwapDbFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {

@@ -79,6 +79,7 @@ ShardMemory CollectShardMemory(Worker& w, uint32_t dbs) {
   m.io_bytes = w.RefreshIoBufferBytes();
   m.tier_bytes = w.tier_bytes();
   m.pubsub_bytes = w.pubsub().bytes();
+  m.tracking_bytes = w.tracking().bytes();
   m.clients = w.connections().size();
   m.keys = ks.key_count();
   m.expires = ks.expires_count();
@@ -105,6 +106,7 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
     m.io += s.io_bytes;
     m.tiered += s.tier_bytes;
     m.pubsub += s.pubsub_bytes;
+    m.tracking += s.tracking_bytes;
     m.keys += s.keys;
     m.expires += s.expires;
     m.client_count += s.clients;
@@ -118,7 +120,7 @@ MemorySummary Summarize(Engine& srv, std::vector<ShardMemory> shards) {
   }
   m.shards = std::move(shards);
   m.pubsub += srv.pubsub().bytes();
-  m.used = m.dataset + m.table + m.clients + m.io + m.tiered + m.pubsub;
+  m.used = m.dataset + m.table + m.clients + m.io + m.tiered + m.pubsub + m.tracking;
   m.overhead = m.used - m.dataset;
   m.startup = srv.StartupMemory();
   srv.UpdatePeakMemory(m.used);
@@ -208,6 +210,7 @@ void AppendInfoMemory(const MemorySummary& m, std::string* out) {
   AddLine(out, "lazyfreed_objects", "0");
   // strata's breakdown: the parts of used_memory, then per value type and per shard.
   AddLine(out, "mem_table", m.table);
+  AddLine(out, "mem_tracking", m.tracking);
   AddLine(out, "mem_io_buffers", m.io);
   AddLine(out, "mem_slab_pages", m.slab_page_bytes);
   AddLine(out, "mem_slab_used", m.slab_slot_bytes);

@@ -45,14 +45,16 @@ struct ShardMemory {
   size_t slab_page_bytes = 0;
   size_t slab_slot_bytes = 0;
   size_t lazyfree_pending = 0;
-  size_t tier_bytes = 0;    // the spill tier's share (cache, table readers, I/O buffers)
-  size_t pubsub_bytes = 0;  // the worker's Pub/Sub subscriber table
+  size_t tier_bytes = 0;      // the spill tier's share (cache, table readers, I/O buffers)
+  size_t pubsub_bytes = 0;    // the worker's Pub/Sub subscriber table
+  size_t tracking_bytes = 0;  // the shard's CLIENT TRACKING table
   size_t type_bytes[kValueTypeCount] = {};
   size_t type_keys[kValueTypeCount] = {};
   std::vector<size_t> db_keys;         // per database
   std::vector<size_t> db_table_bytes;  // per database
   size_t used() const {
-    return entry_bytes + table_bytes + client_bytes + io_bytes + tier_bytes + pubsub_bytes;
+    return entry_bytes + table_bytes + client_bytes + io_bytes + tier_bytes + pubsub_bytes +
+           tracking_bytes;
   }
 };
 
@@ -67,7 +69,8 @@ struct MemorySummary {
   size_t clients = 0;
   size_t io = 0;
   size_t tiered = 0;
-  size_t pubsub = 0;  // subscriber tables and the process-wide channel directory
+  size_t pubsub = 0;    // subscriber tables and the process-wide channel directory
+  size_t tracking = 0;  // the shards' CLIENT TRACKING tables
   size_t startup = 0;
   size_t overhead = 0;  // used - dataset
   size_t peak = 0;

@@ -202,8 +202,12 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     ScriptScope scope{c, &held, owner};
     c->txn_owner = owner;
     out.clear();
-    ExecScope exec(origin);
-    LuaVm::RunResult r = LuaVm::ForThisThread().Run(call, ctx, rb, &scope);
+    LuaVm::RunResult r;
+    {
+      // Only around the run: releasing the holds below may run other clients' commands.
+      ExecScope exec(origin);
+      r = LuaVm::ForThisThread().Run(call, ctx, rb, &scope);
+    }
     c->txn_owner = saved_owner;
     // Released without waiting for an answer: nothing here depends on it, and whatever
     // this worker sends those shards next travels behind the release on the same ring.

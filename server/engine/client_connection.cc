@@ -120,6 +120,8 @@ size_t ClientConnection::MemoryBytes() const {
   if (multi_ != nullptr) n += multi_->bytes;
   for (const WatchedKey& w : watched_) n += sizeof(w) + HeapBytes(w.key);
   if (subs != nullptr) n += subs->Bytes();
+  n += HeapBytes(tracking.prefixes);
+  for (const std::string& p : tracking.prefixes) n += HeapBytes(p);
   return n;
 }
 

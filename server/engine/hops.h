@@ -93,9 +93,11 @@ class RunOn {
   void RunStep(Worker& w, size_t i) {
     PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
     ExecScope exec(fiber_);
-    fn_(w);
+    // Remembered before the step reads: a step may release its locks at its end, and a
+    // write admitted then runs at once (it must find the keys tracked).
     if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
       fiber_->track->RememberOn(w);
+    fn_(w);
   }
 
   const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)
@@ -158,9 +160,11 @@ class RunLocked {
   void RunStep(Worker& w) {
     PublishCapture capture(capture_ ? &captured_ : nullptr);
     ExecScope exec(fiber_);
-    fn_(w);
+    // Remembered before the step reads: a step may release its locks at its end, and a
+    // write admitted then runs at once (it must find the keys tracked).
     if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
       fiber_->track->RememberOn(w);
+    fn_(w);
   }
 
   const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)

@@ -6,6 +6,7 @@
 
 #include "core/hash.h"
 #include "server/base/config.h"
+#include "server/base/heap_bytes.h"
 #include "server/base/notify_flags.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
@@ -287,17 +288,6 @@ void BcastRegistry::Remove(const std::vector<std::string>& prefixes, uint64_t cl
   lengths_.erase(std::unique(lengths_.begin(), lengths_.end()), lengths_.end());
 }
 
-void BcastRegistry::Match(std::string_view key,
-                          const std::function<void(const std::string&, const Ref&)>& fn) const {
-  std::shared_lock<std::shared_mutex> l(mu_);
-  for (size_t len : lengths_) {
-    if (len > key.size()) break;
-    auto it = by_prefix_.find(key.substr(0, len));
-    if (it == by_prefix_.end()) continue;
-    for (const Ref& r : it->second) fn(it->first, r);
-  }
-}
-
 size_t BcastRegistry::distinct_prefixes() const {
   std::shared_lock<std::shared_mutex> l(mu_);
   return by_prefix_.size();
@@ -309,13 +299,31 @@ TrackingTable::~TrackingTable() {
   for (void* b : out_) delete static_cast<InvalidationBatch*>(b);
 }
 
+size_t TrackingTable::EntryBytes(const std::string& key, const std::vector<Ref>& refs) {
+  // A node of the hash table: next pointer, cached hash, the pair.
+  return 2 * sizeof(void*) + sizeof(std::string) + sizeof(std::vector<Ref>) + HeapBytes(key) +
+         HeapBytes(refs);
+}
+
 void TrackingTable::Remember(std::string_view key, uint64_t client, uint32_t worker) {
   auto it = keys_.find(key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Ref>{}).first;
-  for (const Ref& r : it->second) {
-    if (r.client == client) return;
+  if (it == keys_.end()) {
+    if (!holds_keys_) [[unlikely]] {
+      // The gate stays open while this table holds keys (Engine::tracking_gate_refs).
+      holds_keys_ = true;
+      Engine& e = worker_.engine();
+      e.tracking_gate_refs.fetch_add(1, std::memory_order_relaxed);
+      SetTrackingGate(e.tracking_gate_refs);
+    }
+    it = keys_.emplace(std::string(key), std::vector<Ref>{}).first;
+  } else {
+    for (const Ref& r : it->second) {
+      if (r.client == client) return;
+    }
+    bytes_ -= EntryBytes(it->first, it->second);
   }
   it->second.push_back(Ref{client, worker});
+  bytes_ += EntryBytes(it->first, it->second);
   items_++;
 }
 
@@ -348,6 +356,7 @@ void TrackingTable::KeyChanged(std::string_view key) {
     if (it != keys_.end()) {
       for (const Ref& r : it->second) Queue(r.worker, r.client, writer, key, nullptr);
       items_ -= it->second.size();
+      bytes_ -= EntryBytes(it->first, it->second);
       keys_.erase(it);
       pending_ = true;
     }
@@ -361,8 +370,9 @@ void TrackingTable::KeyChanged(std::string_view key) {
 }
 
 void TrackingTable::OnFlush() {
-  keys_.clear();
+  StringMap<std::vector<Ref>>().swap(keys_);  // the buckets go too
   items_ = 0;
+  bytes_ = 0;
   pending_ = true;
   // The flushing client is told after its reply (TrackingFlushNotice).
   std::vector<Client*> trackers;
@@ -399,16 +409,17 @@ void TrackingTable::EndTurn() {
         auto it = keys_.begin();
         for (const Ref& r : it->second) Queue(r.worker, r.client, 0, it->first, nullptr);
         items_ -= it->second.size();
+        bytes_ -= EntryBytes(it->first, it->second);
         keys_.erase(it);
       }
     }
   }
   published_keys_.store(keys_.size(), std::memory_order_relaxed);
   published_items_.store(items_, std::memory_order_relaxed);
-  if (holds_keys_ != !keys_.empty()) {
-    holds_keys_ = !keys_.empty();
+  if (holds_keys_ && keys_.empty()) {
+    holds_keys_ = false;
     Engine& e = worker_.engine();
-    e.tracking_gate_refs.fetch_add(holds_keys_ ? 1 : -1, std::memory_order_relaxed);
+    e.tracking_gate_refs.fetch_sub(1, std::memory_order_relaxed);
     SetTrackingGate(e.tracking_gate_refs);
   }
   if (!pending_) return;

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -106,10 +107,8 @@ class ExecScope {
       return;
     saved_ = t_exec;
     t_exec.client = client;
-    if (mode == TrackMode::kScript) {
-      t_exec.script_tracker = client;
-      t_exec.script_worker = client_worker;
-    }
+    t_exec.script_tracker = mode == TrackMode::kScript ? client : 0;
+    t_exec.script_worker = client_worker;
   }
   // A fiber's step (hops.h): its command's origin, or nothing known.
   explicit ExecScope(const FiberOrigin* o);
@@ -149,8 +148,16 @@ class BcastRegistry {
   bool empty() const { return count_.load(std::memory_order_relaxed) == 0; }
   // Calls fn(prefix, ref) for every registration whose prefix begins key. Cost: one
   // lookup per distinct prefix length.
-  void Match(std::string_view key,
-             const std::function<void(const std::string&, const Ref&)>& fn) const;
+  template <class Fn>
+  void Match(std::string_view key, Fn&& fn) const {
+    std::shared_lock<std::shared_mutex> l(mu_);
+    for (size_t len : lengths_) {
+      if (len > key.size()) break;
+      auto it = by_prefix_.find(key.substr(0, len));
+      if (it == by_prefix_.end()) continue;
+      for (const Ref& r : it->second) fn(it->first, r);
+    }
+  }
   size_t distinct_prefixes() const;
 
  private:
@@ -189,6 +196,9 @@ class TrackingTable {
   // Exact, on the shard's thread.
   size_t live_keys() const { return keys_.size(); }
   size_t live_items() const { return items_; }
+  // Heap bytes of the table (its entries and buckets), on the shard's thread: part of the
+  // worker's used memory (INFO memory mem_tracking).
+  size_t bytes() const { return bytes_ + keys_.bucket_count() * sizeof(void*); }
   // As of the shard's last loop turn, from any thread.
   size_t keys() const { return published_keys_.load(std::memory_order_relaxed); }
   size_t items() const { return published_items_.load(std::memory_order_relaxed); }
@@ -200,11 +210,14 @@ class TrackingTable {
   };
   void Queue(uint32_t worker, uint64_t client, uint64_t writer, std::string_view key,
              const std::string* prefix);
+  // One entry's heap bytes: its hash node, the key and the client list.
+  static size_t EntryBytes(const std::string& key, const std::vector<Ref>& refs);
   void Publish();
 
   Worker& worker_;
   StringMap<std::vector<Ref>> keys_;
   size_t items_ = 0;
+  size_t bytes_ = 0;  // of the entries
   std::atomic<size_t> published_keys_{0};
   std::atomic<size_t> published_items_{0};
   bool pending_ = false;

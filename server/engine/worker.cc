@@ -115,7 +115,7 @@ Worker* Worker::Current() { return t_current; }
 
 size_t Worker::used_bytes() const {
   return keyspace_.used_bytes() + client_bytes_ + loop_->BufferBytes() + tier_bytes_ +
-         pubsub_.bytes();
+         pubsub_.bytes() + tracking_.bytes();
 }
 
 const char* Worker::backend_name() const { return loop_->name(); }

@@ -520,6 +520,16 @@ def test_flush_is_sent_to_every_tracking_client(conn):
     off.assert_quiet()
 
 
+def test_migrate_invalidates_the_keys_it_moves(conn, server_factory):
+    a, b = conn(), conn(resp3=False)
+    target = server_factory()
+    a.track()
+    assert b.cmd("SET", "mig:k", "v") == OK
+    assert a.cmd("GET", "mig:k") == b"$1\r\nv\r\n"
+    assert b.cmd("MIGRATE", "127.0.0.1", str(target.port), "mig:k", "0", "5000") == OK
+    a.expect(inv("mig:k"))
+
+
 # ================================================================ 5. expiry
 
 def test_expiry_invalidates(conn):
@@ -1064,6 +1074,32 @@ def test_tracking_table_max_keys_evicts_with_invalidations(conn, server_factory)
         a.cmd("GET", "mx0:%d" % i)
     assert tracking_stats(b)["tracking_total_keys"] == 20
     a.assert_quiet()
+
+
+def test_tracking_tables_are_counted_in_used_memory(conn, server_factory):
+    """strata's INFO memory names the tables' bytes (mem_tracking), inside used_memory;
+    a flush gives them back."""
+    srv = server_factory()
+    b = conn(resp3=False, srv=srv)
+    if b.is_redis:
+        pytest.skip("mem_tracking is strata's")
+
+    def memory():
+        m = info(b, "memory")
+        return int(m["mem_tracking"]), int(m["used_memory"])
+
+    base_tracking, base_used = memory()
+    a = conn(srv=srv)
+    a.track()
+    keys = ["mem:%05d" % i for i in range(5000)]
+    for i in range(0, len(keys), 500):
+        a.cmd("MGET", *keys[i:i + 500])
+    tracking, used = memory()
+    # At least the key, its hash node and a client entry each.
+    assert tracking - base_tracking >= 5000 * 40, (base_tracking, tracking)
+    assert used - base_used >= tracking - base_tracking
+    assert b.cmd("FLUSHALL") == OK
+    wait_for(lambda: memory()[0] < base_tracking + 4096, 5, "the tables to empty")
 
 
 def test_info_tracking_fields(conn, server_factory):
