@@ -291,7 +291,6 @@ void Worker::DrainInbox() {
     for (const Task& e : ext) e.Run();
   }
   RunHops();
-  Task t;
   // Taken out of the members while they run (no task may find them in use).
   std::vector<Task> tasks, messages;
   tasks.swap(drained_);
@@ -302,45 +301,40 @@ void Worker::DrainInbox() {
     // Taken from the rings earlier (DeliverPendingMessages): they go before later ones.
     tasks.swap(prefetched_);
   }
-  for (auto& r : inbox_) {
-    // Bounded per turn so that I/O keeps being served under a flood of messages.
-    for (int i = 0; i < 4096 && r->Pop(&t); i++) {
-      if (IsPubSubDelivery(t)) [[unlikely]] {
-        messages.push_back(t);
-      } else {
-        tasks.push_back(t);
-      }
-    }
-  }
-  if (!messages.empty()) [[unlikely]] {
-    // Pub/Sub messages first, in publishing order (pubsub.h, "Causal order").
-    std::stable_sort(messages.begin(), messages.end(), [](const Task& a, const Task& b) {
-      return PubSubDeliverySeq(a) < PubSubDeliverySeq(b);
-    });
-    for (const Task& m : messages) m.Run();
-  }
+  PopInbox(&messages, &tasks);
+  // Pub/Sub messages first (pubsub.h, "Causal order").
+  if (!messages.empty()) [[unlikely]]
+    RunInPublishOrder(messages);
   for (const Task& x : tasks) x.Run();
   drained_.swap(tasks);
   messages_.swap(messages);
 }
 
-void Worker::DeliverPendingMessages() {
-  std::vector<Task> messages;
+void Worker::PopInbox(std::vector<Task>* messages, std::vector<Task>* tasks) {
   Task t;
   for (auto& r : inbox_) {
+    // Bounded per call so that I/O keeps being served under a flood of messages.
     for (int i = 0; i < 4096 && r->Pop(&t); i++) {
       if (IsPubSubDelivery(t)) [[unlikely]] {
-        messages.push_back(t);
+        messages->push_back(t);
       } else {
-        prefetched_.push_back(t);
+        tasks->push_back(t);
       }
     }
   }
-  if (messages.empty()) return;
+}
+
+void Worker::RunInPublishOrder(std::vector<Task>& messages) {
   std::stable_sort(messages.begin(), messages.end(), [](const Task& a, const Task& b) {
     return PubSubDeliverySeq(a) < PubSubDeliverySeq(b);
   });
   for (const Task& m : messages) m.Run();
+}
+
+void Worker::DeliverPendingMessages() {
+  std::vector<Task> messages;
+  PopInbox(&messages, &prefetched_);
+  if (!messages.empty()) RunInPublishOrder(messages);
 }
 
 void Worker::MarkDirty(ClientConnection* c) { dirty_.push_back(c); }

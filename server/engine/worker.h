@@ -234,6 +234,11 @@ class Worker {
   void SyncKeyEventHook();
   void CloseAll();
   void DrainInbox();
+  // Pops every ring (at most 4096 tasks each): Pub/Sub deliveries into *messages, the rest
+  // into *tasks, each in ring order.
+  void PopInbox(std::vector<Task>* messages, std::vector<Task>* tasks);
+  // Runs Pub/Sub deliveries in their process-wide publishing order (pubsub.h).
+  static void RunInPublishOrder(std::vector<Task>& messages);
   void FlushOutbox();
   bool InboxEmpty() const;
   void Wake();

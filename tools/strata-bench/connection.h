@@ -24,11 +24,11 @@
 #include <memory>
 #include <string>
 
+#include "storage/mono_clock.h"
 #include "tools/strata-bench/byte_buffer.h"
 #include "tools/strata-bench/options.h"
 #include "tools/strata-bench/request_writer.h"
 #include "tools/strata-bench/run_stats.h"
-#include "storage/mono_clock.h"
 #include "tools/strata-bench/workload.h"
 
 namespace strata::bench {

@@ -9,10 +9,10 @@
 #include <filesystem>
 
 #include "core/string_util.h"
-#include "storage/mono_clock.h"
 #include "storage/dump_payload.h"
 #include "storage/file_io.h"
 #include "storage/manifest.h"
+#include "storage/mono_clock.h"
 #include "storage/rdb_reader.h"
 #include "storage/snapshot_loader.h"
 

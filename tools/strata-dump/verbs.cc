@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/string_util.h"
-#include "storage/mono_clock.h"
 #include "storage/dump_payload.h"
+#include "storage/mono_clock.h"
 #include "storage/rdb_format.h"
 #include "storage/rdb_reader.h"
 #include "tools/strata-dump/digest.h"

@@ -1,5 +1,4 @@
 #include "core/stream_type.h"
-#include "stream_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +9,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "stream_test_util.h"
 
 namespace strata {
 namespace {
