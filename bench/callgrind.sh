@@ -36,6 +36,8 @@
 #   METHOD       auto | control | diff (auto)
 #   VALGRIND_ARGS  extra valgrind options (word-split), e.g. --separate-threads=yes
 #   LABEL        label in the result file names (callgrind)
+#   KEEP         1 keeps the profiles (cg.out.*, for callgrind_annotate) and logs in
+#                bench/results/tmp/ (0)
 #
 # Results: a table on stdout, plus bench/results/<date>-<label>.csv and .md.
 set -euo pipefail
@@ -392,4 +394,4 @@ for name in $SERVERS; do
   echo "$name: method ${USED_METHOD[$name]}, baseline ${BASELINE[$name]} Ir, idle ${IDLE_RATE[$name]} Ir/s"
 done
 echo "results: ${CSV#"$ROOT"/} ${MD#"$ROOT"/}"
-KEEP_WORK=0
+[[ "${KEEP:-0}" == "1" ]] || KEEP_WORK=0

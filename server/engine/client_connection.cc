@@ -252,7 +252,7 @@ void ClientConnection::ProcessInput() {
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);
-    if (tracking.caching_yes || tracking.caching_no) [[unlikely]]
+    if (tracking.on && (tracking.caching_yes || tracking.caching_no)) [[unlikely]]
       AfterCachingCommand(spec);
     // Invalidations this command caused for this worker's clients go out now: right
     // after its reply, before the next command's (as Redis orders them).
@@ -459,12 +459,17 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
       w.eviction().BeforeWrite(args);
-    TrackMode track = tracking.on ? TrackModeFor(spec) : TrackMode::kNone;
-    ExecScope exec(id_, track, w.index());
     uint64_t t0 = CycleClock::Now();
-    spec->shard_fn(args, ctx, rb);
-    if (track == TrackMode::kRead) [[unlikely]]
-      w.tracking().RememberKeys(spec, args, id_, w.index());
+    if (tracking.on) [[unlikely]] {
+      // Only a tracking client's command needs its origin (NOLOOP, a script's reads)
+      // and its keys remembered; t_exec is empty between commands otherwise.
+      TrackMode track = TrackModeFor(spec);
+      ExecScope exec(id_, track, w.index());
+      spec->shard_fn(args, ctx, rb);
+      if (track == TrackMode::kRead) w.tracking().RememberKeys(spec, args, id_, w.index());
+    } else {
+      spec->shard_fn(args, ctx, rb);
+    }
     CommandStat& st = w.stats().commands[spec->id];
     st.calls++;
     st.usec_ticks += CycleClock::Now() - t0;

@@ -145,9 +145,13 @@ struct CommandSpec {
 
 class CommandRegistry {
  public:
-  static CommandRegistry& Get();
+  static CommandRegistry& Get() {
+    static CommandRegistry registry;
+    return registry;
+  }
   void Add(CommandSpec spec);
-  // Case-insensitive lookup; nullptr when unknown.
+  // Case-insensitive lookup; nullptr when unknown. On every command's path: the name is
+  // lowercased and hashed in one pass, then looked up by linear probing.
   const CommandSpec* Find(std::string_view name) const;
   // Registration-time access (before workers start).
   CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
@@ -156,7 +160,10 @@ class CommandRegistry {
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
-  std::vector<std::vector<CommandSpec*>> buckets_;  // open hash by lowercase name
+  // Open addressing by NameHash of the lowercase name: a power of two of slots, at
+  // least four per command; nullptr ends a probe.
+  std::vector<CommandSpec*> slots_;
+  static constexpr size_t kMaxNameLen = 32;
   void Rehash();
 };
 

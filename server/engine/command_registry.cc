@@ -1,7 +1,6 @@
 #include <cctype>
 #include <cstring>
 
-#include "core/hash.h"
 #include "core/string_util.h"
 #include "server/engine/command.h"
 
@@ -34,10 +33,21 @@ void CommandSpec::Keys(CmdArgs args, std::vector<std::string_view>* out) const {
   for (int i = first_key; i <= last; i += key_step) out->push_back(args[i]);
 }
 
-CommandRegistry& CommandRegistry::Get() {
-  static CommandRegistry registry;
-  return registry;
+namespace {
+
+// FNV-1a over the lowercase bytes, folded: command names are short, so a byte at a time
+// in the lowercasing loop is cheaper than a general hash after it.
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+inline uint64_t Fold(uint64_t h) { return h ^ (h >> 29); }
+
+inline uint64_t NameHash(std::string_view lower) {
+  uint64_t h = kFnvOffset;
+  for (char ch : lower) h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
+  return Fold(h);
 }
+
+}  // namespace
 
 void CommandRegistry::Add(CommandSpec spec) {
   spec.id = static_cast<uint32_t>(specs_.size());
@@ -46,22 +56,34 @@ void CommandRegistry::Add(CommandSpec spec) {
 }
 
 void CommandRegistry::Rehash() {
-  buckets_.assign(specs_.size() * 4 + 1, {});
-  for (auto& s : specs_) buckets_[TableHash(s->name) % buckets_.size()].push_back(s.get());
+  size_t n = 16;
+  while (n < specs_.size() * 4) n *= 2;
+  slots_.assign(n, nullptr);
+  for (auto& s : specs_) {
+    if (s->name.size() > kMaxNameLen) continue;  // could never be found
+    size_t i = NameHash(s->name) & (n - 1);
+    while (slots_[i] != nullptr) i = (i + 1) & (n - 1);
+    slots_[i] = s.get();
+  }
 }
 
 const CommandSpec* CommandRegistry::Find(std::string_view name) const {
-  char buf[32];
-  if (name.size() > sizeof(buf) || buckets_.empty()) return nullptr;
+  char buf[kMaxNameLen];
+  if (name.size() > sizeof(buf) || slots_.empty()) return nullptr;
+  uint64_t h = kFnvOffset;
   for (size_t i = 0; i < name.size(); i++) {
     char ch = name[i];
-    buf[i] = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + ('a' - 'A')) : ch;
+    ch = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch + ('a' - 'A')) : ch;
+    buf[i] = ch;
+    h = (h ^ static_cast<unsigned char>(ch)) * kFnvPrime;
   }
   std::string_view lower(buf, name.size());
-  for (CommandSpec* s : buckets_[TableHash(lower) % buckets_.size()]) {
+  size_t mask = slots_.size() - 1;
+  for (size_t i = Fold(h) & mask;; i = (i + 1) & mask) {
+    const CommandSpec* s = slots_[i];
+    if (s == nullptr) return nullptr;
     if (s->name == lower) return s;
   }
-  return nullptr;
 }
 
 std::string WrongArityError(std::string_view name) {

@@ -102,6 +102,12 @@ void ShardEviction::Evict(size_t share, int64_t budget_us) {
       exhausted_.store(false, std::memory_order_relaxed);
     freed_total += freed;
     evicted++;
+    // Shards evicting at the same time see each other's progress: a big key, or every
+    // kKeysPerClockCheck keys, is published at once and the others' figures re-read.
+    if (freed >= kPublishFreedBytes || evicted % kKeysPerClockCheck == 0) {
+      worker_.PublishUsed();
+      others = OthersUsed();
+    }
   }
   if (evicted > 0) worker_.PublishUsed();
 }

@@ -45,6 +45,8 @@ class ShardEviction {
   static constexpr int kKeysPerClockCheck = 16;
   static constexpr size_t kWriteFreeFactor = 2;
   static constexpr size_t kWriteFreeMinBytes = 512;
+  // A key freeing at least this much is published before the next is chosen.
+  static constexpr size_t kPublishFreedBytes = 64 * 1024;
 
   ShardEviction(Worker& w, Keyspace& ks) : worker_(w), keyspace_(ks) {}
 

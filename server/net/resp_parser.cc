@@ -27,6 +27,23 @@ bool ParseLenLine(const char* p, const char* crlf, int64_t* out) {
 // Returns the position of the CR and the value; nullptr for anything else (a sign, a
 // leading zero, junk, a line not complete yet), which the general path then handles.
 inline const char* FastLenLine(const char* p, const char* end, int64_t* out) {
+  if (end - p >= 4) [[likely]] {
+    // One or two digits, the usual argument count and the usual short argument's
+    // length, without the loop.
+    unsigned d0 = static_cast<unsigned>(static_cast<unsigned char>(p[0])) - '0';
+    if (d0 <= 9) {
+      if (p[1] == '\r') {
+        if (p[2] != '\n') return nullptr;
+        *out = d0;
+        return p + 1;
+      }
+      unsigned d1 = static_cast<unsigned>(static_cast<unsigned char>(p[1])) - '0';
+      if (d1 <= 9 && d0 != 0 && p[2] == '\r' && p[3] == '\n') {
+        *out = d0 * 10 + d1;
+        return p + 2;
+      }
+    }
+  }
   const char* q = p;
   uint64_t v = 0;
   while (q + 1 < end && q - p <= 18) {

@@ -109,6 +109,13 @@ class Server:
             return None
 
     def stop(self):
+        code = self.proc.poll()
+        if code is not None and code != 0:
+            # Died before the test stopped it (or the test killed it): the log's tail goes
+            # to the captured output, which pytest shows when the test failed.
+            log = self.read_log()
+            print("server on port %d had exited (%s); log tail:\n%s"
+                  % (self.port, code, log[-6000:]))
         if self.proc.poll() is None:
             self.proc.terminate()
             if self.wait_exit(10) is None:

@@ -89,6 +89,29 @@ TEST(RespParserTest, NeededForLargeBulk) {
   EXPECT_EQ(p.needed(), in.size() - 3 + 100000 + 2);
 }
 
+TEST(RespParserTest, LengthLinesOfEveryWidth) {
+  // One and two digits take a shortcut, longer ones the loop: all must agree.
+  for (size_t n : {0, 1, 9, 10, 11, 42, 99, 100, 101, 999, 1000, 12345}) {
+    std::string in = "*1\r\n$" + std::to_string(n) + "\r\n" + std::string(n, 'v') + "\r\n";
+    std::vector<std::string> a;
+    ASSERT_EQ(ParseAll(in, &a), R::kOk) << n;
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].size(), n);
+  }
+  std::vector<std::string> a;
+  ASSERT_EQ(ParseAll("*12\r\n$1\r\nx\r\n", &a), R::kNeedMore);
+  std::string err;
+  EXPECT_EQ(ParseAll("*1\r\n$05\r\nhello\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*01\r\n$1\r\nx\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid multibulk length");
+  EXPECT_EQ(ParseAll("*1\r\n$1\rx\r\nx\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  // A length line cut after its CR or its digits waits for more.
+  EXPECT_EQ(ParseAll("*1\r\n$12\r", &a), R::kNeedMore);
+  EXPECT_EQ(ParseAll("*1\r\n$1", &a), R::kNeedMore);
+}
+
 TEST(RespParserTest, EmptyMultibulkIsSkipped) {
   RespParser p;
   std::string in = "*0\r\n";
