@@ -244,6 +244,23 @@ def test_a_stream_travels_from_redis_and_back(rb, ref):
     names = sorted(c["name"] for c in ref.xinfo_consumers("st2", "g"))
     assert names == [b"alice", b"bob"]
 
+def test_an_empty_stream_is_restored(rb, ref):
+    """A stream whose entries were all deleted is still a key, with its last ID and its
+    groups: RESTORE creates it (as Redis does), both ways."""
+    ref.delete("es", "es2")
+    ref.xadd("es", {"a": "b"}, id="7-7")
+    ref.xdel("es", "7-7")
+    ref.xgroup_create("es", "g", id="$")
+    rb.delete("es")
+    assert rb.restore("es", 0, ref.dump("es"))
+    assert rb.type("es") == b"stream" and rb.xlen("es") == 0
+    assert rb.xinfo_stream("es")["last-generated-id"] == b"7-7"
+    assert [g["name"] for g in rb.xinfo_groups("es")] == [b"g"]
+    assert ref.restore("es2", 0, rb.dump("es"))
+    assert ref.xinfo_stream("es2")["last-generated-id"] == b"7-7"
+    assert ref.xinfo_groups("es2") == ref.xinfo_groups("es")
+
+
 def test_migrate_moves_copies_and_replaces(rb, ref, reference):
     port = reference.port
     rb.set("a", "1")

@@ -56,6 +56,17 @@ bool DigestOf(const Item& item, KeyDigest* out, std::string* error) {
       for (const auto& g : v.stream->groups) {
         flat += "group " + g.name + " " + g.last_id.ToString() + " " +
                 std::to_string(g.pel.size()) + " " + std::to_string(g.consumers.size()) + "\n";
+        // Who owns which pending entry (not the times, which a copy cannot keep).
+        std::vector<std::string> owners;
+        for (const auto& con : g.consumers) {
+          std::vector<rdb::StreamId> ids = con.pending;
+          std::sort(ids.begin(), ids.end());
+          std::string o = std::to_string(con.name.size()) + ":" + con.name;
+          for (const auto& id : ids) o += " " + id.ToString();
+          owners.push_back(std::move(o));
+        }
+        std::sort(owners.begin(), owners.end());
+        for (const auto& o : owners) flat += "consumer " + o + "\n";
       }
       out->hash = HashOf(flat);
       return true;

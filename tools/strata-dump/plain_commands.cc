@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 #include "core/packed_list.h"
 #include "core/set_type.h"
@@ -11,6 +13,8 @@
 namespace strata::dump {
 
 namespace {
+
+using StreamIdKey = std::pair<uint64_t, uint64_t>;
 
 std::string Score(double d) {
   char buf[40];
@@ -44,6 +48,50 @@ class Chunker {
   size_t bytes_ = 0;
 };
 
+// A stream as Redis's AOF rewrite writes one: an XADD per entry (an empty stream is
+// made by adding one entry with MAXLEN 0), XSETID for the last ID, the entries added and
+// the largest deleted ID, then per group XGROUP CREATE with its last ID and entries read,
+// an XCLAIM ... JUSTID FORCE per pending entry, with its delivery time and count, under
+// the consumer that owns it, and XGROUP CREATECONSUMER for a consumer with nothing
+// pending. As with Redis's rewrite, a pending entry whose message was deleted cannot be
+// claimed again, and a consumer's seen time is the time of the copy.
+void StreamCommands(const rdb::RdbStream& st, const std::string& k, std::vector<Command>* out) {
+  if (st.entries.empty()) {
+    out->push_back({"XADD", k, "MAXLEN", "0", "0-1", "x", "y"});
+  }
+  for (const auto& e : st.entries) {
+    Command c{"XADD", k, e.id.ToString()};
+    c.reserve(3 + 2 * e.fields.size());
+    for (const auto& [f, val] : e.fields) {
+      c.push_back(f);
+      c.push_back(val);
+    }
+    out->push_back(std::move(c));
+  }
+  out->push_back({"XSETID", k, st.last_id.ToString(), "ENTRIESADDED",
+                  std::to_string(st.entries_added), "MAXDELETEDID", st.max_deleted_id.ToString()});
+  for (const auto& g : st.groups) {
+    out->push_back({"XGROUP", "CREATE", k, g.name, g.last_id.ToString(), "ENTRIESREAD",
+                    std::to_string(g.entries_read)});
+    std::map<StreamIdKey, const rdb::RdbStream::Pending*> pel;
+    for (const auto& p : g.pel) pel[{p.id.ms, p.id.seq}] = &p;
+    for (const auto& con : g.consumers) {
+      if (con.pending.empty()) {
+        out->push_back({"XGROUP", "CREATECONSUMER", k, g.name, con.name});
+        continue;
+      }
+      for (const rdb::StreamId& id : con.pending) {
+        auto it = pel.find({id.ms, id.seq});
+        int64_t delivered = it == pel.end() ? 0 : it->second->delivery_ms;
+        uint64_t count = it == pel.end() ? 1 : it->second->delivery_count;
+        out->push_back({"XCLAIM", k, g.name, con.name, "0", id.ToString(), "TIME",
+                        std::to_string(delivered), "RETRYCOUNT", std::to_string(count),
+                        "JUSTID", "FORCE"});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool PlainCommands(const Item& item, bool replace, size_t chunk_bytes, std::vector<Command>* out,
@@ -54,7 +102,7 @@ bool PlainCommands(const Item& item, bool replace, size_t chunk_bytes, std::vect
     *error = "key '" + item.key + "': its value does not decode: " + why;
     return false;
   }
-  if (v.kind == rdb::RdbKind::kStream || v.kind == rdb::RdbKind::kModule) {
+  if (v.kind == rdb::RdbKind::kModule) {
     *error = "key '" + item.key + "' is a " + rdb::RdbKindName(v.kind) +
              ", which only RESTORE can write, and the target refused its payload";
     return false;
@@ -105,6 +153,9 @@ bool PlainCommands(const Item& item, bool replace, size_t chunk_bytes, std::vect
       }
       break;
     }
+    case rdb::RdbKind::kStream:
+      StreamCommands(*v.stream, k, out);
+      break;
     default:
       break;
   }

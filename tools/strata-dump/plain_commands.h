@@ -2,7 +2,9 @@
 // a target that refuses the payload (an older Redis and a newer encoding) and for keys
 // past --max-value-bytes, which go in chunks so that no command is bigger than a chunk:
 // SET then APPEND, RPUSH, SADD, ZADD, HSET, each of at most `chunk_bytes` of arguments,
-// then PEXPIREAT. A stream cannot be written this way (its groups and PEL need RESTORE).
+// then PEXPIREAT. A stream goes as Redis's AOF rewrite writes one: XADD per entry,
+// XSETID, XGROUP CREATE, XCLAIM ... JUSTID FORCE per pending entry and XGROUP
+// CREATECONSUMER (see StreamCommands in the .cc for what cannot be carried over).
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -63,8 +63,8 @@ bool RdbFileSink::Add(const Item& item, std::string* error) {
       *error = "key '" + item.key + "': its value does not decode: " + why;
       return false;
     }
-    if (v.kind == rdb::RdbKind::kStream || v.kind == rdb::RdbKind::kModule ||
-        !v.field_expire_ms.empty()) {
+    // A stream of a newer type (21) is written again as the version's own (19).
+    if (v.kind == rdb::RdbKind::kModule || !v.field_expire_ms.empty()) {
       *error = "key '" + item.key + "' holds a " + rdb::TypeIdName(item.type_id) +
                " value, which RDB version " + std::to_string(opts_.version) +
                " cannot hold (use --rdb-version " +

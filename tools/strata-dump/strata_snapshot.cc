@@ -148,7 +148,7 @@ bool StrataSnapshotSink::Add(const Item& item, std::string* error) {
     *error = "key '" + item.key + "': its value does not decode: " + why;
     return false;
   }
-  if (v.kind == rdb::RdbKind::kStream || v.kind == rdb::RdbKind::kModule ||
+  if (v.kind == rdb::RdbKind::kModule ||
       (!v.field_expire_ms.empty() && rdb::DropExpiredFields(&v, UnixMsNow()) > 0)) {
     *error = "key '" + item.key + "' holds a " + rdb::RdbKindName(v.kind) +
              " value that strata cannot hold yet";

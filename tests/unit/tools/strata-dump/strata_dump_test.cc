@@ -172,6 +172,59 @@ TEST(StrataDumpPlainCommandsTest, ChunksAndExpiry) {
   EXPECT_EQ(cmds[0][2].size() + cmds[1][2].size() + cmds[2][2].size(), 2500u);
 }
 
+TEST(StrataDumpPlainCommandsTest, StreamAsRedisRewritesIt) {
+  rdb::RdbStream st;
+  st.entries.push_back({{5, 1}, {{"f", "a"}}});
+  st.entries.push_back({{6, 0}, {{"f", "b"}, {"g", "c"}}});
+  st.length = 2;
+  st.first_id = {5, 1};
+  st.last_id = {9, 0};
+  st.max_deleted_id = {9, 0};
+  st.entries_added = 3;
+  rdb::RdbStream::Group g;
+  g.name = "grp";
+  g.last_id = {6, 0};
+  g.entries_read = 3;
+  g.pel.push_back({{5, 1}, 1700000000000, 4});
+  rdb::RdbStream::Consumer alice;
+  alice.name = "alice";
+  alice.seen_ms = 1700000000000;
+  alice.pending.push_back({5, 1});
+  rdb::RdbStream::Consumer idle;
+  idle.name = "idle";
+  idle.seen_ms = 1700000000000;
+  g.consumers.push_back(alice);
+  g.consumers.push_back(idle);
+  st.groups.push_back(g);
+  std::string data, why;
+  ASSERT_TRUE(rdb::StreamCanonicalForm(st, &data, &why)) << why;
+  Item it = ItemOf(ValueType::kStream, data);
+  std::vector<Command> cmds;
+  std::string err;
+  ASSERT_TRUE(PlainCommands(it, false, 1000, &cmds, &err)) << err;
+  std::vector<Command> want = {
+      {"XADD", "k", "5-1", "f", "a"},
+      {"XADD", "k", "6-0", "f", "b", "g", "c"},
+      {"XSETID", "k", "9-0", "ENTRIESADDED", "3", "MAXDELETEDID", "9-0"},
+      {"XGROUP", "CREATE", "k", "grp", "6-0", "ENTRIESREAD", "3"},
+      {"XCLAIM", "k", "grp", "alice", "0", "5-1", "TIME", "1700000000000", "RETRYCOUNT", "4",
+       "JUSTID", "FORCE"},
+      {"XGROUP", "CREATECONSUMER", "k", "grp", "idle"},
+  };
+  EXPECT_EQ(cmds, want);
+  // An empty stream is made by the MAXLEN 0 trick, then given its last ID.
+  rdb::RdbStream empty;
+  empty.last_id = {7, 7};
+  empty.max_deleted_id = {7, 7};
+  empty.entries_added = 1;
+  ASSERT_TRUE(rdb::StreamCanonicalForm(empty, &data, &why)) << why;
+  cmds.clear();
+  ASSERT_TRUE(PlainCommands(ItemOf(ValueType::kStream, data), false, 1000, &cmds, &err)) << err;
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(cmds[0], (Command{"XADD", "k", "MAXLEN", "0", "0-1", "x", "y"}));
+  EXPECT_EQ(cmds[1], (Command{"XSETID", "k", "7-7", "ENTRIESADDED", "1", "MAXDELETEDID", "7-7"}));
+}
+
 TEST(StrataDumpItemTest, RestoreCommandCarriesThePayload) {
   Item it = ItemOf(ValueType::kString, "hello");
   it.key = "the key";
