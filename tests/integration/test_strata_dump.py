@@ -460,3 +460,21 @@ def test_verify_sees_a_pending_entry_moved(ref, server, tmp_path):
     c.xclaim("st", "g1", "bob", 0, ["3-1"])
     p = tool("verify", "--from", addr(ref), "--to", addr(server), check=1)
     assert "st" in p.stdout
+
+
+def test_rdb_version_asked_for_rewrites_a_transferred_file(ref, tmp_path):
+    populate(ref.client(), 200)
+    make_streams(ref.client())
+    out = tmp_path / "v11.rdb"
+    p = tool("dump", "--from", addr(ref), "-o", out, "--rdb-version", "11", check=0)
+    assert "by replication" not in p.stdout, p.stdout
+    with open(out, "rb") as f:
+        assert f.read(9) == b"REDIS0011"
+    tool("verify", "--from", out, "--to", addr(ref), check=0)
+    # Without the option the source's own file is kept; asking for its own version too.
+    for extra in ([], ["--rdb-version", "10"]):
+        out10 = tmp_path / ("v10-%d.rdb" % len(extra))
+        p = tool("dump", "--from", addr(ref), "-o", out10, *extra, check=0)
+        assert "by replication" in p.stdout
+        with open(out10, "rb") as f:
+            assert f.read(9) == b"REDIS0010"

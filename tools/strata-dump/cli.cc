@@ -148,10 +148,12 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
                    "auto (replication, then SCAN and DUMP if refused), psync or scan")
       ->check(CLI::IsMember({"auto", "psync", "scan"}))
       ->capture_default_str();
-  dump->add_option("--rdb-version", result.dump.rdb_version,
-                   "RDB version to write when the data is rewritten (10: Redis 7.0)")
-      ->check(CLI::Range(10, 12))
-      ->capture_default_str();
+  CLI::Option* rdb_version =
+      dump->add_option("--rdb-version", result.dump.rdb_version,
+                       "RDB version to write (10: Redis 7.0). Without it, a file transferred "
+                       "by replication keeps the source's version")
+          ->check(CLI::Range(10, 12))
+          ->capture_default_str();
   dump->add_option("--format", result.dump.format,
                    "Output: rdb, or strata (a strata snapshot: the manifest at -o, its file "
                    "beside it)")
@@ -249,6 +251,7 @@ CliResult ParseCommandLine(const std::vector<std::string>& args) {
   if (dump->parsed()) {
     result.verb = CliResult::Verb::kDump;
     result.dump.compression = !no_compression;
+    result.dump.rdb_version_given = rdb_version->count() > 0;
     if (!Finish(dr, &result.dump.common, &error) || !endpoint(dr.from, &result.dump.from) ||
         !ParseDbMap(dr.db_map, &result.dump.db_map, &error)) {
       return Usage(error);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -290,6 +291,22 @@ int Follow(FetchedRdb& f, const CopyOptions& o, FILE* out) {
   return kExitOk;
 }
 
+// The version in an RDB file's header ("REDIS0011"); -1 when it cannot be read.
+int RdbFileVersion(const std::string& path) {
+  char head[9];
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  size_t n = std::fread(head, 1, sizeof(head), f);
+  std::fclose(f);
+  if (n != sizeof(head) || std::memcmp(head, "REDIS", 5) != 0) return -1;
+  int v = 0;
+  for (int i = 5; i < 9; i++) {
+    if (head[i] < '0' || head[i] > '9') return -1;
+    v = v * 10 + (head[i] - '0');
+  }
+  return v;
+}
+
 // An RDB file or a strata snapshot (its manifest).
 std::unique_ptr<Source> OpenFile(const std::string& path, bool skip_modules, std::string* error) {
   if (IsStrataSnapshot(path)) return StrataSnapshotSource::Open(path, error);
@@ -386,8 +403,11 @@ int RunDump(const DumpOptions& o, FILE* out) {
       std::fprintf(out, "dump: %s; reading with SCAN and DUMP instead\n", error.c_str());
     } else {
       f.stream.reset();
-      bool passthrough =
-          c.filter.empty() && o.db_map.empty() && !c.skip_modules && o.format == "rdb";
+      // The source's own file goes out as it came, unless something must change in it:
+      // filters, a database map, skipped modules, another format or another version.
+      bool passthrough = c.filter.empty() && o.db_map.empty() && !c.skip_modules &&
+                         o.format == "rdb" &&
+                         (!o.rdb_version_given || RdbFileVersion(tmp) == o.rdb_version);
       if (passthrough) {
         std::string bad;
         {

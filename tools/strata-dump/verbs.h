@@ -31,6 +31,7 @@ struct DumpOptions {
   std::string method = "auto";  // auto | psync | scan
   std::string format = "rdb";   // rdb | strata
   int rdb_version = 10;
+  bool rdb_version_given = false;  // --rdb-version on the command line
   bool compression = true;
   std::map<uint32_t, uint32_t> db_map;
 };
