@@ -2,6 +2,7 @@
 
 #include <mimalloc.h>
 
+#include <algorithm>
 #include <new>
 
 #include "core/ascii7.h"
@@ -154,6 +155,67 @@ Entry* Entry::CreateCold(SlabHeap& heap, std::string_view key, ValueType type, u
                           expire_ms, usable, access);
 }
 
+Entry* Entry::CreateRawString(SlabHeap& heap, std::string_view key, std::string_view init,
+                              size_t len, size_t reserve, int64_t expire_ms, size_t* usable,
+                              uint32_t access) {
+  bool has_expire = expire_ms != kNoExpire;
+  bool has_access = access != kNoAccess;
+  uint32_t klen = static_cast<uint32_t>(key.size());
+  uint32_t vlen = static_cast<uint32_t>(len);
+  size_t head = (has_access ? kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
+                (has_expire ? 8 : 0) + klen;
+  size_t size = head + len;
+  void* mem;
+  if (size <= SlabHeap::kMaxSlotSize) {
+    mem = heap.Allocate(size);
+    *usable = SlabHeap::SlotSize(size);
+  } else {
+    // Destroy() tells the allocator from the header's size, which stays past
+    // kMaxSlotSize: only these entries get room to grow.
+    mem = mi_malloc(head + std::max(len, reserve));
+    if (mem == nullptr) throw std::bad_alloc();
+    *usable = mi_usable_size(mem);
+  }
+  char* p = static_cast<char*>(mem);
+  if (has_access) {
+    uint16_t low = static_cast<uint16_t>(access);
+    std::memcpy(p, &low, 2);
+    p[2] = static_cast<char>(access >> 16);
+    p += kAccessBytes;
+  }
+  char* entry = p;
+  *p++ = static_cast<char>(static_cast<uint8_t>(ValueType::kString) |
+                           (has_expire ? kHasExpire : 0) | (has_access ? kHasAccess : 0));
+  p = WriteVarint(p, klen);
+  p = WriteVarint(p, vlen);
+  if (has_expire) {
+    std::memcpy(p, &expire_ms, 8);
+    p += 8;
+  }
+  if (klen > 0) std::memcpy(p, key.data(), klen);
+  p += klen;
+  size_t keep = std::min(init.size(), len);
+  if (keep > 0) std::memcpy(p, init.data(), keep);
+  if (len > keep) std::memset(p + keep, 0, len - keep);
+  return reinterpret_cast<Entry*>(entry);
+}
+
+bool Entry::GrowInPlace(size_t new_len) {
+  Layout l = Parse();
+  if (new_len <= l.value_len) return new_len == l.value_len;
+  if (new_len > UINT32_MAX || VarintSize(static_cast<uint32_t>(new_len)) != VarintSize(l.value_len))
+    return false;
+  size_t size = AllocSize();
+  if (size <= SlabHeap::kMaxSlotSize) return false;
+  size_t grown = size + (new_len - l.value_len);
+  if (grown > mi_usable_size(AllocBase())) return false;
+  uint32_t off = 1;
+  ReadVarint(Base(), &off);  // past the key length: the value length follows
+  WriteVarint(Base() + off, static_cast<uint32_t>(new_len));
+  std::memset(Base() + l.key_off + l.key_len + l.value_len, 0, new_len - l.value_len);
+  return true;
+}
+
 size_t Entry::UsableSize(const Entry* e) {
   size_t size = e->AllocSize();
   return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size) : mi_usable_size(e->AllocBase());
@@ -175,6 +237,21 @@ std::string_view Entry::Value(std::string* scratch) const {
   scratch->resize(l.value_len);
   ascii7::Unpack(v, l.value_len, scratch->data());
   return *scratch;
+}
+
+std::string_view Entry::ValueRange(size_t from, size_t to, std::string* scratch) const {
+  Layout l = Parse();
+  const char* v = Base() + l.key_off + l.key_len;
+  if (!IsPacked()) return {v + from, to - from};
+  if (from >= to) return {};
+  // Whole 16-character groups from the one holding `from`: a run that ends at a group
+  // boundary, or at the value's end, decodes like a value of its own.
+  size_t g0 = from / 16;
+  size_t end = std::min<size_t>(l.value_len, ((to - 1) / 16 + 1) * 16);
+  size_t n = end - g0 * 16;
+  scratch->resize(n);
+  ascii7::Unpack(v + g0 * 14, n, scratch->data());
+  return std::string_view(*scratch).substr(from - g0 * 16, to - from);
 }
 
 std::string Entry::ValueString() const {

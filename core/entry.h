@@ -101,6 +101,12 @@ class Entry {
   static Entry* CreateCold(SlabHeap& heap, std::string_view key, ValueType type, uint32_t value_len,
                            uint64_t seq, uint32_t disk_len, int64_t expire_ms, size_t* usable,
                            uint32_t access);
+  // A raw (never packed) string of `len` bytes: `init`, then zero bytes, for a value
+  // that is changed in place (Keyspace::StringForWrite). An entry past kMaxSlotSize is
+  // allocated with room for `reserve` value bytes, so that it can grow in place.
+  static Entry* CreateRawString(SlabHeap& heap, std::string_view key, std::string_view init,
+                                size_t len, size_t reserve, int64_t expire_ms, size_t* usable,
+                                uint32_t access);
   // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);
@@ -195,10 +201,27 @@ class Entry {
     return std::memcmp(a, b, n) == 0;
   }
 
+  // Strings changed in place. REQUIRES: a raw value (not packed, external or cold); the
+  // caller found the entry with a write lookup (Keyspace::Find), so a snapshot has its
+  // pre-image, and the value's length does not change through this pointer.
+  bool IsRaw() const { return (Flags() & kColdBits) == 0; }
+  char* MutableValue() {
+    Layout l = Parse();
+    return Base() + l.key_off + l.key_len;
+  }
+  // Lengthens a raw value inside its own allocation, the new bytes zero; false when there
+  // is no room (only an entry from mimalloc, past kMaxSlotSize, has any) or the length's
+  // varint would widen. The bytes charged (the allocation's usable size) do not change.
+  bool GrowInPlace(size_t new_len);
+
   // The value as the client sees it. Packed values are decoded into *scratch and the
   // view points there; raw values are viewed in place (scratch untouched).
   std::string_view Value(std::string* scratch) const;
   std::string ValueString() const;
+  // Bytes [from, to) of the value (REQUIRES: from <= to <= ValueLen(), a string): a
+  // raw value is viewed in place; of a packed one only the groups holding the range are
+  // decoded, into *scratch, so a read of a few bytes of a big value stays cheap.
+  std::string_view ValueRange(size_t from, size_t to, std::string* scratch) const;
   // Writes the ValueLen() bytes of the value to dst.
   void CopyValue(char* dst) const;
 

@@ -351,6 +351,34 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
   return Insert(d, key, NewEntry(d, key, value, type, expire_ms));
 }
 
+Entry* Keyspace::StringForWrite(uint32_t db, std::string_view key, Entry* e, size_t len) {
+  Db& d = dbs_[db];
+  if (e != nullptr && e->IsRaw()) {
+    size_t have = e->ValueLen();
+    if (len <= have || e->GrowInPlace(len)) return e;
+  }
+  // A new entry: for a new key, a packed value, or one that must move to grow.
+  std::string scratch;
+  std::string_view old = e != nullptr ? e->Value(&scratch) : std::string_view();
+  size_t n = std::max(len, old.size());
+  size_t reserve = n > old.size() && e != nullptr ? StringReserve(n) : n;
+  size_t usable = 0;
+  uint32_t access = e != nullptr && e->HasAccess() ? e->Access() : initial_access_;
+  Entry* ne = Entry::CreateRawString(heap_, key, old, n, reserve,
+                                     e != nullptr ? e->ExpireMs() : Entry::kNoExpire, &usable,
+                                     access);
+  Charge(ne, usable);
+  if (ne->HasExpire()) d.expires++;
+  if (e == nullptr) return Insert(d, key, ne);
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
+  bool skip = PreWrite(d, hash, e);
+  Mark(d, hash);
+  if (skip) ne->SetSnapSkip(true);
+  DestroyEntry(d, d.table->Replace(ref, ne));
+  return ne;
+}
+
 bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   Db& d = dbs_[db];
   uint64_t hash = TableHash(key);

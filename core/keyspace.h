@@ -189,6 +189,21 @@ class Keyspace {
   // result is null (callers validate forms they did not make).
   Entry* SetRaw(uint32_t db, std::string_view key, std::string_view value, ValueType type,
                 int64_t expire_ms);
+  // Strings changed in place (SETBIT, SETRANGE, APPEND, BITFIELD, PFADD). For key,
+  // absent or a hot string found by the command's write lookup (Find), returns an entry
+  // whose value is raw bytes at least `len` long - the old value, then zero bytes - for
+  // the caller to change through Entry::MutableValue() (its length stays as returned):
+  // the same entry when it was raw and long enough or had room to grow, otherwise a new
+  // one that replaced it (keeping its expiry and access state). A value that grows past
+  // Entry's slab sizes gets room as Redis's strings do (sdsMakeRoomFor: the length
+  // doubled below 1 MB, 1 MB more above), so growing one costs amortized O(bytes added).
+  // A key created here (e null) has no expiry.
+  Entry* StringForWrite(uint32_t db, std::string_view key, Entry* e, size_t len);
+  // The room StringForWrite gives a value growing to len bytes.
+  static size_t StringReserve(size_t len) {
+    constexpr size_t kMb = size_t{1} << 20;
+    return len < kMb ? 2 * len : len + kMb;
+  }
   // Creates or overwrites key with a big collection; the entry takes ownership.
   Entry* SetObject(uint32_t db, std::string_view key, ValueType type,
                    std::unique_ptr<CollectionObject> obj, int64_t expire_ms);

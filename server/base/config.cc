@@ -131,6 +131,10 @@ Config::Config() {
       "keys the client-side caching tables remember in all (CLIENT TRACKING); past it the "
       "tables drop keys, invalidating them, until they are back under it (0 = no limit)")
       .min = 0;
+  Add("hll-sparse-max-bytes", Kind::kMemory, "3000", true,
+      "largest HyperLogLog kept in the sparse form, bytes; past it a value turns dense "
+      "(12304 bytes)")
+      .min = 0;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   {
     // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
@@ -349,6 +353,7 @@ Config::Config() {
   query_buf_limit_ = &by_name_["client-query-buffer-limit"]->number;
   maxclients_ = &by_name_["maxclients"]->number;
   tracking_max_keys_ = &by_name_["tracking-table-max-keys"]->number;
+  hll_sparse_max_bytes_ = &by_name_["hll-sparse-max-bytes"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
   maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
   maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;

@@ -86,6 +86,7 @@ class Config {
   const std::atomic<int64_t>& client_query_buffer_limit() const { return *query_buf_limit_; }
   const std::atomic<int64_t>& maxclients() const { return *maxclients_; }
   const std::atomic<int64_t>& tracking_table_max_keys() const { return *tracking_max_keys_; }
+  const std::atomic<int64_t>& hll_sparse_max_bytes() const { return *hll_sparse_max_bytes_; }
   const std::atomic<int64_t>& maxmemory() const { return *maxmemory_; }
   // maxmemory-policy as its index in kPolicyNames order (see EvictionPolicyIndex).
   int64_t maxmemory_policy_index() const {
@@ -124,6 +125,7 @@ class Config {
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;
   std::atomic<int64_t>* tracking_max_keys_ = nullptr;
+  std::atomic<int64_t>* hll_sparse_max_bytes_ = nullptr;
   std::atomic<int64_t>* maxmemory_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t>* maxmemory_policy_ = nullptr;

@@ -10,6 +10,8 @@ void RegisterAllCommands() {
   if (r.size() > 0) return;
   RegisterConnectionFamily(r);
   RegisterStringFamily(r);
+  RegisterBitmapFamily(r);
+  RegisterHllFamily(r);
   RegisterKeysFamily(r);
   RegisterExpireFamily(r);
   RegisterServerFamily(r);

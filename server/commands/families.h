@@ -4,6 +4,8 @@
 //
 //   connection_family  PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND
 //   string_family      strings and counters, MGET/MSET
+//   bitmap_family      SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO
+//   hll_family         PFADD PFCOUNT PFMERGE PFSELFTEST
 //   keys_family        DEL EXISTS RENAME COPY MOVE KEYS SCAN DBSIZE FLUSH* SWAPDB OBJECT ...
 //   expire_family      EXPIRE and friends, TTL, PERSIST
 //   hash_family, set_family (+ set_algebra), list_family (+ blocking_family), sort_family,
@@ -30,6 +32,8 @@ void RegisterAllCommands();
 // One per family, and one per file of the families split over several.
 void RegisterConnectionFamily(CommandRegistry& r);
 void RegisterStringFamily(CommandRegistry& r);
+void RegisterBitmapFamily(CommandRegistry& r);
+void RegisterHllFamily(CommandRegistry& r);
 void RegisterKeysFamily(CommandRegistry& r);
 void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);

@@ -2,6 +2,7 @@
 // and MSETNX also have fibers for keys spread over several shards (see lock_table.h
 // for how those stay atomic).
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "core/string_util.h"
@@ -241,17 +242,15 @@ void CmdAppend(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Integer(static_cast<int64_t>(args[2].size()));
     return;
   }
-  uint64_t total = e->ValueLen() + args[2].size();
+  uint64_t old = e->ValueLen();
+  uint64_t total = old + args[2].size();
   if (total > MaxStringLen(ctx)) {
     rb.Error(kTooBig);
     return;
   }
-  std::string v;
-  v.reserve(total);
-  std::string scratch;
-  v.append(e->Value(&scratch));
-  v.append(args[2]);
-  ctx.ks.SetString(ctx.db, args[1], v, e->ExpireMs());
+  // In place, with room kept as the value grows: appending costs O(bytes appended).
+  e = ctx.ks.StringForWrite(ctx.db, args[1], e, total);
+  if (!args[2].empty()) std::memcpy(e->MutableValue() + old, args[2].data(), args[2].size());
   NotifyKeyspaceEvent(kNotifyString, "append", args[1], ctx.db);
   rb.Integer(static_cast<int64_t>(total));
 }
@@ -383,13 +382,12 @@ void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error(kTooBig);
     return;
   }
-  std::string v = e ? e->ValueString() : std::string();
+  // In place: the cost is the bytes written (and any zeros added), not the value's size.
   size_t need = static_cast<size_t>(offset) + value.size();
-  if (v.size() < need) v.resize(need, '\0');
-  v.replace(static_cast<size_t>(offset), value.size(), value);
-  ctx.ks.SetString(ctx.db, args[1], v, e ? e->ExpireMs() : Entry::kNoExpire);
+  e = ctx.ks.StringForWrite(ctx.db, args[1], e, need);
+  std::memcpy(e->MutableValue() + offset, value.data(), value.size());
   NotifyKeyspaceEvent(kNotifyString, "setrange", args[1], ctx.db);
-  rb.Integer(static_cast<int64_t>(v.size()));
+  rb.Integer(static_cast<int64_t>(e->ValueLen()));
 }
 
 // ---- multi-key: single-shard fast paths ----

@@ -280,3 +280,28 @@ def raw(server):
     yield make
     for c in conns:
         c.close()
+
+
+@pytest.fixture(scope="module")
+def redis_reference():
+    """A redis-server beside the target, for tests that compare the two (module-wide)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    from helpers import start_redis_server
+    s = start_redis_server()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def pair(server, redis_reference):
+    """(target client, redis-server client), both flushed, replies as sent (bytes, no
+    reply post-processing): for helpers.same()."""
+    a = server.client()
+    b = redis_reference.client()
+    for c in (a, b):
+        c.response_callbacks.clear()
+        c.flushall()
+    yield a, b
+    a.close()
+    b.close()

@@ -242,3 +242,22 @@ def _parse(b, i):
             out[k] = v
         return out, i
     raise AssertionError("unexpected reply type %r" % b[i:])
+
+
+# ---------------------------------------------------------------- side by side with redis
+
+def reply_or_error(c, *args):
+    """A command's reply, or its error as "ERR:<text>" (so errors compare as values)."""
+    try:
+        return c.execute_command(*args)
+    except redis.ResponseError as e:
+        return "ERR:" + str(e)
+
+
+def same(pair, *args):
+    """Runs args on both clients of pair (the target's, then redis-server's; the `pair`
+    fixture); asserts equal replies, errors included, and returns the target's."""
+    a, b = pair
+    got, want = reply_or_error(a, *args), reply_or_error(b, *args)
+    assert got == want, (args, got, want)
+    return got

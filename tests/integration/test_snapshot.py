@@ -261,6 +261,56 @@ def test_point_in_time_under_concurrent_writes(servers, data_dir):
 
 
 @strata_only
+def test_point_in_time_with_values_changed_in_place(servers, data_dir):
+    """SETBIT and APPEND change a value in its entry, without a new one: the snapshot must
+    still hold each key as it was at the cut. A writer sets bit i of a bitmap, appends
+    one byte to a log, then SETs a counter to i, all on one shard; in the image the
+    bitmap's bits are a prefix, one or two more than the counter (the cut may fall
+    between the commands), and the log is as long as the bits or one shorter."""
+    s = servers(data_dir=data_dir, threads=2)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(200000):
+        pipe.set("bulk:%d" % i, "x" * 50)
+        if i % 5000 == 4999:
+            pipe.execute()
+    pipe.execute()
+    c.setbit("bm{t}", 8 * 1024 * 1024 - 1, 1)  # a 1 MB bitmap, its last bit a marker
+    acked = [0]
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        wc = s.client()
+        i = 0
+        try:
+            while not stop.is_set():
+                wc.setbit("bm{t}", i, 1)
+                wc.append("log{t}", "x")
+                wc.set("n{t}", i)
+                acked[0] = i
+                i += 1
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    wait_for(lambda: acked[0] > 200, 20, "writer")
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c, 60)
+    stop.set()
+    t.join(10)
+    assert not errors, errors
+    s.stop()
+    s2 = servers(data_dir=data_dir, threads=2)
+    c2 = s2.client()
+    n = int(c2.get("n{t}"))
+    bits = c2.bitcount("bm{t}") - 1  # less the marker
+    assert n + 1 <= bits <= n + 2, (n, bits)
+    assert c2.bitpos("bm{t}", 0) == bits  # a prefix of set bits
+    assert bits - 1 <= c2.strlen("log{t}") <= bits
+
+
 def test_incremental_chain_equals_live_data(servers, data_dir):
     args = ["--snapshot-max-deltas", "3"]
     s = servers(data_dir=data_dir, save="3600 1000000000", extra_args=args)

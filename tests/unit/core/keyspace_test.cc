@@ -101,5 +101,63 @@ TEST(KeyspaceTest, DestructionIsNotReportedAsAChange) {
   EXPECT_EQ(calls, 0);
 }
 
+TEST(KeyspaceTest, StringForWriteChangesInPlaceAndGrowsWithRoom) {
+  Keyspace ks(1);
+  // A new key: zeros, raw, no expiry.
+  Entry* e = ks.StringForWrite(0, "b", nullptr, 5);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->ValueString(), std::string(5, '\0'));
+  e->MutableValue()[1] = 'x';
+  EXPECT_EQ(ks.Find(0, "b", 0)->ValueString(), std::string("\0x\0\0\0", 5));
+  // Long enough already: the same entry.
+  EXPECT_EQ(ks.StringForWrite(0, "b", ks.Find(0, "b", 0), 3), ks.Find(0, "b", 0));
+  // A packed value (ASCII, 16 bytes or more) comes back raw, its bytes kept, with its TTL.
+  ks.SetString(0, "p", "abcdefghijklmnopqrstuvwxyz", 99000);
+  Entry* p = ks.Find(0, "p", 0);
+  ASSERT_TRUE(p->IsPacked());
+  p = ks.StringForWrite(0, "p", p, 30);
+  EXPECT_TRUE(p->IsRaw());
+  EXPECT_EQ(p->ValueString(), std::string("abcdefghijklmnopqrstuvwxyz\0\0\0\0", 30));
+  EXPECT_EQ(p->ExpireMs(), 99000);
+  EXPECT_EQ(ks.ExpiresCount(0), 1u);
+  // Growing a big value a byte at a time: it moves O(log n) times, not once per byte,
+  // and the bytes charged follow the allocation.
+  Entry* g = ks.StringForWrite(0, "g", nullptr, 4096);
+  size_t moves = 0;
+  for (size_t len = 4097; len <= 200000; len++) {
+    Entry* before = ks.Find(0, "g", 0);
+    g = ks.StringForWrite(0, "g", before, len);
+    g->MutableValue()[len - 1] = static_cast<char>(len);
+    if (g != before) moves++;
+  }
+  EXPECT_LE(moves, 12u);
+  EXPECT_EQ(g->ValueLen(), 200000u);
+  EXPECT_EQ(g->ValueString()[4096], static_cast<char>(4097));
+  EXPECT_EQ(g->ValueString()[199999], static_cast<char>(200000));
+  EXPECT_GE(ks.entry_bytes(), 200000u);
+  EXPECT_TRUE(ks.Delete(0, "g"));
+  EXPECT_TRUE(ks.Delete(0, "b"));
+  EXPECT_TRUE(ks.Delete(0, "p"));
+  EXPECT_EQ(ks.entry_bytes(), 0u);
+}
+
+TEST(KeyspaceTest, ValueRangeDecodesOnlyWhatItReads) {
+  Keyspace ks(1);
+  std::string v;
+  for (int i = 0; i < 1000; i++) v.push_back(static_cast<char>('a' + i % 26));
+  ks.SetString(0, "k", v, Entry::kNoExpire);
+  Entry* e = ks.Find(0, "k", 0);
+  ASSERT_TRUE(e->IsPacked());
+  std::string scratch;
+  for (size_t from : {0, 1, 15, 16, 17, 500, 990, 999}) {
+    for (size_t to : {from, from + 1, from + 9, from + 16, from + 33, size_t{1000}}) {
+      if (to > 1000 || to < from) continue;
+      ASSERT_EQ(e->ValueRange(from, to, &scratch), std::string_view(v).substr(from, to - from))
+          << from << " " << to;
+    }
+  }
+  EXPECT_LE(scratch.size(), 64u);  // the last read decoded a few groups, not the value
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""HyperLogLog side by side with redis-server: PFADD and PFCOUNT per core.
+
+Each server runs alone on CPU 0 (strata --threads 1); a pipelined raw-socket client on
+CPU 1 sends batches of BATCH requests (each batch is written, then its replies read).
+The server's CPU time (utime + stime from /proc) per operation gives operations per
+CPU-second.
+
+  1. PFADD of one new element to one key, OPS times (the key turns dense early, as a
+     real counter does). Target: strata >= 1.3x redis.
+  2. PFADD of 10 elements to one of 1000 keys, OPS/10 times.
+  3. PFCOUNT of a dense key after each PFADD (the cache invalidated every time, so the
+     registers are counted), COUNTS times. Target: strata >= 1.3x redis.
+
+Usage: bench/hll_side_by_side.py [--ops 300000] [--counts 20000] [--batch 100] [--out FILE]
+Environment: STRATA_BIN, REDIS_BIN.
+"""
+import argparse
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transactions_side_by_side import blast, in_batches, resp, start, stop  # noqa: E402
+
+
+def run(kind, ops, counts, batch):
+    args = ["--threads", "1"] if kind == "strata" else []
+    p, port = start(kind, args, cpus="0")
+    try:
+        cpu, _ = blast(port, in_batches((resp("PFADD", "h", "e%d" % i) for i in range(ops)),
+                                        batch), p.pid)
+        add1 = ops / cpu if cpu > 0 else float("inf")
+        reqs = (resp("PFADD", "k%d" % (i % 1000), *["x%d-%d" % (i, j) for j in range(10)])
+                for i in range(ops // 10))
+        cpu, _ = blast(port, in_batches(reqs, batch), p.pid)
+        add10 = (ops // 10) / cpu if cpu > 0 else float("inf")
+
+        def pairs():
+            for i in range(counts):
+                yield resp("PFADD", "h", "c%d" % i)
+                yield resp("PFCOUNT", "h")
+        cpu_pairs, _ = blast(port, in_batches(pairs(), batch), p.pid)
+        count = counts / cpu_pairs if cpu_pairs > 0 else float("inf")
+        return add1, add10, count
+    finally:
+        stop(p)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", type=int, default=300000)
+    ap.add_argument("--counts", type=int, default=20000)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    r = run("redis", a.ops, a.counts, a.batch)
+    s = run("strata", a.ops, a.counts, a.batch)
+    cmd = "bench/hll_side_by_side.py --ops %d --counts %d --batch %d" % (a.ops, a.counts, a.batch)
+    rows = [("PFADD of 1 element, ops per CPU-second", ">= 1.3x"),
+            ("PFADD of 10 elements to 1000 keys, calls per CPU-second", ""),
+            ("PFADD + PFCOUNT (recounted) of a dense key, pairs per CPU-second", ">= 1.3x")]
+    lines = ["# HyperLogLog side by side", "",
+             "%s, %s" % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cmd), "",
+             "| measure | redis-server | strata --threads 1 | strata / redis | target |",
+             "|---|---|---|---|---|"]
+    for (name, target), rv, sv in zip(rows, r, s):
+        lines.append("| %s | %.0f | %.0f | %.2fx | %s |" % (name, rv, sv, sv / rv, target))
+    lines += ["", "CPU = the server's utime + stime, each server alone on CPU 0, the client on "
+              "CPU 1."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
