@@ -82,6 +82,8 @@ def commands(g):
     name. Blocking pops always get a short positive timeout (0 would wait forever)."""
     k, ks, f, n, v, fl, sc, to = (g.key, g.keys, g.field, g.num, g.value, g.flag, g.score,
                                   g.timeout)
+    off = lambda: g.r.choice([b"0", b"7", b"100", b"1000", b"8191", b"-1", b"x", b"4294967296",
+                              str(g.r.randrange(40000)).encode()])  # noqa: E731
     pairs = lambda gen: sum(([a, b] for a, b in gen), [])  # noqa: E731
     return [
         # strings
@@ -95,6 +97,21 @@ def commands(g):
         ("SETEX", lambda: [k(), n(), v()]), ("MSET", lambda: pairs((x, v()) for x in ks())),
         ("MSETNX", lambda: pairs((x, v()) for x in ks())), ("MGET", lambda: ks(1, 8)),
         ("LCS", lambda: [k(), k()]),
+        # bitmaps (offsets kept small: a valid huge one makes a 512 MB value)
+        ("SETBIT", lambda: [k(), off(), g.r.choice([b"0", b"1", b"2"])]),
+        ("GETBIT", lambda: [k(), off()]),
+        ("BITCOUNT", lambda: [k()] + g.r.choice([[], [n(), n()], [n(), n(), b"BIT"]])),
+        ("BITPOS", lambda: [k(), g.r.choice([b"0", b"1"])] + [n() for _ in
+                                                               range(g.r.randint(0, 2))]),
+        ("BITOP", lambda: [g.r.choice([b"AND", b"OR", b"XOR", b"NOT"]), k()] + ks(1, 3)),
+        ("BITFIELD", lambda: [k(), g.r.choice([b"GET", b"SET", b"INCRBY"]),
+                              g.r.choice([b"i8", b"u4", b"i64", b"u63", b"x1"]), off(), n(),
+                              b"OVERFLOW", g.r.choice([b"WRAP", b"SAT", b"FAIL"]),
+                              b"INCRBY", b"i16", b"#3", n()]),
+        ("BITFIELD_RO", lambda: [k(), b"GET", b"u8", off()]),
+        # HyperLogLog
+        ("PFADD", lambda: [k()] + [v() for _ in range(g.r.randint(0, 5))]),
+        ("PFCOUNT", lambda: ks(1, 3)), ("PFMERGE", lambda: [k()] + ks(1, 3)),
         # keys
         ("DEL", lambda: ks()), ("UNLINK", lambda: ks()), ("EXISTS", lambda: ks()),
         ("TOUCH", lambda: ks()), ("TYPE", lambda: [k()]), ("RENAME", lambda: [k(), k()]),

@@ -263,7 +263,8 @@ def test_errors_and_exit_codes(server, tmp_path):
 
 
 def test_wrong_password_is_told(tmp_path):
-    s = start_redis_server(extra_args=["--requirepass", "secret"])
+    s = start_redis_server(extra_args=["--requirepass", "secret",
+                                       "--repl-diskless-sync-delay", "0"])
     try:
         p = tool("dump", "--from", addr(s), "-o", tmp_path / "x.rdb", "-a", "wrong", check=3)
         assert "AUTH failed" in p.stderr
