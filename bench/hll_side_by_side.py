@@ -9,8 +9,10 @@ CPU-second.
   1. PFADD of one new element to one key, OPS times (the key turns dense early, as a
      real counter does). Target: strata >= 1.3x redis.
   2. PFADD of 10 elements to one of 1000 keys, OPS/10 times.
-  3. PFCOUNT of a dense key after each PFADD (the cache invalidated every time, so the
-     registers are counted), COUNTS times. Target: strata >= 1.3x redis.
+  3. PFCOUNT of two dense keys (their union: no cache, the registers are merged and
+     counted every time), COUNTS times. Target: strata >= 1.3x redis.
+  4. PFADD of 300 new elements to one of 50 dense keys, then PFCOUNT of it: 300 new
+     elements always change a register, so every PFCOUNT recounts. Per pair.
 
 Usage: bench/hll_side_by_side.py [--ops 300000] [--counts 20000] [--batch 100] [--out FILE]
 Environment: STRATA_BIN, REDIS_BIN.
@@ -36,13 +38,19 @@ def run(kind, ops, counts, batch):
         cpu, _ = blast(port, in_batches(reqs, batch), p.pid)
         add10 = (ops // 10) / cpu if cpu > 0 else float("inf")
 
+        blast(port, in_batches((resp("PFADD", "g", "g%d" % i) for i in range(100000)), batch),
+              p.pid)
+        cpu, _ = blast(port, in_batches((resp("PFCOUNT", "h", "g") for _ in range(counts)),
+                                        batch), p.pid)
+        union = counts / cpu if cpu > 0 else float("inf")
+        # A new key each time: its register change always invalidates the cache.
         def pairs():
             for i in range(counts):
-                yield resp("PFADD", "h", "c%d" % i)
-                yield resp("PFCOUNT", "h")
+                yield resp("PFADD", "d%d" % (i % 50), *["p%d-%d" % (i, j) for j in range(300)])
+                yield resp("PFCOUNT", "d%d" % (i % 50))
         cpu_pairs, _ = blast(port, in_batches(pairs(), batch), p.pid)
-        count = counts / cpu_pairs if cpu_pairs > 0 else float("inf")
-        return add1, add10, count
+        recount = counts / cpu_pairs if cpu_pairs > 0 else float("inf")
+        return add1, add10, union, recount
     finally:
         stop(p)
 
@@ -59,7 +67,10 @@ def main():
     cmd = "bench/hll_side_by_side.py --ops %d --counts %d --batch %d" % (a.ops, a.counts, a.batch)
     rows = [("PFADD of 1 element, ops per CPU-second", ">= 1.3x"),
             ("PFADD of 10 elements to 1000 keys, calls per CPU-second", ""),
-            ("PFADD + PFCOUNT (recounted) of a dense key, pairs per CPU-second", ">= 1.3x")]
+            ("PFCOUNT of two dense keys (merged and counted), calls per CPU-second",
+             ">= 1.3x"),
+            ("PFADD of 300 + PFCOUNT (recounted) of a dense key, pairs per CPU-second",
+             ">= 1.3x")]
     lines = ["# HyperLogLog side by side", "",
              "%s, %s" % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cmd), "",
              "| measure | redis-server | strata --threads 1 | strata / redis | target |",

@@ -59,6 +59,16 @@ inline void DenseSet(uint8_t* regs, int i, int value) {
   }
 }
 
+// Four registers at a time: registers 4g..4g+3 are the 24 bits of bytes 3g..3g+2.
+template <class Fn>
+inline void ForEachDense(const uint8_t* regs, Fn&& fn) {
+  for (int g = 0; g < kRegisters / 4; g++) {
+    const uint8_t* b = regs + 3 * g;
+    uint32_t v = b[0] | (static_cast<uint32_t>(b[1]) << 8) | (static_cast<uint32_t>(b[2]) << 16);
+    fn(4 * g, v & 63, (v >> 6) & 63, (v >> 12) & 63, (v >> 18) & 63);
+  }
+}
+
 uint64_t Murmur64A(const uint8_t* data, size_t len, uint64_t seed) {
   constexpr uint64_t m = 0xc6a4a7935bd1e995ULL;
   constexpr int r = 47;
@@ -304,10 +314,12 @@ int SparseRaise(std::string* v, int index, int value, size_t sparse_max_bytes) {
 bool MergeInto(std::string_view v, uint8_t* max) {
   if (EncodingOf(v) == kDense) {
     const auto* regs = reinterpret_cast<const uint8_t*>(v.data()) + kHeaderSize;
-    for (int i = 0; i < kRegisters; i++) {
-      int r = DenseGet(regs, i);
-      if (r > max[i]) max[i] = static_cast<uint8_t>(r);
-    }
+    ForEachDense(regs, [&](int i, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+      if (a > max[i]) max[i] = static_cast<uint8_t>(a);
+      if (b > max[i + 1]) max[i + 1] = static_cast<uint8_t>(b);
+      if (c > max[i + 2]) max[i + 2] = static_cast<uint8_t>(c);
+      if (d > max[i + 3]) max[i + 3] = static_cast<uint8_t>(d);
+    });
     return true;
   }
   return WalkSparse(v, [&](int first, int run, int value) {
@@ -328,7 +340,12 @@ bool Count(std::string_view v, uint64_t* out) {
   int histo[64] = {0};
   if (EncodingOf(v) == kDense) {
     const auto* regs = reinterpret_cast<const uint8_t*>(v.data()) + kHeaderSize;
-    for (int i = 0; i < kRegisters; i++) histo[DenseGet(regs, i)]++;
+    ForEachDense(regs, [&](int, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+      histo[a]++;
+      histo[b]++;
+      histo[c]++;
+      histo[d]++;
+    });
   } else if (!WalkSparse(v, [&](int, int run, int value) { histo[value] += run; })) {
     return false;
   }

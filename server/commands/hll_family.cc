@@ -38,21 +38,27 @@ size_t SparseMax(Worker& w) {
   return static_cast<size_t>(w.engine().config().hll_sparse_max_bytes().load());
 }
 
-// An HLL read for merging: its bytes (copied), or why it cannot be used.
+// An HLL read for merging: its bytes, or why it cannot be used. `view` is the value in
+// its entry (valid until the shard's next write: the command's own step) or, with
+// `copy` (a fiber, which merges after the step), in `bytes`.
 struct HllRead {
   enum class State : uint8_t { kMissing, kOk, kWrongType, kNotHll } state = State::kMissing;
   std::string bytes;
-  static HllRead Of(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms) {
-    HllRead r;
+  std::string_view view;
+  void Read(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms, bool copy) {
     Entry* e = ks.FindRead(db, key, now_ms);
-    if (e == nullptr) return r;
+    if (e == nullptr) return;
     if (e->Type() != ValueType::kString) {
-      r.state = State::kWrongType;
-      return r;
+      state = State::kWrongType;
+      return;
     }
-    r.bytes = e->ValueString();
-    r.state = hll::LooksValid(r.bytes) ? State::kOk : State::kNotHll;
-    return r;
+    if (copy) {
+      bytes = e->ValueString();
+      view = bytes;
+    } else {
+      view = e->Value(&bytes);
+    }
+    state = hll::LooksValid(view) ? State::kOk : State::kNotHll;
   }
 };
 
@@ -73,8 +79,8 @@ bool MergeReads(const std::vector<HllRead>& reads, uint8_t* max, bool* use_dense
       case HllRead::State::kOk:
         break;
     }
-    if (hll::EncodingOf(r.bytes) == hll::kDense) *use_dense = true;
-    if (!hll::MergeInto(r.bytes, max)) {
+    if (hll::EncodingOf(r.view) == hll::kDense) *use_dense = true;
+    if (!hll::MergeInto(r.view, max)) {
       rb.Error(kCorrupt);
       return false;
     }
@@ -174,9 +180,8 @@ void CmdPfAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 void CmdPfCount(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (args.size() > 2) {
     // Several keys: their union, without touching any cache.
-    std::vector<HllRead> reads;
-    for (size_t i = 1; i < args.size(); i++)
-      reads.push_back(HllRead::Of(ctx.ks, ctx.db, args[i], ctx.now_ms));
+    std::vector<HllRead> reads(args.size() - 1);  // sized once: views point into it
+    for (size_t i = 1; i < args.size(); i++) reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
     std::vector<uint8_t> max(hll::kRegisters, 0);
     bool dense = false;
     if (!MergeReads(reads, max.data(), &dense, rb)) return;
@@ -219,9 +224,9 @@ void CmdPfCount(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 void CmdPfMerge(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  std::vector<HllRead> reads;
-  for (size_t i = 1; i < args.size(); i++)
-    reads.push_back(HllRead::Of(ctx.ks, ctx.db, args[i], ctx.now_ms));
+  // Views: every read is merged before the destination is written.
+  std::vector<HllRead> reads(args.size() - 1);
+  for (size_t i = 1; i < args.size(); i++) reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
   std::vector<uint8_t> max(hll::kRegisters, 0);
   bool dense = false;
   if (!MergeReads(reads, max.data(), &dense, rb)) return;
@@ -249,7 +254,7 @@ Fiber HllFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<HllRead> reads(keys.size());
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
-    for (size_t p : g.positions[gi]) reads[p] = HllRead::Of(w.keyspace(), db, keys[p], w.now_ms());
+    for (size_t p : g.positions[gi]) reads[p].Read(w.keyspace(), db, keys[p], w.now_ms(), true);
     if (!merge) w.locks().Release(g.locks[gi].keys, false);
   });
   std::vector<uint8_t> max(hll::kRegisters, 0);
