@@ -21,7 +21,10 @@ Keyspace::~Keyspace() {
   }
 }
 
-Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
+// The write path's helpers are inlined where they are used: with StringForWrite as one
+// more caller the compiler stopped inlining them into SetString's path on its own
+// (SET went from 1727 to 1768 instructions per request under callgrind).
+[[gnu::always_inline]] inline Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                           int64_t expire_ms) {
   size_t usable = 0;
   Entry* e = Entry::CreateKey(heap_, key, value, type, expire_ms, &usable, initial_access_);
@@ -30,7 +33,7 @@ Entry* Keyspace::NewEntry(Db& d, std::string_view key, std::string_view value, V
   return e;
 }
 
-void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) {
+[[gnu::always_inline]] inline void Keyspace::FreeEntry(Db& d, Entry* e, bool lazy) {
   if (e->IsExternalOrCold()) {  // one test on the common path
     if (e->IsCold()) {
       NoteColdFreed(e);
@@ -108,7 +111,7 @@ bool Keyspace::LazyFreeStep(size_t budget) {
   return !lazy_.empty();
 }
 
-void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
+[[gnu::always_inline]] inline void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
   if (e->HasExpire()) d.expires--;
   int t = static_cast<int>(e->Type());
   size_t n = Entry::Destroy(heap_, e);
@@ -117,7 +120,9 @@ void Keyspace::DestroyEntryKeepObject(Db& d, Entry* e) {
   type_keys_[t]--;
 }
 
-Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
+void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) { FreeEntry(d, e, lazy); }
+
+[[gnu::always_inline]] inline Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   uint64_t hash = TableHash(key);
   Table::Ref ref = d.table->Locate(key, hash);
   if (PreWrite(d, hash, ref ? Table::At(ref) : nullptr)) e->SetSnapSkip(true);
@@ -128,7 +133,7 @@ Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
     // entry was created with the current clock.
     if (access_clock_.mode == access::Mode::kLfu) [[unlikely]]
       CarryLfu(Table::At(ref), e);
-    DestroyEntry(d, d.table->Replace(ref, e));
+    FreeEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
     if (event_hook_ != nullptr) [[unlikely]]
@@ -220,7 +225,7 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
   Mark(d, hash, true);
   if (event_hook_ != nullptr) [[unlikely]]
     event_hook_->KeyExpired(db, key);
-  DestroyEntry(d, d.table->Erase(d.table->Locate(key, hash)));
+  FreeEntry(d, d.table->Erase(d.table->Locate(key, hash)));
   stats_.expired_keys++;
   return nullptr;
 }
@@ -275,7 +280,7 @@ Entry* Keyspace::MakeCold(uint32_t db, Entry* e, uint64_t seq, uint32_t disk_len
   cold_keys_++;
   cold_value_bytes_ += disk_len;
   if (last_touched_ == e) last_touched_ = nullptr;
-  DestroyEntry(d, d.table->Replace(ref, c));
+  FreeEntry(d, d.table->Replace(ref, c));
   return c;
 }
 
@@ -306,7 +311,7 @@ Entry* Keyspace::MakeHot(uint32_t db, Entry* e, std::string_view serialized) {
   Touch<false>(h);
   if (skip) h->SetSnapSkip(true);
   if (last_touched_ == e) last_touched_ = nullptr;
-  DestroyEntry(d, d.table->Replace(ref, h));
+  FreeEntry(d, d.table->Replace(ref, h));
   return h;
 }
 
@@ -375,7 +380,7 @@ Entry* Keyspace::StringForWrite(uint32_t db, std::string_view key, Entry* e, siz
   bool skip = PreWrite(d, hash, e);
   Mark(d, hash);
   if (skip) ne->SetSnapSkip(true);
-  DestroyEntry(d, d.table->Replace(ref, ne));
+  FreeEntry(d, d.table->Replace(ref, ne));
   return ne;
 }
 
@@ -386,7 +391,7 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   if (!ref) return false;
   PreWrite(d, hash, Table::At(ref));
   Mark(d, hash, true);
-  DestroyEntry(d, d.table->Erase(ref), lazy);
+  FreeEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
 
@@ -429,7 +434,7 @@ Entry* Keyspace::SetExpire(uint32_t db, std::string_view key, int64_t expire_ms)
   Entry* e = NewEntry(d, old->Key(), old->Value(&scratch), old->Type(), expire_ms);
   if (old->HasAccess()) e->SetAccess(old->Access());
   if (skip) e->SetSnapSkip(true);
-  DestroyEntry(d, d.table->Replace(ref, e));
+  FreeEntry(d, d.table->Replace(ref, e));
   return e;
 }
 
@@ -526,7 +531,7 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       Mark(d, h, true);
       if (event_hook_ != nullptr) [[unlikely]]
         event_hook_->KeyExpired(static_cast<uint32_t>(&d - dbs_.data()), e->Key());
-      DestroyEntry(d, e);
+      FreeEntry(d, e);
       stats_.expired_keys++;
       deleted++;
       return true;

@@ -324,6 +324,8 @@ class Keyspace {
   Entry* NewEntry(Db& d, std::string_view key, std::string_view value, ValueType type,
                   int64_t expire_ms);
   void DestroyEntry(Db& d, Entry* e, bool lazy = false);
+  // DestroyEntry's body, inlined into the write paths of keyspace.cc.
+  void FreeEntry(Db& d, Entry* e, bool lazy = false);
   // Accounting and freeing for an entry of a detached table (no Db any more).
   void FreeDetached(Entry* e);
   struct LazyItem {
