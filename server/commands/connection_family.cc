@@ -249,6 +249,43 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Array(0);  // subcommands
 }
 
+// COMMAND GETKEYS: the keys Redis names for a call. Routing (CommandSpec::Keys) may take
+// a superset for commands whose keys follow a count (it only picks shards); those are
+// read exactly here, and a shard channel (SPUBLISH) is no key.
+void GetKeys(const CommandSpec& s, CmdArgs call, std::vector<std::string_view>* keys) {
+  auto numkeys_at = [&](size_t pos, size_t dest) {
+    if (dest > 0 && dest < call.size()) keys->push_back(call[dest]);
+    int64_t n = 0;
+    if (pos >= call.size() || !ParseInt64(call[pos], &n) || n <= 0) return;
+    for (size_t i = pos + 1; i < call.size() && i <= pos + static_cast<size_t>(n); i++)
+      keys->push_back(call[i]);
+  };
+  const std::string& name = s.name;
+  if (name == "zunionstore" || name == "zinterstore" || name == "zdiffstore") {
+    numkeys_at(2, 1);
+  } else if (name == "zunion" || name == "zinter" || name == "zdiff" || name == "zintercard" ||
+             name == "sintercard" || name == "lmpop" || name == "zmpop") {
+    numkeys_at(1, 0);
+  } else if (name == "blmpop" || name == "bzmpop") {
+    numkeys_at(2, 0);
+  } else if (name == "sort" || name == "sort_ro") {
+    keys->push_back(call[1]);
+    for (size_t i = 2; i + 1 < call.size(); i++) {
+      if (EqualsIgnoreCase(call[i], "store")) keys->push_back(call[++i]);
+    }
+  } else if (name == "migrate") {
+    if (call.size() > 3 && !call[3].empty()) keys->push_back(call[3]);
+    for (size_t i = 6; i < call.size(); i++) {
+      if (EqualsIgnoreCase(call[i], "keys")) {
+        keys->insert(keys->end(), call.begin() + i + 1, call.end());
+        break;
+      }
+    }
+  } else if (!(s.flags & kCmdPubSub)) {
+    s.Keys(call, keys);
+  }
+}
+
 void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
   const CommandRegistry& reg = CommandRegistry::Get();
   if (args.size() == 1) {
@@ -292,6 +329,30 @@ void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
       rb.Bulk("group");
       rb.Bulk(s->group);
     }
+  } else if (sub == "getkeys") {
+    if (args.size() < 4) {  // Redis 7.0: the command and at least one argument
+      rb.Error(WrongArityError("command|getkeys"));
+      return;
+    }
+    const CommandSpec* s = reg.Find(args[2]);
+    if (s == nullptr) {
+      rb.Error("ERR Invalid command specified");
+      return;
+    }
+    CmdArgs call = args.subspan(2);
+    bool has_keys = s->first_key > 0 || s->keys_fn != nullptr || s->name == "migrate";
+    if (!has_keys || (s->flags & kCmdPubSub)) {
+      rb.Error("ERR The command has no key arguments");
+      return;
+    }
+    if (!s->CheckArity(call.size())) {
+      rb.Error("ERR Invalid number of arguments specified for command");
+      return;
+    }
+    std::vector<std::string_view> keys;
+    GetKeys(*s, call, &keys);
+    rb.Array(keys.size());
+    for (std::string_view k : keys) rb.Bulk(k);
   } else if (sub == "list") {
     std::string_view pattern;
     bool filter = false;
@@ -324,6 +385,8 @@ void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
                            "    Return details about commands.",
                            "DOCS [<command-name> ...]",
                            "    Return documentation of commands.",
+                           "GETKEYS <full-command>",
+                           "    Return the keys from a full Redis command.",
                            "LIST [FILTERBY PATTERN <pattern>]",
                            "    Return command names.",
                            "HELP",
@@ -355,7 +418,7 @@ void RegisterConnectionFamily(CommandRegistry& r) {
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
   static const std::vector<std::string> kCommandSubcommands = {"count", "info", "docs", "list",
-                                                               "help"};
+                                                               "getkeys", "help"};
   r.FindMutable("command")->subcommands = &kCommandSubcommands;
 }
 

@@ -3,7 +3,7 @@
 // the workers start; the engine then routes calls by the specs alone.
 //
 //   connection_family  PING ECHO HELLO AUTH QUIT SELECT TIME COMMAND
-//   string_family      strings and counters, MGET/MSET
+//   string_family      strings and counters, MGET/MSET (+ lcs_command: LCS)
 //   bitmap_family      SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO
 //   hll_family         PFADD PFCOUNT PFMERGE PFSELFTEST
 //   keys_family        DEL EXISTS RENAME COPY MOVE KEYS SCAN DBSIZE FLUSH* SWAPDB OBJECT ...
@@ -32,6 +32,7 @@ void RegisterAllCommands();
 // One per family, and one per file of the families split over several.
 void RegisterConnectionFamily(CommandRegistry& r);
 void RegisterStringFamily(CommandRegistry& r);
+void RegisterLcsCommand(CommandRegistry& r);
 void RegisterBitmapFamily(CommandRegistry& r);
 void RegisterHllFamily(CommandRegistry& r);
 void RegisterKeysFamily(CommandRegistry& r);

@@ -361,3 +361,24 @@ def test_client_reply_errors(raw):
 def test_client_unknown_subcommand(r):
     assert error_of(r.execute_command, "CLIENT", "foo") == (
         "unknown subcommand 'foo'. Try CLIENT HELP.")
+
+
+def test_command_getkeys_matches_redis(pair):
+    from helpers import same
+    for call in [("SET", "k", "v"), ("GET", "k"), ("MSET", "a", "1", "b", "2"),
+                 ("MGET", "a", "b", "c"), ("DEL", "a", "b"), ("RENAME", "a", "b"),
+                 ("LMOVE", "a", "b", "LEFT", "RIGHT"), ("BITOP", "AND", "d", "s1", "s2"),
+                 ("LCS", "a", "b"), ("EVAL", "return 1", "2", "k1", "k2", "arg"),
+                 ("ZUNIONSTORE", "d", "2", "a", "b"), ("XADD", "s", "*", "f", "v"),
+                 ("PFCOUNT", "h1", "h2"), ("SMOVE", "a", "b", "m"), ("EXPIRE", "k", "10"),
+                 ("PING",), ("NOSUCH", "k"), ("GET",), ("GET", "a", "b"),
+                 ("EVAL", "return 1", "0"),
+                 ("ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"),
+                 ("ZINTERCARD", "2", "a", "b", "LIMIT", "1"), ("SINTERCARD", "1", "a"),
+                 ("LMPOP", "2", "a", "b", "LEFT"), ("BZMPOP", "0", "2", "a", "b", "MIN"),
+                 ("ZDIFF", "2", "a", "b"), ("SORT", "k", "STORE", "d"), ("SORT_RO", "k"),
+                 ("MIGRATE", "h", "1", "", "0", "10", "KEYS", "a", "b"),
+                 ("MIGRATE", "h", "1", "k", "0", "10"), ("SPUBLISH", "ch", "m"),
+                 ("XREAD", "STREAMS", "a", "b", "0", "0"), ("BLPOP", "a", "b", "0")]:
+        same(pair, "COMMAND", "GETKEYS", *call)
+    same(pair, "COMMAND", "GETKEYS")
