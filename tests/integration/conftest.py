@@ -119,6 +119,10 @@ class Server:
         if self.proc.poll() is None:
             self.proc.terminate()
             if self.wait_exit(10) is None:
+                # A server that does not stop on SIGTERM is a bug: its log goes to the
+                # captured output before it is killed.
+                print("server on port %d did not exit within 10 s of SIGTERM; log tail:\n%s"
+                      % (self.port, self.read_log()[-6000:]))
                 self.proc.kill()
                 self.proc.wait(5)
         self.log.close()
