@@ -2,9 +2,9 @@
 // subsequence of two strings, with Redis 7.0's replies, errors and match order.
 //
 // Cost: the classic table of (len1 + 1) x (len2 + 1) 32-bit lengths, O(len1 * len2) time
-// and memory, as in Redis; the table is refused past proto-max-bulk-len bytes (Redis's
-// bound and error) so one call cannot take unbounded memory. LEN alone keeps two rows
-// only. Keys on two shards: a fiber reads both under their locks, then computes on the
+// and memory, as in Redis; a table past proto-max-bulk-len bytes is refused (Redis's
+// bound and error), which bounds both the memory and the time of one call. LEN alone
+// keeps two rows only. Keys on two shards: a fiber reads both under their locks, then computes on the
 // client's worker.
 #include <algorithm>
 #include <memory>
@@ -78,6 +78,12 @@ struct LcsOperand {
 void Compute(std::string_view a, std::string_view b, const LcsOptions& o, uint64_t max_bytes,
              ReplyBuilder& rb) {
   size_t alen = a.size(), blen = b.size();
+  // The bound holds for LEN too, though it keeps two rows: it is what bounds the time.
+  unsigned __int128 cells = static_cast<unsigned __int128>(alen + 1) * (blen + 1);
+  if (cells * sizeof(uint32_t) > max_bytes) {
+    rb.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
   if (o.len && !o.idx) {
     // The length only: two rows.
     std::vector<uint32_t> prev(alen + 1, 0), cur(alen + 1, 0);
@@ -88,11 +94,6 @@ void Compute(std::string_view a, std::string_view b, const LcsOptions& o, uint64
       std::swap(prev, cur);
     }
     rb.Integer(static_cast<int64_t>(prev[alen]));
-    return;
-  }
-  unsigned __int128 cells = static_cast<unsigned __int128>(alen + 1) * (blen + 1);
-  if (cells * sizeof(uint32_t) > max_bytes) {
-    rb.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
     return;
   }
   std::vector<uint32_t> t(static_cast<size_t>(cells), 0);

@@ -24,6 +24,13 @@ def test_lcs_forms(pair):
     same(pair, "LCS", "{l}a")
 
 
+def test_lcs_past_its_memory_bound_is_refused(pair):
+    """The table is 4 bytes per pair of positions: 12000 x 12000 bytes pass 512 MB."""
+    same(pair, "MSET", "{b}a", "x" * 12000, "{b}b", "y" * 12000)
+    for opts in [(), ("LEN",), ("IDX",)]:
+        same(pair, "LCS", "{b}a", "{b}b", *opts)
+
+
 def test_lcs_random_strings(pair):
     rnd = random.Random(3)
     for n in range(60):
