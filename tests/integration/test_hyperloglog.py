@@ -59,6 +59,17 @@ def test_pfcount_of_several_and_pfmerge(pair):
     same(pair, "PFCOUNT", "{m}a", "{m}e")
 
 
+def test_changes_keep_the_ttl(pair):
+    same(pair, "PFADD", "t", "a")
+    same(pair, "EXPIRE", "t", 100)
+    same(pair, "PFADD", "t", *elements(50, 9))  # sparse: rewritten
+    same(pair, "TTL", "t")
+    same(pair, "PFADD", "t", *elements(3000, 10))  # dense: in place
+    same(pair, "PFCOUNT", "t")
+    same(pair, "PFMERGE", "t", "t")
+    same(pair, "TTL", "t")
+
+
 def test_errors(pair):
     same(pair, "SET", "s", "not an hll")
     same(pair, "SET", "n", "12345")
