@@ -330,6 +330,27 @@ bool MergeInto(std::string_view v, uint8_t* max) {
   });
 }
 
+bool DescribeSparse(std::string_view v, std::string* out) {
+  out->clear();
+  const auto* p = reinterpret_cast<const uint8_t*>(v.data()) + kHeaderSize;
+  const auto* end = reinterpret_cast<const uint8_t*>(v.data()) + v.size();
+  while (p < end) {
+    if (!out->empty()) out->push_back(' ');
+    if (IsZero(*p)) {
+      *out += "z:" + std::to_string(ZeroRun(*p));
+      p++;
+    } else if (IsXZero(*p)) {
+      if (p + 1 >= end) return false;
+      *out += "Z:" + std::to_string(XZeroRun(p));
+      p += 2;
+    } else {
+      *out += "v:" + std::to_string(ValValue(*p)) + "," + std::to_string(ValRun(*p));
+      p++;
+    }
+  }
+  return true;
+}
+
 uint64_t CountRegisters(const uint8_t* regs) {
   int histo[64] = {0};
   for (int i = 0; i < kRegisters; i++) histo[regs[i] & 63]++;

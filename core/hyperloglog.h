@@ -60,6 +60,10 @@ bool ToDense(std::string* v);
 // max[i] = max(max[i], register i of v); false when v is corrupt.
 bool MergeInto(std::string_view v, uint8_t* max);
 
+// PFDEBUG DECODE's text for a sparse value: "z:N" (ZERO), "Z:N" (XZERO) and "v:V,N"
+// (VAL) per opcode, space-separated; false when it does not parse.
+bool DescribeSparse(std::string_view v, std::string* out);
+
 // The estimate from registers (one byte each), and from a value; false when corrupt.
 uint64_t CountRegisters(const uint8_t* regs);
 bool Count(std::string_view v, uint64_t* out);

@@ -1,4 +1,4 @@
-// HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, PFSELFTEST (Redis 7.0's replies and
+// HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, PFSELFTEST, PFDEBUG (Redis 7.0's replies and
 // errors; the format and the arithmetic are core/hyperloglog.h).
 //
 // An HLL is a string in Redis's bytes. A dense one (12304 bytes, always the same size)
@@ -282,6 +282,65 @@ Fiber HllFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
+// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key: Redis's debugging view of one HLL.
+// GETREG and TODENSE leave the value dense, as in Redis.
+void CmdPfDebug(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  std::string sub = Lowercase(args[1]);
+  std::string_view key = args[2];
+  Entry* e = ctx.ks.Find(ctx.db, key, ctx.now_ms);
+  if (e == nullptr) {
+    rb.Error("ERR The specified key does not exist");
+    return;
+  }
+  if (e->Type() != ValueType::kString) {
+    ctx.ks.NoChange(ctx.db, key);
+    rb.Error(errors::kWrongType);
+    return;
+  }
+  std::string v = e->ValueString();
+  if (!hll::LooksValid(v)) {
+    ctx.ks.NoChange(ctx.db, key);
+    rb.Error(kNotHll);
+    return;
+  }
+  bool sparse = hll::EncodingOf(v) == hll::kSparse;
+  auto make_dense = [&]() {
+    if (!sparse) return true;
+    if (!hll::ToDense(&v)) {
+      rb.Error(kCorrupt);
+      return false;
+    }
+    StoreHll(ctx.ks, ctx.db, key, e, v);
+    return true;
+  };
+  if (sub == "getreg") {
+    if (!make_dense()) return;
+    std::vector<uint8_t> regs(hll::kRegisters, 0);
+    hll::MergeInto(v, regs.data());
+    rb.Array(regs.size());
+    for (uint8_t r : regs) rb.Integer(r);
+  } else if (sub == "decode") {
+    ctx.ks.NoChange(ctx.db, key);
+    std::string text;
+    if (!sparse) {
+      rb.Error("ERR HLL encoding is not sparse");
+    } else if (!hll::DescribeSparse(v, &text)) {
+      rb.Error(kCorrupt);
+    } else {
+      rb.Simple(text);
+    }
+  } else if (sub == "encoding") {
+    ctx.ks.NoChange(ctx.db, key);
+    rb.Simple(sparse ? "sparse" : "dense");
+  } else if (sub == "todense") {
+    if (!make_dense()) return;
+    rb.Integer(sparse ? 1 : 0);
+  } else {
+    ctx.ks.NoChange(ctx.db, key);
+    rb.Error("ERR Unknown PFDEBUG subcommand '" + std::string(args[1]) + "'");
+  }
+}
+
 // PFSELFTEST: the register packing, sparse against dense, and the error of the estimate.
 std::string SelfTest() {
   std::mt19937_64 rng(12345);
@@ -358,6 +417,9 @@ void RegisterHllFamily(CommandRegistry& r) {
       "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).");
   add("pfmerge", -2, kW, 1, -1, CmdPfMerge, HllFiber, "2.8.9",
       "Merges one or more HyperLogLog values into a single key.");
+  // PFDEBUG's key is its third argument.
+  add("pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin, 2, 2, CmdPfDebug, nullptr, "2.8.9",
+      "Internal commands for debugging HyperLogLog values.");
   CommandSpec st{"pfselftest", 1, kCmdAdmin, 0, 0, 0};
   st.conn_fn = CmdPfSelfTest;
   st.group = "hyperloglog";

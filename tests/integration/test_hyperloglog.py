@@ -144,3 +144,18 @@ def test_across_shards(server_factory):
     assert c.get("merged")[16:] == c.get("one{x}")[16:]
     assert int(c.info("stats")["multi_shard_commands"]) >= before + 2
     c.close()
+
+
+def test_pfdebug(pair):
+    same(pair, "PFADD", "h", *elements(20, 1))
+    for sub in ("ENCODING", "DECODE", "GETREG", "ENCODING", "DECODE", "TODENSE"):
+        same(pair, "PFDEBUG", sub, "h")
+    same(pair, "PFADD", "s", "a", "b")
+    same(pair, "PFDEBUG", "TODENSE", "s")
+    same(pair, "GET", "s")
+    same(pair, "PFDEBUG", "GETREG", "missing")
+    same(pair, "PFDEBUG", "FROB", "h")
+    same(pair, "PFDEBUG", "GETREG", "h", "extra")
+    same(pair, "SET", "x", "plain")
+    same(pair, "PFDEBUG", "ENCODING", "x")
+    same(pair, "PFDEBUG", "ENCODING")
