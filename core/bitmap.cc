@@ -152,8 +152,7 @@ int64_t SignExtend(uint64_t v, int bits) {
   return static_cast<int64_t>((low ^ sign) - sign);
 }
 
-bool AddField(bool is_signed, int bits, uint64_t value, int64_t incr, Overflow ov,
-              uint64_t* out) {
+bool AddField(bool is_signed, int bits, uint64_t value, int64_t incr, Overflow ov, uint64_t* out) {
   __int128 lo, hi, sum;
   if (is_signed) {
     hi = (static_cast<__int128>(1) << (bits - 1)) - 1;
@@ -173,8 +172,9 @@ bool AddField(bool is_signed, int bits, uint64_t value, int64_t incr, Overflow o
   } else if (ov == Overflow::kWrap) {
     // The sum modulo 2^bits, sign-extended for a signed field.
     uint64_t w = static_cast<uint64_t>(sum);
-    if (bits < 64) w = is_signed ? static_cast<uint64_t>(SignExtend(w, bits))
-                                 : (w & ((uint64_t{1} << bits) - 1));
+    if (bits < 64)
+      w = is_signed ? static_cast<uint64_t>(SignExtend(w, bits))
+                    : (w & ((uint64_t{1} << bits) - 1));
     *out = w;
   }
   return false;

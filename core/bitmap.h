@@ -62,7 +62,6 @@ enum class Overflow : uint8_t { kWrap, kSat, kFail };
 // unsigned (bits <= 63). Returns true with the sum in *out when it fits; false when it
 // overflows, with *out the wrapped (kWrap) or saturated (kSat) result (kFail: unset).
 // SET checks its value with incr 0.
-bool AddField(bool is_signed, int bits, uint64_t value, int64_t incr, Overflow ov,
-              uint64_t* out);
+bool AddField(bool is_signed, int bits, uint64_t value, int64_t incr, Overflow ov, uint64_t* out);
 
 }  // namespace strata::bitmap

@@ -7,9 +7,9 @@ namespace strata::hll {
 namespace {
 
 constexpr uint64_t kSeed = 0xadc83b19ULL;
-constexpr int kValMax = 32;     // largest value a VAL opcode holds
-constexpr int kValMaxRun = 4;   // longest run of one VAL opcode
-constexpr int kZeroMaxRun = 64;  // longest run of one ZERO opcode
+constexpr int kValMax = 32;                            // largest value a VAL opcode holds
+constexpr int kValMaxRun = 4;                          // longest run of one VAL opcode
+constexpr int kZeroMaxRun = 64;                        // longest run of one ZERO opcode
 constexpr double kAlphaInf = 0.721347520444481703680;  // 1 / (2 ln 2)
 
 // ---- the sparse opcodes ----

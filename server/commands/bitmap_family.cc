@@ -38,8 +38,8 @@ uint64_t ProtoMaxBulkLen(const ShardCtx& ctx) {
 
 // A bit offset (BITFIELD also takes "#N": N fields of `bits` bits). False (with Redis's
 // error) when it is not an integer, negative, or past proto-max-bulk-len bytes.
-bool ParseBitOffset(std::string_view s, bool hash_ok, int bits, uint64_t max_bytes,
-                    uint64_t* out, ReplyBuilder& rb) {
+bool ParseBitOffset(std::string_view s, bool hash_ok, int bits, uint64_t max_bytes, uint64_t* out,
+                    ReplyBuilder& rb) {
   bool hash = hash_ok && !s.empty() && s[0] == '#';
   int64_t v = 0;
   if (!ParseInt64(hash ? s.substr(1) : s, &v)) {
@@ -122,8 +122,8 @@ void CmdGetBit(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 // the end, clamped as Redis does, then as bits first..last. False when empty.
 // BITCOUNT (not BITPOS) first answers 0 for a range whose ends are both negative and
 // reversed (`reversed_is_empty`).
-bool BitRange(int64_t start, int64_t end, bool in_bits, uint64_t len_bytes,
-              bool reversed_is_empty, uint64_t* first, uint64_t* last) {
+bool BitRange(int64_t start, int64_t end, bool in_bits, uint64_t len_bytes, bool reversed_is_empty,
+              uint64_t* first, uint64_t* last) {
   int64_t total = static_cast<int64_t>(in_bits ? len_bytes * 8 : len_bytes);
   if (reversed_is_empty && start < 0 && end < 0 && start > end) return false;
   if (start < 0) start += total;
@@ -232,8 +232,7 @@ void CmdBitPos(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string scratch;
   uint64_t fb = bitmap::ByteOf(first);
   std::string_view bytes = e->ValueRange(fb, bitmap::ByteOf(last) + 1, &scratch);
-  int64_t pos =
-      bitmap::FindRange(bytes, first - fb * 8, last - fb * 8, static_cast<int>(bit));
+  int64_t pos = bitmap::FindRange(bytes, first - fb * 8, last - fb * 8, static_cast<int>(bit));
   if (pos >= 0) {
     rb.Integer(pos + static_cast<int64_t>(fb * 8));
   } else if (bit == 0 && !end_given) {
@@ -483,10 +482,10 @@ void BitField(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool read_only) {
       }
       continue;
     }
-    uint64_t start = op.kind == FieldOp::kIncrBy
-                         ? (op.is_signed ? static_cast<uint64_t>(bitmap::SignExtend(old, op.bits))
-                                         : old)
-                         : static_cast<uint64_t>(op.value);
+    uint64_t start =
+        op.kind == FieldOp::kIncrBy
+            ? (op.is_signed ? static_cast<uint64_t>(bitmap::SignExtend(old, op.bits)) : old)
+            : static_cast<uint64_t>(op.value);
     int64_t incr = op.kind == FieldOp::kIncrBy ? op.value : 0;
     uint64_t next = 0;
     bool fits = bitmap::AddField(op.is_signed, op.bits, start, incr, op.overflow, &next);

@@ -417,8 +417,8 @@ void RegisterConnectionFamily(CommandRegistry& r) {
       CmdHello);
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   add("command", -1, kCmdLoading | kCmdStale, CmdCommand);
-  static const std::vector<std::string> kCommandSubcommands = {"count", "info", "docs", "list",
-                                                               "getkeys", "help"};
+  static const std::vector<std::string> kCommandSubcommands = {"count", "info",    "docs",
+                                                               "list",  "getkeys", "help"};
   r.FindMutable("command")->subcommands = &kCommandSubcommands;
 }
 

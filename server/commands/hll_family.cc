@@ -101,8 +101,8 @@ void StoreHll(Keyspace& ks, uint32_t db, std::string_view key, Entry* e, const s
 
 // PFMERGE's write on the destination's shard: max[] into it (created when missing), in
 // register order, dense when any input was. False when the destination is corrupt.
-bool MergeStore(Keyspace& ks, uint32_t db, std::string_view dst, const uint8_t* max,
-                bool use_dense, size_t sparse_max, int64_t now_ms) {
+bool MergeStore(Keyspace& ks, uint32_t db, std::string_view dst, const uint8_t* max, bool use_dense,
+                size_t sparse_max, int64_t now_ms) {
   Entry* e = ks.Find(db, dst, now_ms);
   std::string v = e != nullptr ? e->ValueString() : hll::Empty();
   if (use_dense && hll::EncodingOf(v) == hll::kSparse && !hll::ToDense(&v)) return false;
@@ -181,7 +181,8 @@ void CmdPfCount(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (args.size() > 2) {
     // Several keys: their union, without touching any cache.
     std::vector<HllRead> reads(args.size() - 1);  // sized once: views point into it
-    for (size_t i = 1; i < args.size(); i++) reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
+    for (size_t i = 1; i < args.size(); i++)
+      reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
     std::vector<uint8_t> max(hll::kRegisters, 0);
     bool dense = false;
     if (!MergeReads(reads, max.data(), &dense, rb)) return;
@@ -226,12 +227,12 @@ void CmdPfCount(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 void CmdPfMerge(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   // Views: every read is merged before the destination is written.
   std::vector<HllRead> reads(args.size() - 1);
-  for (size_t i = 1; i < args.size(); i++) reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
+  for (size_t i = 1; i < args.size(); i++)
+    reads[i - 1].Read(ctx.ks, ctx.db, args[i], ctx.now_ms, false);
   std::vector<uint8_t> max(hll::kRegisters, 0);
   bool dense = false;
   if (!MergeReads(reads, max.data(), &dense, rb)) return;
-  if (!MergeStore(ctx.ks, ctx.db, args[1], max.data(), dense, SparseMax(ctx.worker),
-                  ctx.now_ms)) {
+  if (!MergeStore(ctx.ks, ctx.db, args[1], max.data(), dense, SparseMax(ctx.worker), ctx.now_ms)) {
     rb.Error(kCorrupt);
     return;
   }
@@ -414,7 +415,8 @@ void RegisterHllFamily(CommandRegistry& r) {
   add("pfadd", -2, kW | kCmdFast, 1, 1, CmdPfAdd, nullptr, "2.8.9",
       "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.");
   add("pfcount", -2, kCmdReadOnly | kCmdMayReplicate | kCmdString, 1, -1, CmdPfCount, HllFiber,
-      "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).");
+      "2.8.9",
+      "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).");
   add("pfmerge", -2, kW, 1, -1, CmdPfMerge, HllFiber, "2.8.9",
       "Merges one or more HyperLogLog values into a single key.");
   // PFDEBUG's key is its third argument.

@@ -4,8 +4,8 @@
 // Cost: the classic table of (len1 + 1) x (len2 + 1) 32-bit lengths, O(len1 * len2) time
 // and memory, as in Redis; a table past proto-max-bulk-len bytes is refused (Redis's
 // bound and error), which bounds both the memory and the time of one call. LEN alone
-// keeps two rows only. Keys on two shards: a fiber reads both under their locks, then computes on the
-// client's worker.
+// keeps two rows only. Keys on two shards: a fiber reads both under their locks, then computes on
+// the client's worker.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -197,7 +197,8 @@ Fiber LcsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   LcsOperand ops[2];
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
-    for (size_t p : g.positions[gi]) ops[p] = LcsOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
+    for (size_t p : g.positions[gi])
+      ops[p] = LcsOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
     w.locks().Release(g.locks[gi].keys, false);
   });
   LcsOptions o;

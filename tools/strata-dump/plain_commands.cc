@@ -85,8 +85,8 @@ void StreamCommands(const rdb::RdbStream& st, const std::string& k, std::vector<
         int64_t delivered = it == pel.end() ? 0 : it->second->delivery_ms;
         uint64_t count = it == pel.end() ? 1 : it->second->delivery_count;
         out->push_back({"XCLAIM", k, g.name, con.name, "0", id.ToString(), "TIME",
-                        std::to_string(delivered), "RETRYCOUNT", std::to_string(count),
-                        "JUSTID", "FORCE"});
+                        std::to_string(delivered), "RETRYCOUNT", std::to_string(count), "JUSTID",
+                        "FORCE"});
       }
     }
   }
