@@ -15,12 +15,12 @@ Usage: bench/bitmaps_side_by_side.py [--ops 300000] [--counts 3000] [--batch 100
 Environment: STRATA_BIN, REDIS_BIN.
 """
 import argparse
-import datetime
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transactions_side_by_side import blast, in_batches, resp, start, stop  # noqa: E402
+from transactions_side_by_side import (blast, in_batches, ratio_report, resp, start,  # noqa: E402
+                                      stop)
 
 BITS = 8 * 1024 * 1024  # 1 MB
 
@@ -69,19 +69,7 @@ def main():
     rows = [("SETBIT in a 1 MB bitmap, ops per CPU-second", ">= 1.3x"),
             ("BITCOUNT of the whole 1 MB, calls per CPU-second", ">= 1.3x"),
             ("BITCOUNT of a 4 KB range, calls per CPU-second", "")]
-    lines = ["# Bitmaps side by side", "",
-             "%s, %s" % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cmd), "",
-             "| measure | redis-server | strata --threads 1 | strata / redis | target |",
-             "|---|---|---|---|---|"]
-    for (name, target), rv, sv in zip(rows, r, s):
-        lines.append("| %s | %.0f | %.0f | %.2fx | %s |" % (name, rv, sv, sv / rv, target))
-    lines += ["", "CPU = the server's utime + stime, each server alone on CPU 0, the client on "
-              "CPU 1."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    ratio_report("Bitmaps side by side", cmd, rows, r, s, a.out)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,24 @@ def in_batches(requests, batch):
     return [b"".join(requests[i:i + batch]) for i in range(0, len(requests), batch)]
 
 
+def ratio_report(title, cmd, rows, redis_vals, strata_vals, out=None):
+    """A side-by-side table (one row per (measure, target) in rows, with redis-server's
+    and strata's figures), printed and, with out, written there."""
+    lines = ["# " + title, "",
+             "%s, %s" % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cmd), "",
+             "| measure | redis-server | strata --threads 1 | strata / redis | target |",
+             "|---|---|---|---|---|"]
+    for (name, target), rv, sv in zip(rows, redis_vals, strata_vals):
+        lines.append("| %s | %.0f | %.0f | %.2fx | %s |" % (name, rv, sv, sv / rv, target))
+    lines += ["", "CPU = the server's utime + stime, each server alone on CPU 0, the client on "
+              "CPU 1."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+
+
 def txn5_batches(n, keys, batch, wrap):
     rnd = random.Random(7)
 

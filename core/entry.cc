@@ -63,37 +63,36 @@ uint32_t Entry::ReadVarintSlow(const char* p, uint32_t* off) {
 
 namespace {
 
-// Allocates and fills an entry: `stored` is written as the value bytes (packed when
-// `pack`), `vlen` is the value length recorded in the header.
-template <bool kAccess>
-[[gnu::always_inline]] inline Entry* CreateWith(SlabHeap& heap, std::string_view key, uint32_t vlen,
-                                                std::string_view stored, bool pack, uint8_t flags,
-                                                int64_t expire_ms, size_t* usable,
-                                                uint32_t access) {
+// Allocates an entry of `size` bytes - from mimalloc with room for `alloc` bytes when it
+// is past the slab sizes - and writes everything before its value: the access field
+// (when has_access), the flags, the two lengths, the expiry and the key. Returns where
+// the value goes; *entry is the entry.
+[[gnu::always_inline]] inline char* AllocWithHeader(SlabHeap& heap, size_t size, size_t alloc,
+                                                    bool has_access, uint32_t access, uint8_t flags,
+                                                    std::string_view key, uint32_t vlen,
+                                                    int64_t expire_ms, size_t* usable,
+                                                    Entry** entry) {
   bool has_expire = expire_ms != Entry::kNoExpire;
   uint32_t klen = static_cast<uint32_t>(key.size());
-  size_t stored_len = pack ? ascii7::PackedSize(vlen) : stored.size();
-  size_t size = (kAccess ? Entry::kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
-                (has_expire ? 8 : 0) + klen + stored_len;
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
     mem = heap.Allocate(size);
     *usable = SlabHeap::SlotSize(size);
   } else {
-    mem = mi_malloc(size);
+    mem = mi_malloc(alloc);
     if (mem == nullptr) throw std::bad_alloc();
     *usable = mi_usable_size(mem);
   }
   char* p = static_cast<char*>(mem);
-  if constexpr (kAccess) {
+  if (has_access) {
     uint16_t low = static_cast<uint16_t>(access);
     std::memcpy(p, &low, 2);
     p[2] = static_cast<char>(access >> 16);
     p += Entry::kAccessBytes;
   }
-  char* entry = p;
+  *entry = reinterpret_cast<Entry*>(p);
   *p++ = static_cast<char>(flags | (has_expire ? Entry::kHasExpire : 0) |
-                           (pack ? Entry::kPacked : 0) | (kAccess ? Entry::kHasAccess : 0));
+                           (has_access ? Entry::kHasAccess : 0));
   p = WriteVarint(p, klen);
   p = WriteVarint(p, vlen);
   if (has_expire) {
@@ -101,13 +100,35 @@ template <bool kAccess>
     p += 8;
   }
   if (klen > 0) std::memcpy(p, key.data(), klen);
-  p += klen;
+  return p + klen;
+}
+
+// The bytes before an entry's value (see AllocWithHeader).
+inline size_t HeaderSize(bool has_access, uint32_t klen, uint32_t vlen, bool has_expire) {
+  return (has_access ? Entry::kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
+         (has_expire ? 8 : 0) + klen;
+}
+
+// Allocates and fills an entry: `stored` is written as the value bytes (packed when
+// `pack`), `vlen` is the value length recorded in the header.
+template <bool kAccess>
+[[gnu::always_inline]] inline Entry* CreateWith(SlabHeap& heap, std::string_view key, uint32_t vlen,
+                                                std::string_view stored, bool pack, uint8_t flags,
+                                                int64_t expire_ms, size_t* usable,
+                                                uint32_t access) {
+  uint32_t klen = static_cast<uint32_t>(key.size());
+  size_t stored_len = pack ? ascii7::PackedSize(vlen) : stored.size();
+  size_t size = HeaderSize(kAccess, klen, vlen, expire_ms != Entry::kNoExpire) + stored_len;
+  Entry* entry;
+  char* p = AllocWithHeader(heap, size, size, kAccess, access,
+                            static_cast<uint8_t>(flags | (pack ? Entry::kPacked : 0)), key, vlen,
+                            expire_ms, usable, &entry);
   if (pack) {
     ascii7::Pack(stored, p);
   } else if (!stored.empty()) {
     std::memcpy(p, stored.data(), stored.size());
   }
-  return reinterpret_cast<Entry*>(entry);
+  return entry;
 }
 
 template <bool kAccess>
@@ -158,46 +179,20 @@ Entry* Entry::CreateCold(SlabHeap& heap, std::string_view key, ValueType type, u
 Entry* Entry::CreateRawString(SlabHeap& heap, std::string_view key, std::string_view init,
                               size_t len, size_t reserve, int64_t expire_ms, size_t* usable,
                               uint32_t access) {
-  bool has_expire = expire_ms != kNoExpire;
   bool has_access = access != kNoAccess;
-  uint32_t klen = static_cast<uint32_t>(key.size());
   uint32_t vlen = static_cast<uint32_t>(len);
-  size_t head = (has_access ? kAccessBytes : 0) + 1 + VarintSize(klen) + VarintSize(vlen) +
-                (has_expire ? 8 : 0) + klen;
-  size_t size = head + len;
-  void* mem;
-  if (size <= SlabHeap::kMaxSlotSize) {
-    mem = heap.Allocate(size);
-    *usable = SlabHeap::SlotSize(size);
-  } else {
-    // Destroy() tells the allocator from the header's size, which stays past
-    // kMaxSlotSize: only these entries get room to grow.
-    mem = mi_malloc(head + std::max(len, reserve));
-    if (mem == nullptr) throw std::bad_alloc();
-    *usable = mi_usable_size(mem);
-  }
-  char* p = static_cast<char*>(mem);
-  if (has_access) {
-    uint16_t low = static_cast<uint16_t>(access);
-    std::memcpy(p, &low, 2);
-    p[2] = static_cast<char>(access >> 16);
-    p += kAccessBytes;
-  }
-  char* entry = p;
-  *p++ = static_cast<char>(static_cast<uint8_t>(ValueType::kString) |
-                           (has_expire ? kHasExpire : 0) | (has_access ? kHasAccess : 0));
-  p = WriteVarint(p, klen);
-  p = WriteVarint(p, vlen);
-  if (has_expire) {
-    std::memcpy(p, &expire_ms, 8);
-    p += 8;
-  }
-  if (klen > 0) std::memcpy(p, key.data(), klen);
-  p += klen;
+  size_t head =
+      HeaderSize(has_access, static_cast<uint32_t>(key.size()), vlen, expire_ms != kNoExpire);
+  // Destroy() tells the allocator from the header's size, which stays past kMaxSlotSize:
+  // only an entry from mimalloc gets room to grow.
+  Entry* entry;
+  char* p = AllocWithHeader(heap, head + len, head + std::max(len, reserve), has_access, access,
+                            static_cast<uint8_t>(ValueType::kString), key, vlen, expire_ms, usable,
+                            &entry);
   size_t keep = std::min(init.size(), len);
   if (keep > 0) std::memcpy(p, init.data(), keep);
   if (len > keep) std::memset(p + keep, 0, len - keep);
-  return reinterpret_cast<Entry*>(entry);
+  return entry;
 }
 
 bool Entry::GrowInPlace(size_t new_len) {

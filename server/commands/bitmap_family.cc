@@ -17,6 +17,7 @@
 #include "server/base/config.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/commands/lookup.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -274,23 +275,6 @@ struct BitOpCall {
   }
 };
 
-// A source's bytes, read on its shard (copied: the fiber uses them after the step).
-struct BitSource {
-  bool wrong_type = false;
-  std::string bytes;
-  static BitSource Read(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms) {
-    BitSource s;
-    Entry* e = ks.FindRead(db, key, now_ms);
-    if (e == nullptr) return s;
-    if (e->Type() != ValueType::kString) {
-      s.wrong_type = true;
-      return s;
-    }
-    s.bytes = e->ValueString();
-    return s;
-  }
-};
-
 // Writes the result to dst on its shard: the combined bytes, or (all sources empty) no
 // key at all. Returns the result's length.
 size_t StoreBitOp(Keyspace& ks, uint32_t db, std::string_view dst, bitmap::Op op,
@@ -312,17 +296,17 @@ size_t StoreBitOp(Keyspace& ks, uint32_t db, std::string_view dst, bitmap::Op op
 void CmdBitOp(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   BitOpCall call;
   if (!BitOpCall::Parse(args, rb, &call)) return;
-  std::vector<BitSource> sources;
+  std::vector<StringOperand> sources;
   sources.reserve(call.srcs.size());
   for (std::string_view k : call.srcs) {
-    sources.push_back(BitSource::Read(ctx.ks, ctx.db, k, ctx.now_ms));
+    sources.push_back(StringOperand::Read(ctx.ks, ctx.db, k, ctx.now_ms));
     if (sources.back().wrong_type) {
       rb.Error(errors::kWrongType);
       return;
     }
   }
   std::vector<std::string_view> views;
-  for (const BitSource& s : sources) views.push_back(s.bytes);
+  for (const StringOperand& s : sources) views.push_back(s.bytes);
   size_t n = StoreBitOp(ctx.ks, ctx.db, call.dst, call.op, views, ctx.now_ms);
   rb.Integer(static_cast<int64_t>(n));
 }
@@ -346,17 +330,17 @@ Fiber BitOpFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   g.locks[g.IndexOf(dst_shard)].exclusive = true;
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
-  std::vector<BitSource> sources(nsrc);
+  std::vector<StringOperand> sources(nsrc);
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
-      if (p < nsrc) sources[p] = BitSource::Read(w.keyspace(), db, keys[p], w.now_ms());
+      if (p < nsrc) sources[p] = StringOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
     }
   });
   bool wrong_type = false;
-  for (const BitSource& s : sources) wrong_type |= s.wrong_type;
+  for (const StringOperand& s : sources) wrong_type |= s.wrong_type;
   std::vector<std::string_view> views;
-  for (const BitSource& s : sources) views.push_back(s.bytes);
+  for (const StringOperand& s : sources) views.push_back(s.bytes);
   size_t result = 0;
   // The destination is written and every lock released in one step per shard.
   co_await RunOn(g.shards, [&](Worker& w) {

@@ -15,6 +15,7 @@
 #include "server/base/config.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/commands/lookup.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -55,23 +56,6 @@ struct LcsOptions {
       return false;
     }
     return true;
-  }
-};
-
-// A string operand: absent keys are empty; another type is an error.
-struct LcsOperand {
-  bool wrong_type = false;
-  std::string bytes;
-  static LcsOperand Read(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms) {
-    LcsOperand o;
-    Entry* e = ks.FindRead(db, key, now_ms);
-    if (e == nullptr) return o;
-    if (e->Type() != ValueType::kString) {
-      o.wrong_type = true;
-      return o;
-    }
-    o.bytes = e->ValueString();
-    return o;
   }
 };
 
@@ -174,8 +158,8 @@ uint64_t MaxTable(Worker& w) {
 }
 
 void CmdLcs(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
-  LcsOperand a = LcsOperand::Read(ctx.ks, ctx.db, args[1], ctx.now_ms);
-  LcsOperand b = LcsOperand::Read(ctx.ks, ctx.db, args[2], ctx.now_ms);
+  StringOperand a = StringOperand::Read(ctx.ks, ctx.db, args[1], ctx.now_ms);
+  StringOperand b = StringOperand::Read(ctx.ks, ctx.db, args[2], ctx.now_ms);
   if (a.wrong_type || b.wrong_type) {
     rb.Error(kNotStrings);
     return;
@@ -194,11 +178,11 @@ Fiber LcsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> keys = {args[1], args[2]};
   ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
-  LcsOperand ops[2];
+  StringOperand ops[2];
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi])
-      ops[p] = LcsOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
+      ops[p] = StringOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
     w.locks().Release(g.locks[gi].keys, false);
   });
   LcsOptions o;

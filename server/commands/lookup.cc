@@ -18,4 +18,16 @@ bool LookupTyped(ShardCtx& ctx, std::string_view key, ValueType type, ReplyBuild
   return true;
 }
 
+StringOperand StringOperand::Read(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms) {
+  StringOperand o;
+  Entry* e = ks.FindRead(db, key, now_ms);
+  if (e == nullptr) return o;
+  if (e->Type() != ValueType::kString) {
+    o.wrong_type = true;
+    return o;
+  }
+  o.bytes = e->ValueString();
+  return o;
+}
+
 }  // namespace strata

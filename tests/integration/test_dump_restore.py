@@ -5,7 +5,6 @@ through DUMP and RESTORE, and must read back equal, in the same encoding. The op
 and errors of RESTORE are checked against Redis 7.0's texts (STRATA_TEST_TARGET=redis
 runs the same tests with redis-server on both sides).
 """
-import shutil
 import time
 
 import pytest
@@ -16,13 +15,9 @@ from conftest import Server, TARGET, free_port
 
 
 @pytest.fixture(scope="module")
-def reference():
+def reference(redis_reference):
     """A redis-server beside the target, for payloads in both directions."""
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
-    s = start_redis_server()
-    yield s
-    s.stop()
+    return redis_reference
 
 
 @pytest.fixture

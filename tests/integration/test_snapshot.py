@@ -190,6 +190,16 @@ def test_load_with_another_thread_count_rehashes_keys(servers, data_dir, load_th
 
 
 @strata_only
+def preload_bulk(c, n=200000):
+    """Enough data that a save spans many loop turns."""
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set("bulk:%d" % i, "x" * 50)
+        if i % 5000 == 4999:
+            pipe.execute()
+    pipe.execute()
+
+
 def test_point_in_time_under_concurrent_writes(servers, data_dir):
     """Writers keep changing keys while BGSAVE runs; the loaded image must be one instant.
 
@@ -200,13 +210,7 @@ def test_point_in_time_under_concurrent_writes(servers, data_dir):
     """
     s = servers(data_dir=data_dir, threads=3)
     c = s.client()
-    # Enough data that the save spans many loop turns.
-    pipe = c.pipeline(transaction=False)
-    for i in range(200000):
-        pipe.set("bulk:%d" % i, "x" * 50)
-        if i % 5000 == 4999:
-            pipe.execute()
-    pipe.execute()
+    preload_bulk(c)
     writers = 4
     acked = [0] * writers
     stop = threading.Event()
@@ -269,12 +273,7 @@ def test_point_in_time_with_values_changed_in_place(servers, data_dir):
     between the commands), and the log is as long as the bits or one shorter."""
     s = servers(data_dir=data_dir, threads=2)
     c = s.client()
-    pipe = c.pipeline(transaction=False)
-    for i in range(200000):
-        pipe.set("bulk:%d" % i, "x" * 50)
-        if i % 5000 == 4999:
-            pipe.execute()
-    pipe.execute()
+    preload_bulk(c)
     c.setbit("bm{t}", 8 * 1024 * 1024 - 1, 1)  # a 1 MB bitmap, its last bit a marker
     acked = [0]
     stop = threading.Event()
