@@ -278,7 +278,7 @@ struct BitOpCall {
 // Writes the result to dst on its shard: the combined bytes, or (all sources empty) no
 // key at all. Returns the result's length.
 size_t StoreBitOp(Keyspace& ks, uint32_t db, std::string_view dst, bitmap::Op op,
-                  const std::vector<std::string_view>& srcs, int64_t now_ms) {
+                  const std::vector<std::string_view>& srcs) {
   size_t n = 0;
   for (std::string_view s : srcs) n = std::max(n, s.size());
   if (n == 0) {
@@ -289,7 +289,6 @@ size_t StoreBitOp(Keyspace& ks, uint32_t db, std::string_view dst, bitmap::Op op
   bitmap::Combine(op, srcs, n, out.data());
   ks.SetString(db, dst, out, Entry::kNoExpire);
   NotifyKeyspaceEvent(kNotifyString, "set", dst, db);
-  (void)now_ms;
   return n;
 }
 
@@ -307,7 +306,7 @@ void CmdBitOp(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
   std::vector<std::string_view> views;
   for (const StringOperand& s : sources) views.push_back(s.bytes);
-  size_t n = StoreBitOp(ctx.ks, ctx.db, call.dst, call.op, views, ctx.now_ms);
+  size_t n = StoreBitOp(ctx.ks, ctx.db, call.dst, call.op, views);
   rb.Integer(static_cast<int64_t>(n));
 }
 
@@ -346,7 +345,7 @@ Fiber BitOpFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     if (w.index() == dst_shard && !wrong_type)
-      result = StoreBitOp(w.keyspace(), db, call.dst, call.op, views, w.now_ms());
+      result = StoreBitOp(w.keyspace(), db, call.dst, call.op, views);
     w.locks().Release(g.locks[gi].keys, g.locks[gi].exclusive);
   });
   if (wrong_type) {
