@@ -13,6 +13,7 @@ void RegisterAllCommands() {
   RegisterLcsCommand(r);
   RegisterBitmapFamily(r);
   RegisterHllFamily(r);
+  RegisterGeoFamily(r);
   RegisterKeysFamily(r);
   RegisterExpireFamily(r);
   RegisterServerFamily(r);

@@ -6,6 +6,7 @@
 //   string_family      strings and counters, MGET/MSET (+ lcs_command: LCS)
 //   bitmap_family      SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO
 //   hll_family         PFADD PFCOUNT PFMERGE PFSELFTEST
+//   geo_family         GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH(STORE) GEORADIUS(BYMEMBER)(_RO)
 //   keys_family        DEL EXISTS RENAME COPY MOVE KEYS SCAN DBSIZE FLUSH* SWAPDB OBJECT ...
 //   expire_family      EXPIRE and friends, TTL, PERSIST
 //   hash_family, set_family (+ set_algebra), list_family (+ blocking_family), sort_family,
@@ -35,6 +36,7 @@ void RegisterStringFamily(CommandRegistry& r);
 void RegisterLcsCommand(CommandRegistry& r);
 void RegisterBitmapFamily(CommandRegistry& r);
 void RegisterHllFamily(CommandRegistry& r);
+void RegisterGeoFamily(CommandRegistry& r);
 void RegisterKeysFamily(CommandRegistry& r);
 void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/zset_type.h"
 #include "server/engine/command.h"
@@ -60,6 +61,12 @@ bool ParseZLong(std::string_view s, ReplyBuilder& rb, int64_t* out);
 // Looks key up: false (WRONGTYPE replied) when it holds another type; *out null when absent.
 bool LookupZSet(ShardCtx& ctx, std::string_view key, ReplyBuilder& rb, Entry** out,
                 bool read = true);
+
+// ZADD's work once its arguments are checked (GEOADD shares it): adds each member with
+// its score under flags (ZAddIn), replies as ZADD does (the count, with ch the count
+// changed, with kZAddIncr the new score), publishes zadd/zincr and wakes blocked poppers.
+void ZAddParsed(ShardCtx& ctx, ReplyBuilder& rb, std::string_view key, int flags, bool ch,
+                const std::vector<ZMember>& items);
 
 // Emits members with optional scores as ZRANGE ... WITHSCORES does: RESP2 a flat array,
 // RESP3 an array of [member, score] pairs when withscores.

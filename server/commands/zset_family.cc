@@ -80,53 +80,15 @@ void ZAddGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, bool zincrby) {
     rb.Error("ERR INCR option supports a single increment-element pair");
     return;
   }
-  std::vector<double> scores(elements);
+  std::vector<ZMember> items(elements);
   for (size_t j = 0; j < elements; j++) {
-    if (!ParseZScore(args[scoreidx + j * 2], &scores[j])) {
+    items[j].member = args[scoreidx + 1 + j * 2];
+    if (!ParseZScore(args[scoreidx + j * 2], &items[j].score)) {
       rb.Error(errors::kNotFloat);
       return;
     }
   }
-  Entry* e;
-  if (!LookupZSet(ctx, args[1], rb, &e, false)) return;
-  if (e == nullptr && xx) {
-    incr ? rb.Null() : rb.Integer(0);
-    return;
-  }
-  int64_t added = 0, updated = 0, processed = 0;
-  double score = 0;
-  bool nan = false;
-  {
-    ZSetEditor ed(ctx.ks, ctx.db, args[1], e);
-    for (size_t j = 0; j < elements; j++) {
-      int out = 0;
-      double newscore = 0;
-      if (!ed.Add(args[scoreidx + 1 + j * 2], scores[j], flags, &out, &newscore)) {
-        nan = true;
-        break;
-      }
-      if (out & kZAddAdded) added++;
-      if (out & kZAddUpdated) updated++;
-      if (!(out & kZAddNop)) {
-        processed++;
-        score = newscore;
-      }
-    }
-    ed.Commit();
-  }
-  if (nan) {
-    rb.Error(zset_errors::kNaN);
-  } else if (incr) {
-    processed > 0 ? rb.Double(score) : rb.Null();
-  } else {
-    rb.Integer(ch ? added + updated : added);
-  }
-  if (added > 0 || updated > 0) {
-    NotifyKeyspaceEvent(kNotifyZSet, incr ? "zincr" : "zadd", args[1], ctx.db);
-    ctx.worker.SignalKeyReady(ctx.db, args[1]);
-  } else if (e != nullptr) {
-    ctx.ks.NoChange(ctx.db, args[1]);  // every member kept its score (WATCH)
-  }
+  ZAddParsed(ctx, rb, args[1], flags, ch, items);
 }
 
 void CmdZAdd(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { ZAddGeneric(args, ctx, rb, false); }
@@ -538,6 +500,51 @@ Fiber ZMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }
 
 }  // namespace
+
+void ZAddParsed(ShardCtx& ctx, ReplyBuilder& rb, std::string_view key, int flags, bool ch,
+                const std::vector<ZMember>& items) {
+  bool xx = flags & kZAddXx, incr = flags & kZAddIncr;
+  Entry* e;
+  if (!LookupZSet(ctx, key, rb, &e, false)) return;
+  if (e == nullptr && xx) {
+    incr ? rb.Null() : rb.Integer(0);
+    return;
+  }
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  bool nan = false;
+  {
+    ZSetEditor ed(ctx.ks, ctx.db, key, e);
+    for (const ZMember& m : items) {
+      int out = 0;
+      double newscore = 0;
+      if (!ed.Add(m.member, m.score, flags, &out, &newscore)) {
+        nan = true;
+        break;
+      }
+      if (out & kZAddAdded) added++;
+      if (out & kZAddUpdated) updated++;
+      if (!(out & kZAddNop)) {
+        processed++;
+        score = newscore;
+      }
+    }
+    ed.Commit();
+  }
+  if (nan) {
+    rb.Error(zset_errors::kNaN);
+  } else if (incr) {
+    processed > 0 ? rb.Double(score) : rb.Null();
+  } else {
+    rb.Integer(ch ? added + updated : added);
+  }
+  if (added > 0 || updated > 0) {
+    NotifyKeyspaceEvent(kNotifyZSet, incr ? "zincr" : "zadd", key, ctx.db);
+    ctx.worker.SignalKeyReady(ctx.db, key);
+  } else if (e != nullptr) {
+    ctx.ks.NoChange(ctx.db, key);  // every member kept its score (WATCH)
+  }
+}
 
 void RegisterZSetFamily(CommandRegistry& r) {
   constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdSortedSet;

@@ -73,6 +73,7 @@ enum CommandFlag : uint32_t {
   // Not a write, but replicated (PUBLISH): refused in read-only scripts as writes are.
   kCmdMayReplicate = 1 << 25,
   kCmdStream = 1 << 26,  // acl category @stream
+  kCmdGeo = 1 << 27,     // acl category @geo
 };
 
 // The shard-side context of a command.

@@ -136,6 +136,17 @@ void ReplyBuilder::Double(double v) {
   }
 }
 
+void ReplyBuilder::HumanDouble(long double v) {
+  std::string s = LongDoubleToHuman(v);
+  if (resp_ >= 3) {
+    out_->push_back(',');
+    out_->append(s);
+    out_->append("\r\n", 2);
+  } else {
+    Bulk(s);
+  }
+}
+
 void ReplyBuilder::Bool(bool v) {
   if (resp_ >= 3) {
     out_->append(v ? "#t\r\n" : "#f\r\n", 4);

@@ -37,6 +37,9 @@ class ReplyBuilder {
   void Map(size_t n);                    // RESP2: an array of 2n
   void Set(size_t n);                    // RESP2: an array
   void Double(double v);                 // RESP2: bulk string
+  // A double in Redis's human form (LongDoubleToHuman: %.17Lf, trailing zeros cut), as
+  // its addReplyHumanLongDouble sends coordinates: RESP2 bulk, RESP3 double.
+  void HumanDouble(long double v);
   void Bool(bool v);                     // RESP2: integer 0/1
   void Verbatim(std::string_view text);  // RESP3 =txt:..., RESP2 bulk
 
