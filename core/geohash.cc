@@ -1,5 +1,6 @@
 #include "core/geohash.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace strata::geo {
@@ -209,6 +210,33 @@ bool InShape(const Shape& s, double lon, double lat, double* dist) {
   if (lon_distance > width_m / 2 || lat_distance > height_m / 2) return false;
   *dist = Distance(s.lon, s.lat, lon, lat);
   return true;
+}
+
+ShapeFilter::ShapeFilter(const Shape& s) : lon_(s.lon), lat_(s.lat) {
+  constexpr double kRelMargin = 1e-6, kAbsMarginDeg = 1e-8;
+  // Along a meridian the distance is R * |dlat| exactly: beyond the half-height (box) or
+  // the radius (circle), a point is out.
+  double reach_m = s.to_meters * (s.box ? s.height / 2 : s.radius);
+  lat_limit_ = ToDeg(reach_m / kEarthRadiusMeters) * (1 + kRelMargin) + kAbsMarginDeg;
+  lon_limit_ = 360;
+  // The least cosine of latitude over the band a passing point can be in (0 when the
+  // band reaches a pole: no longitude limit then).
+  double lo = s.lat - lat_limit_, hi = s.lat + lat_limit_;
+  if (lo <= -90 || hi >= 90) return;
+  double cmin = std::min(std::cos(ToRad(lo)), std::cos(ToRad(hi)));
+  if (!(cmin > 0)) return;
+  // haversine: sin^2(d/2R) = sin^2(dlat/2) + cos(lat1) cos(lat2) sin^2(dlon/2), so
+  // sin^2(dlon/2) <= sin^2(d/2R) / (cos(lat1) cos(lat2)) for a point within d. A box
+  // measures its width along the point's own latitude: cos^2(lat2) sin^2(dlon/2).
+  double half_width_m = s.to_meters * (s.box ? s.width / 2 : s.radius);
+  double angle = half_width_m / kEarthRadiusMeters / 2;
+  if (angle >= M_PI / 2) return;
+  double sin_half = std::sin(angle);
+  double denom = s.box ? cmin * cmin : std::cos(ToRad(s.lat)) * cmin;
+  if (!(denom > 0)) return;
+  double bound = sin_half * sin_half * (1 + kRelMargin) / denom;
+  if (bound >= 1) return;
+  lon_limit_ = ToDeg(2 * std::asin(std::sqrt(bound))) * (1 + kRelMargin) + kAbsMarginDeg;
 }
 
 std::array<Cell, 9> Areas(const Shape& s) {

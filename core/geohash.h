@@ -85,6 +85,28 @@ struct Shape {
 // Whether a point lies in the shape; *dist is its distance from the centre (metres).
 bool InShape(const Shape& s, double lon, double lat, double* dist);
 
+// A cheap test that rules out most candidates of a search before InShape's trigonometry:
+// a point whose latitude difference from the centre, or whose longitude difference given
+// the least cosine of latitude the shape reaches, already puts it beyond the shape fails
+// InShape too. The limits carry a margin (a millionth, and 1e-8 degrees) far above the
+// rounding of InShape's arithmetic, so a point at the edge always gets the exact test and
+// results do not change.
+class ShapeFilter {
+ public:
+  explicit ShapeFilter(const Shape& s);
+  bool Excludes(double lon, double lat) const {
+    double dlat = lat - lat_;
+    if (dlat > lat_limit_ || -dlat > lat_limit_) return true;
+    double dlon = lon > lon_ ? lon - lon_ : lon_ - lon;
+    if (dlon > 180) dlon = 360 - dlon;
+    return dlon > lon_limit_;
+  }
+
+ private:
+  double lon_, lat_;
+  double lat_limit_, lon_limit_;  // degrees; 360 when there is none
+};
+
 // The cells that cover a shape, in Redis's order: centre, N, S, E, W, NE, NW, SE, SW.
 // Dropped ones are none().
 std::array<Cell, 9> Areas(const Shape& s);

@@ -363,6 +363,7 @@ void CollectPoints(const ZSetReader& zs, const SearchPlan& p, std::vector<GeoPoi
   std::array<geo::Cell, 9> cells = geo::Areas(p.shape);
   size_t limit = p.any ? static_cast<size_t>(p.count) : 0;
   size_t size = zs.size();
+  geo::ShapeFilter filter(p.shape);
   int last = -1;
   for (int i = 0; i < 9; i++) {
     const geo::Cell& c = cells[i];
@@ -380,7 +381,8 @@ void CollectPoints(const ZSetReader& zs, const SearchPlan& p, std::vector<GeoPoi
     zs.Walk(first, false, [&](std::string_view member, double score) {
       if (!(score < max)) return false;
       GeoPoint g;
-      if (geo::DecodeScore(score, &g.lon, &g.lat) && geo::InShape(p.shape, g.lon, g.lat, &g.dist)) {
+      if (geo::DecodeScore(score, &g.lon, &g.lat) && !filter.Excludes(g.lon, g.lat) &&
+          geo::InShape(p.shape, g.lon, g.lat, &g.dist)) {
         g.member = member;
         g.score = score;
         out->push_back(g);

@@ -85,6 +85,13 @@ def commands(g):
     off = lambda: g.r.choice([b"0", b"7", b"100", b"1000", b"8191", b"-1", b"x", b"4294967296",
                               str(g.r.randrange(40000)).encode()])  # noqa: E731
     pairs = lambda gen: sum(([a, b] for a, b in gen), [])  # noqa: E731
+    lon = lambda: g.r.choice([b"13.36", b"-180", b"180", b"0", b"181", b"x",  # noqa: E731
+                              str(g.r.uniform(-180, 180)).encode()])
+    lat = lambda: g.r.choice([b"38.1", b"85.05112878", b"-85.06", b"0", b"nan",  # noqa: E731
+                              str(g.r.uniform(-85, 85)).encode()])
+    rad = lambda: g.r.choice([b"0", b"1", b"200", b"5000", b"-1", b"x",  # noqa: E731
+                              b"20000000", b"inf"])
+    unit = lambda: g.r.choice([b"m", b"km", b"mi", b"ft", b"au"])  # noqa: E731
     return [
         # strings
         ("SET", lambda: [k(), v()] + g.r.sample([b"NX", b"XX", b"GET", b"KEEPTTL"], 1)),
@@ -112,6 +119,22 @@ def commands(g):
         # HyperLogLog
         ("PFADD", lambda: [k()] + [v() for _ in range(g.r.randint(0, 5))]),
         ("PFCOUNT", lambda: ks(1, 3)), ("PFMERGE", lambda: [k()] + ks(1, 3)),
+        # geo (a sorted set of geohash scores)
+        ("GEOADD", lambda: [k()] + g.r.sample([b"NX", b"XX", b"CH"], g.r.randint(0, 1)) + sum(
+            ([lon(), lat(), f()] for _ in range(g.r.randint(1, 3))), [])),
+        ("GEOPOS", lambda: [k(), f(), f()]), ("GEOHASH", lambda: [k(), f()]),
+        ("GEODIST", lambda: [k(), f(), f()] + g.r.choice([[], [unit()]])),
+        ("GEOSEARCH", lambda: [k()] + g.r.choice([[b"FROMMEMBER", f()],
+                                                  [b"FROMLONLAT", lon(), lat()]])
+         + g.r.choice([[b"BYRADIUS", rad(), unit()], [b"BYBOX", rad(), rad(), unit()]])
+         + g.r.sample([b"ASC", b"WITHDIST", b"WITHCOORD", b"WITHHASH", b"COUNT", b"3", b"ANY"],
+                      g.r.randint(0, 3))),
+        ("GEOSEARCHSTORE", lambda: [k(), k(), b"FROMLONLAT", lon(), lat(), b"BYRADIUS", rad(),
+                                    unit()] + g.r.choice([[], [b"STOREDIST"]])),
+        ("GEORADIUS", lambda: [k(), lon(), lat(), rad(), unit()]
+         + g.r.choice([[], [b"STORE", k()], [b"STOREDIST", k(), b"COUNT", b"2"],
+                       [b"WITHDIST", b"DESC"]])),
+        ("GEORADIUSBYMEMBER_RO", lambda: [k(), f(), rad(), unit(), b"WITHCOORD"]),
         # keys
         ("DEL", lambda: ks()), ("UNLINK", lambda: ks()), ("EXISTS", lambda: ks()),
         ("TOUCH", lambda: ks()), ("TYPE", lambda: [k()]), ("RENAME", lambda: [k(), k()]),

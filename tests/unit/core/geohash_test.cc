@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 
 namespace strata::geo {
@@ -109,6 +112,69 @@ TEST(GeohashTest, BoxUsesAxisDistances) {
   EXPECT_TRUE(InShape(s, 0.8, 0.4, &d));    // ~89 km east, ~44 km north
   EXPECT_FALSE(InShape(s, 0.0, 0.5, &d));   // ~55 km north: outside the 50 km half-height
   EXPECT_FALSE(InShape(s, 0.95, 0.0, &d));  // ~105 km east
+}
+
+// The filter never rules out a point that InShape keeps: random shapes anywhere (poles,
+// the antimeridian, tiny and planet-sized), random points near them and points placed
+// right at the edge.
+TEST(GeohashTest, FilterNeverExcludesAPointInTheShape) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(0, 1);
+  int excluded = 0, kept = 0;
+  for (int shape_i = 0; shape_i < 3000; shape_i++) {
+    Shape s;
+    s.box = shape_i % 2 == 1;
+    s.lon = -180 + 360 * u(rng);
+    s.lat = kLatMin + (kLatMax - kLatMin) * u(rng);
+    if (shape_i % 7 == 0) s.lat = (shape_i % 14 == 0 ? 1 : -1) * (84 + u(rng));
+    double scale = std::pow(10, -1 + 8 * u(rng));  // 0.1 m .. 10000 km
+    s.radius = scale;
+    s.width = scale * (0.2 + 3 * u(rng));
+    s.height = scale * (0.2 + 3 * u(rng));
+    s.to_meters = 1;
+    ShapeFilter f(s);
+    double reach_deg = std::max(s.radius, std::max(s.width, s.height)) / 111000.0;
+    for (int i = 0; i < 200; i++) {
+      double lon, lat;
+      if (i < 100) {
+        lon = s.lon + (u(rng) * 2 - 1) * reach_deg * 3;
+        lat = s.lat + (u(rng) * 2 - 1) * reach_deg * 1.5;
+      } else {
+        lon = -180 + 360 * u(rng);
+        lat = kLatMin + (kLatMax - kLatMin) * u(rng);
+      }
+      if (lon > 180) lon -= 360;
+      if (lon < -180) lon += 360;
+      lat = std::clamp(lat, kLatMin, kLatMax);
+      double d;
+      bool in = InShape(s, lon, lat, &d);
+      bool ex = f.Excludes(lon, lat);
+      ASSERT_FALSE(in && ex) << s.box << " " << s.lon << "," << s.lat << " r=" << s.radius
+                             << " point " << lon << "," << lat;
+      excluded += ex;
+      kept += !ex;
+    }
+    // Points at the edge: bisect along a random bearing to the last point inside.
+    double bearing = u(rng) * 2 * M_PI;
+    double lo = 0, hi = reach_deg * 4;
+    for (int it = 0; it < 60; it++) {
+      double mid = (lo + hi) / 2;
+      double lon = s.lon + mid * std::cos(bearing), lat = s.lat + mid * std::sin(bearing);
+      double d;
+      if (lat > kLatMax || lat < kLatMin || lon > 180 || lon < -180) {
+        hi = mid;
+        continue;
+      }
+      (InShape(s, lon, lat, &d) ? lo : hi) = mid;
+    }
+    double lon = s.lon + lo * std::cos(bearing), lat = s.lat + lo * std::sin(bearing);
+    double d;
+    if (InShape(s, lon, lat, &d)) {
+      ASSERT_FALSE(f.Excludes(lon, lat));
+    }
+  }
+  // The filter does its job: most far points are ruled out cheaply.
+  EXPECT_GT(excluded, kept);
 }
 
 }  // namespace
