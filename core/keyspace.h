@@ -153,6 +153,7 @@ class Keyspace {
 
   // The spill tier (null: none, and no entry is ever cold).
   void set_cold_hook(ColdHook* h) { cold_hook_ = h; }
+  ColdHook* cold_hook() const { return cold_hook_; }
   // Replaces the hot entry e of `key` by a cold one naming disk record seq, whose
   // serialized value is disk_len bytes long. Not a change: snapshots and the tracker
   // see the same value. Returns the cold entry.

@@ -200,6 +200,22 @@ Config::Config() {
     *text = std::to_string(*bytes);
     return "";
   };
+  {
+    Option& o = Add("slowlog-log-slower-than", Kind::kInt, "10000", true,
+                    "microseconds a command must run to enter the slow log (SLOWLOG); 0 logs "
+                    "every command, -1 none");
+    o.min = -1;
+    Add("slowlog-max-len", Kind::kInt, "128", true, "entries the slow log keeps").min = 0;
+    Add("latency-monitor-threshold", Kind::kInt, "0", true,
+        "milliseconds a command must run to be sampled by the latency monitor (LATENCY); "
+        "0 = off")
+        .min = 0;
+  }
+  {
+    Option& o = Add("enable-debug-command", Kind::kEnum, "no", false,
+                    "whether DEBUG may run: no, yes, or local (loopback clients only)");
+    o.enum_values = {"no", "yes", "local"};
+  }
   Add("hz", Kind::kInt, "10", true, "background task frequency (active expiry), per second").min =
       1;
   by_name_["hz"]->max = 500;
@@ -354,6 +370,9 @@ Config::Config() {
   maxclients_ = &by_name_["maxclients"]->number;
   tracking_max_keys_ = &by_name_["tracking-table-max-keys"]->number;
   hll_sparse_max_bytes_ = &by_name_["hll-sparse-max-bytes"]->number;
+  slowlog_slower_than_ = &by_name_["slowlog-log-slower-than"]->number;
+  slowlog_max_len_ = &by_name_["slowlog-max-len"]->number;
+  latency_threshold_ = &by_name_["latency-monitor-threshold"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
   maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
   maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;

@@ -88,6 +88,13 @@ class Config {
   const std::atomic<int64_t>& tracking_table_max_keys() const { return *tracking_max_keys_; }
   const std::atomic<int64_t>& hll_sparse_max_bytes() const { return *hll_sparse_max_bytes_; }
   const std::atomic<int64_t>& maxmemory() const { return *maxmemory_; }
+  int64_t slowlog_slower_than() const {
+    return slowlog_slower_than_->load(std::memory_order_relaxed);
+  }
+  int64_t slowlog_max_len() const { return slowlog_max_len_->load(std::memory_order_relaxed); }
+  int64_t latency_monitor_threshold() const {
+    return latency_threshold_->load(std::memory_order_relaxed);
+  }
   // maxmemory-policy as its index in kPolicyNames order (see EvictionPolicyIndex).
   int64_t maxmemory_policy_index() const {
     return maxmemory_policy_->load(std::memory_order_relaxed);
@@ -127,6 +134,9 @@ class Config {
   std::atomic<int64_t>* tracking_max_keys_ = nullptr;
   std::atomic<int64_t>* hll_sparse_max_bytes_ = nullptr;
   std::atomic<int64_t>* maxmemory_ = nullptr;
+  std::atomic<int64_t>* slowlog_slower_than_ = nullptr;
+  std::atomic<int64_t>* slowlog_max_len_ = nullptr;
+  std::atomic<int64_t>* latency_threshold_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t>* maxmemory_policy_ = nullptr;
   std::atomic<int64_t>* maxmemory_samples_ = nullptr;

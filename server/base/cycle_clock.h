@@ -30,6 +30,7 @@ class CycleClock {
   }
   // Measures ticks per microsecond over ~10 ms.
   static void Calibrate();
+  static uint64_t TicksPerMicro() { return ticks_per_us_ == 0 ? 1 : ticks_per_us_; }
   static uint64_t ToMicros(uint64_t ticks) {
     return ticks_per_us_ == 0 ? 0 : ticks / ticks_per_us_;
   }

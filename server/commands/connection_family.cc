@@ -138,7 +138,7 @@ void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
       rb.Error("ERR Client names cannot contain spaces, newlines or special characters.");
       return;
     }
-    c.name = std::string(setname);
+    c.SetName(std::string(setname));
   }
   c.resp = static_cast<int>(ver);
   ReplyBuilder out(rb.buffer(), c.resp);

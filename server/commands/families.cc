@@ -14,6 +14,8 @@ void RegisterAllCommands() {
   RegisterBitmapFamily(r);
   RegisterHllFamily(r);
   RegisterGeoFamily(r);
+  RegisterIntrospectionFamily(r);
+  RegisterDebugFamily(r);
   RegisterKeysFamily(r);
   RegisterExpireFamily(r);
   RegisterServerFamily(r);

@@ -13,6 +13,8 @@
 //   zset_family (+ zset_range, zset_algebra, zset_blocking)
 //   server_family      INFO CONFIG CLIENT SHUTDOWN
 //   memory_family      MEMORY
+//   introspection_family SLOWLOG LATENCY
+//   debug_family       DEBUG (behind enable-debug-command)
 //   persistence_family SAVE BGSAVE LASTSAVE
 //   dump_family        DUMP RESTORE MIGRATE
 //   transaction_family MULTI EXEC DISCARD WATCH UNWATCH (run by the engine)
@@ -37,6 +39,8 @@ void RegisterLcsCommand(CommandRegistry& r);
 void RegisterBitmapFamily(CommandRegistry& r);
 void RegisterHllFamily(CommandRegistry& r);
 void RegisterGeoFamily(CommandRegistry& r);
+void RegisterIntrospectionFamily(CommandRegistry& r);
+void RegisterDebugFamily(CommandRegistry& r);
 void RegisterKeysFamily(CommandRegistry& r);
 void RegisterExpireFamily(CommandRegistry& r);
 void RegisterServerFamily(CommandRegistry& r);

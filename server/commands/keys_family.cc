@@ -16,6 +16,7 @@
 #include "server/base/config.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/commands/lookup.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -61,19 +62,6 @@ void CmdType(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 // OBJECT ENCODING/REFCOUNT/IDLETIME/FREQ key, on the key's shard.
-const char* EncodingOf(const Entry* e) {
-  if (e->IsExternal()) return e->Object()->Encoding();
-  if (e->Type() != ValueType::kString) {
-    std::string scratch;
-    return PackedEncodingName(e->Type(), e->Value(&scratch));
-  }
-  std::string scratch;
-  std::string_view v = e->Value(&scratch);
-  int64_t n = 0;
-  if (v.size() <= 20 && ParseInt64(v, &n)) return "int";
-  return v.size() <= 44 ? "embstr" : "raw";
-}
-
 void CmdObject(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   // IDLETIME and FREQ need only the access state: a cold value stays on disk.

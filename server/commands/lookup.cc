@@ -1,5 +1,7 @@
 #include "server/commands/lookup.h"
 
+#include "core/object.h"
+#include "core/string_util.h"
 #include "server/commands/errors.h"
 #include "server/engine/notify.h"
 
@@ -28,6 +30,19 @@ StringOperand StringOperand::Read(Keyspace& ks, uint32_t db, std::string_view ke
   }
   o.bytes = e->ValueString();
   return o;
+}
+
+const char* EncodingOf(const Entry* e) {
+  if (e->IsExternal()) return e->Object()->Encoding();
+  if (e->Type() != ValueType::kString) {
+    std::string scratch;
+    return PackedEncodingName(e->Type(), e->Value(&scratch));
+  }
+  std::string scratch;
+  std::string_view v = e->Value(&scratch);
+  int64_t n = 0;
+  if (v.size() <= 20 && ParseInt64(v, &n)) return "int";
+  return v.size() <= 44 ? "embstr" : "raw";
 }
 
 }  // namespace strata

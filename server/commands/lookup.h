@@ -24,4 +24,7 @@ struct StringOperand {
   static StringOperand Read(Keyspace& ks, uint32_t db, std::string_view key, int64_t now_ms);
 };
 
+// OBJECT ENCODING's name for the entry's value (its form, as Redis names it).
+const char* EncodingOf(const Entry* e);
+
 }  // namespace strata

@@ -115,7 +115,7 @@ void CmdReset(Client& c, CmdArgs args, ReplyBuilder& rb) {
   c.ResetState();
   c.db = 0;
   c.resp = 2;
-  c.name.clear();
+  c.SetName("");
   c.reply_mode = Client::ReplyMode::kOn;
   c.skip_next_reply = false;
   c.no_evict = false;

@@ -24,6 +24,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/pubsub.h"
+#include "server/engine/slowlog.h"
 #include "server/engine/worker.h"
 #include "server/persistence/snapshot_await.h"
 #include "server/persistence/tier_service.h"
@@ -348,6 +349,10 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       }
       rb.Error(error);
     } else {
+      // The slow log's limits apply from the next command here (other workers: their
+      // next loop turn); a shorter slowlog-max-len drops the oldest entries now.
+      c->worker().RefreshSlowLimits();
+      srv.slowlog().Trim(static_cast<size_t>(cfg.slowlog_max_len()));
       rb.Ok();
     }
   } else if (sub == "set" && args.size() >= 3) {
@@ -408,7 +413,7 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
     if (!ok) {
       rb.Error("ERR Client names cannot contain spaces, newlines or special characters.");
     } else {
-      c->name = std::string(name);
+      c->SetName(std::string(name));
       rb.Ok();
     }
   } else if (sub == "getname" && args.size() == 2) {

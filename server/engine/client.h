@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,6 +84,17 @@ class Client {
   NestedReply* nested = nullptr;
 
   uint64_t id() const { return id_; }
+  // CLIENT SETNAME and HELLO SETNAME set `name` through here, which also keeps a copy
+  // that other workers may read (a slow command run on another shard is logged with it).
+  void SetName(std::string n) {
+    name = n;
+    std::lock_guard<std::mutex> lock(shared_name_mu_);
+    shared_name_ = std::move(n);
+  }
+  std::string NameFromAnyThread() const {
+    std::lock_guard<std::mutex> lock(shared_name_mu_);
+    return shared_name_;
+  }
   const std::string& addr() const { return addr_; }
   const std::string& laddr() const { return laddr_; }
   Worker& worker() { return *worker_; }
@@ -121,6 +133,8 @@ class Client {
   std::string addr_;
   std::string laddr_;
   std::shared_ptr<BlockedClient> blocked_;
+  mutable std::mutex shared_name_mu_;
+  std::string shared_name_;
 };
 
 }  // namespace strata

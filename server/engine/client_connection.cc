@@ -49,11 +49,8 @@ void RunRemoteCommand(RemoteCommand* rc) {
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
   if (rc->track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w->tracking().RememberKeys(rc->spec, rc->args->span(), client, rc->origin);
-  CommandStat& st = w->stats().commands[rc->spec->id];
-  st.calls++;
-  st.usec_ticks += CycleClock::Now() - t0;
-  if (!rc->reply.empty() && rc->reply[0] == '-') st.failed_calls++;
-  w->stats().total_commands_processed++;
+  w->CountCall(rc->spec, CycleClock::Now() - t0, !rc->reply.empty() && rc->reply[0] == '-',
+               rc->args->span(), rc->conn, rc->origin != w->index());
   if (rc->origin != w->index()) w->stats().remote_commands++;
   w->Post(rc->origin, Task{DeliverReply, rc});
 }
@@ -370,11 +367,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     ReplyBuilder rb(t, resp);
     uint64_t t0 = CycleClock::Now();
     spec->conn_fn(*this, args, rb);
-    CommandStat& st = worker_->stats().commands[spec->id];
-    st.calls++;
-    st.usec_ticks += CycleClock::Now() - t0;
-    if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
-    worker_->stats().total_commands_processed++;
+    worker_->CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args,
+                       this, false);
     CommitReplyAs(t, skip_before || reply_mode == ReplyMode::kOff, start);
     if (IsLarge(t)) [[unlikely]]
       OnLargeReply(t);
@@ -470,11 +464,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     } else {
       spec->shard_fn(args, ctx, rb);
     }
-    CommandStat& st = w.stats().commands[spec->id];
-    st.calls++;
-    st.usec_ticks += CycleClock::Now() - t0;
-    if (t->size() > start && (*t)[start] == '-') st.failed_calls++;
-    w.stats().total_commands_processed++;
+    w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, this,
+                false);
     CommitReply(t, suppress, start);
     if (IsLarge(t)) [[unlikely]]
       OnLargeReply(t);
@@ -512,7 +503,13 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   worker_->stats().total_commands_processed++;
   if (tracking.on) [[unlikely]]
     PrepareFiberOrigin(spec, args, TrackModeFor(spec));
-  spec->fiber_fn(this, OwnedArgs::Copy(args));
+  std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
+  // A blocking command's wait is not its run: it is not timed (as in Redis).
+  if (!(spec->flags & kCmdBlocking) && spec->may_block == nullptr) {
+    fiber_args_ = owned;
+    fiber_t0_ = CycleClock::Now();
+  }
+  spec->fiber_fn(this, std::move(owned));
   t_fiber_origin = nullptr;
 }
 
@@ -549,6 +546,14 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   // reply counts as its failed call, as the shard paths count theirs.
   if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]]
     worker_->stats().commands[last_spec_->id].failed_calls++;
+  if (fiber_t0_ != 0 && last_spec_ != nullptr) {
+    // Its wall time, hops and lock waits included: what the client waited for.
+    uint64_t ticks = CycleClock::Now() - fiber_t0_;
+    worker_->stats().commands[last_spec_->id].usec_ticks += ticks;
+    worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), this);
+  }
+  fiber_t0_ = 0;
+  fiber_args_.reset();
   if (closing()) UnwatchAll();
   CompleteSlot(seq, reply);
 }

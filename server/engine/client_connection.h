@@ -182,6 +182,10 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
+  // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
+  // statistics and the slow log when it finishes.
+  uint64_t fiber_t0_ = 0;
+  std::shared_ptr<OwnedArgs> fiber_args_;
   int64_t soft_limit_since_ms_ = 0;  // over the soft output limit since; 0 = not over
   // The next command is a write waiting for the spill tier to free memory: since when
   // (0 = not waiting), and whether its wait ran out (it is then refused with OOM).

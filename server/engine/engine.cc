@@ -17,6 +17,7 @@
 #include "server/base/config.h"
 #include "server/base/log.h"
 #include "server/engine/pubsub.h"
+#include "server/engine/slowlog.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -24,7 +25,8 @@ namespace strata {
 Engine::Engine(Config* config, uint32_t shard_count)
     : config_(config),
       shard_count_(shard_count),
-      pubsub_(std::make_unique<PubSubDirectory>(shard_count)) {}
+      pubsub_(std::make_unique<PubSubDirectory>(shard_count)),
+      slowlog_(std::make_unique<SlowLog>()) {}
 
 Engine::~Engine() = default;
 

@@ -30,6 +30,7 @@ namespace strata {
 
 class Config;
 class PubSubDirectory;
+class SlowLog;
 class Worker;
 enum class IoBackend;
 
@@ -72,6 +73,11 @@ class Engine {
   std::vector<uint32_t> AllShards() const;
   ProcessInfo& process() { return process_; }
   const ProcessInfo& process() const { return process_; }
+  // DEBUG SET-ACTIVE-EXPIRE: whether workers run the expiry cycle (any thread).
+  bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+  // SLOWLOG and LATENCY's records, process-wide (slowlog.h).
+  SlowLog& slowlog() { return *slowlog_; }
 
   // Before Start. The engine does not own services.
   void AddService(ShardService* s) { services_.push_back(s); }
@@ -189,6 +195,8 @@ class Engine {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<ShardService*> services_;
   ProcessInfo process_;
+  std::unique_ptr<SlowLog> slowlog_;
+  std::atomic<bool> active_expire_{true};
   std::atomic<size_t> peak_memory_{0};
   std::atomic<int64_t> over_since_ms_{0};  // 0: under maxmemory
   std::atomic<int64_t> over_total_ms_{0};  // finished spells over it

@@ -110,12 +110,10 @@ void ExecuteRemoteBatch(void* p) {
     item.spec->shard_fn(args, ctx, rb);
     if (item.track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
       w->tracking().RememberKeys(item.spec, args, client, batch->origin);
-    CommandStat& st = w->stats().commands[item.spec->id];
-    st.calls++;
-    st.usec_ticks += CycleClock::Now() - t0;
+    uint64_t ticks = CycleClock::Now() - t0;
     item.reply_len = static_cast<uint32_t>(batch->replies.size() - item.reply_offset);
-    if (item.reply_len > 0 && batch->replies[item.reply_offset] == '-') st.failed_calls++;
-    w->stats().total_commands_processed++;
+    w->CountCall(item.spec, ticks, item.reply_len > 0 && batch->replies[item.reply_offset] == '-',
+                 args, item.conn, batch->origin != w->index());
     w->stats().remote_commands++;
   }
   w->Post(batch->origin, Task{DeliverRemoteBatch, batch});

@@ -64,9 +64,10 @@ namespace {
 constexpr const char* kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
 
 // Runs one single-shard call on the current (owning) worker, its reply into *out.
-// client, client_worker: whose call it is; track: its TrackMode (tracking.h).
+// who: whose call it is (a client of client_worker); track: its TrackMode (tracking.h).
 void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db, int resp,
-                  std::string* out, uint64_t client, uint32_t client_worker, uint8_t track) {
+                  std::string* out, const Client* who, uint32_t client_worker, uint8_t track) {
+  uint64_t client = who->id();
   ReplyBuilder rb(out, resp);
   ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
   if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
@@ -77,11 +78,8 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
   spec->shard_fn(args, ctx, rb);
   if (track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w.tracking().RememberKeys(spec, args, client, client_worker);
-  CommandStat& st = w.stats().commands[spec->id];
-  st.calls++;
-  st.usec_ticks += CycleClock::Now() - t0;
-  if (out->size() > start && (*out)[start] == '-') st.failed_calls++;
-  w.stats().total_commands_processed++;
+  w.CountCall(spec, CycleClock::Now() - t0, out->size() > start && (*out)[start] == '-', args, who,
+              client_worker != w.index());
 }
 
 // Waits for a nested fiber's FinishFiber.
@@ -411,7 +409,7 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
       out->append("+OK\r\n");
       return;
     case ExecPlan::kShard:
-      RunShardCall(*worker_, call.spec, args, call.db, resp, out, id_, worker_->index(),
+      RunShardCall(*worker_, call.spec, args, call.db, resp, out, this, worker_->index(),
                    call.track);
       return;
     case ExecPlan::kConn: {
@@ -419,11 +417,8 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
       size_t start = out->size();
       uint64_t t0 = CycleClock::Now();
       call.spec->conn_fn(*this, args, rb);
-      CommandStat& st = worker_->stats().commands[call.spec->id];
-      st.calls++;
-      st.usec_ticks += CycleClock::Now() - t0;
-      if (out->size() > start && (*out)[start] == '-') st.failed_calls++;
-      worker_->stats().total_commands_processed++;
+      worker_->CountCall(call.spec, CycleClock::Now() - t0,
+                         out->size() > start && (*out)[start] == '-', args, this, false);
       return;
     }
     case ExecPlan::kFiber:
@@ -461,7 +456,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       for (size_t i = 0; i < p.calls.size(); i++) {
         ExecPlan::Call& call = p.calls[i];
         if (call.kind == ExecPlan::kShard) {
-          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i], c->id_,
+          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i], c,
                        c->worker_->index(), call.track);
         }
       }
@@ -521,7 +516,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
               SetCaptureTag(k);  // its messages are published in call order
-              RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k], c->id_,
+              RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k], c,
                            c->worker_->index(), x.track);
             }
           }

@@ -16,11 +16,13 @@
 #include <future>
 
 #include "server/base/config.h"
+#include "server/base/cycle_clock.h"
 #include "server/base/log.h"
 #include "server/engine/client_connection.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/notify.h"
+#include "server/engine/slowlog.h"
 #include "server/net/event_loop.h"
 
 namespace strata {
@@ -470,7 +472,7 @@ void Worker::RunTimers() {
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
-  keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+  if (engine_->active_expire()) keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
   if (index_ == 0) {
     for (ShardService* s : engine_->services()) s->OnTimer(*this);
   }
@@ -504,10 +506,45 @@ void Worker::SyncKeyEventHook() {
   keyspace_.set_event_hook(on ? &g_key_events : nullptr);
 }
 
+void Worker::RefreshSlowLimits() {
+  const Config& cfg = engine_->config();
+  int64_t slow_us = cfg.slowlog_slower_than();
+  int64_t latency_ms = cfg.latency_monitor_threshold();
+  uint64_t per_us = CycleClock::TicksPerMicro();
+  auto ticks = [&](int64_t us) {
+    return static_cast<uint64_t>(us) > UINT64_MAX / per_us ? UINT64_MAX
+                                                           : static_cast<uint64_t>(us) * per_us;
+  };
+  slowlog_ticks_ = slow_us < 0 ? UINT64_MAX : ticks(slow_us);
+  latency_ticks_ =
+      latency_ms <= 0 || latency_ms > INT64_MAX / 1000 ? UINT64_MAX : ticks(latency_ms * 1000);
+  watch_ticks_ = std::min(slowlog_ticks_, latency_ticks_);
+}
+
+void Worker::NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who,
+                          bool foreign) {
+  uint64_t us = CycleClock::ToMicros(ticks);
+  int64_t now_sec = WallClockMs() / 1000;
+  // EXEC is not logged: the commands it ran are (Redis's SKIP_SLOWLOG).
+  if (ticks >= slowlog_ticks_ && spec->name != "exec") {
+    std::string name;
+    if (who != nullptr) name = foreign ? who->NameFromAnyThread() : who->name;
+    engine_->slowlog().Add(spec, args, us, who != nullptr ? who->addr() : std::string(),
+                           std::move(name), now_sec,
+                           static_cast<size_t>(engine_->config().slowlog_max_len()));
+  }
+  if (ticks >= latency_ticks_) {
+    engine_->slowlog().AddLatency((spec->flags & kCmdFast) ? "fast-command" : "command",
+                                  static_cast<uint32_t>(std::min<uint64_t>(us / 1000, UINT32_MAX)),
+                                  now_sec);
+  }
+}
+
 void Worker::Run() {
   t_current = this;
   SyncKeyEventHook();
   now_ms_ = WallClockMs();
+  RefreshSlowLimits();
   eviction_.StartTurn(now_ms_);
   loop_->RefreshBufferBytes();
   startup_used_.store(used_bytes(), std::memory_order_relaxed);
@@ -550,6 +587,7 @@ void Worker::Run() {
     loop_->Poll(timeout);
     sleeping_.store(false, std::memory_order_relaxed);
     now_ms_ = WallClockMs();
+    RefreshSlowLimits();
     eviction_.StartTurn(now_ms_);
     SyncKeyEventHook();
     DrainInbox();

@@ -169,6 +169,29 @@ class Worker {
   // Re-reads the clock; called before each batch of commands.
   void RefreshClock() { now_ms_ = WallClockMs(); }
   WorkerStats& stats() { return stats_; }
+  // Counts one run of spec that took `ticks` (CycleClock) in the command statistics and,
+  // past slowlog-log-slower-than or latency-monitor-threshold, in the slow log and the
+  // latency monitor (slowlog.h). `who` sent it; `foreign` when `who` belongs to another
+  // worker (its name is then read under its lock). A run under both limits costs one
+  // comparison more than the statistics.
+  void CountCall(const CommandSpec* spec, uint64_t ticks, bool failed, CmdArgs args,
+                 const Client* who, bool foreign) {
+    CommandStat& st = stats_.commands[spec->id];
+    st.calls++;
+    st.usec_ticks += ticks;
+    if (failed) st.failed_calls++;
+    stats_.total_commands_processed++;
+    if (ticks >= watch_ticks_) [[unlikely]]
+      NoteSlowCall(spec, ticks, args, who, foreign);
+  }
+  // The slow-log side of CountCall, for runs counted elsewhere (a fiber's wall time).
+  void NoteIfSlow(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who) {
+    if (ticks >= watch_ticks_) [[unlikely]]
+      NoteSlowCall(spec, ticks, args, who, false);
+  }
+  // Re-reads slowlog-log-slower-than and latency-monitor-threshold (each loop turn, and
+  // at once after this worker's CONFIG SET).
+  void RefreshSlowLimits();
   const char* backend_name() const;
   std::string backend_description() const;
   // Bytes of receive buffers the event loop holds, counted afresh (INFO, MEMORY).
@@ -308,6 +331,13 @@ class Worker {
   std::vector<ClientConnection*> memory_waiters_;
   void WakeMemoryWaiters();
   int64_t now_ms_ = 0;
+  // The least run, in CycleClock ticks, that the slow log or the latency monitor wants
+  // (UINT64_MAX: neither is on), and each one's own limit.
+  uint64_t watch_ticks_ = UINT64_MAX;
+  uint64_t slowlog_ticks_ = UINT64_MAX;
+  uint64_t latency_ticks_ = UINT64_MAX;
+  void NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who,
+                    bool foreign);
   int64_t next_expire_ms_ = 0;
   int64_t poll_until_us_ = 0;  // PollAwhile
   std::atomic<bool> script_busy_{false};

@@ -1,0 +1,257 @@
+// DEBUG: the subcommands that tools and test suites use, behind enable-debug-command
+// (no | yes | local, default no, as Redis 7: "local" allows loopback clients only).
+//
+//   SLEEP <seconds>            blocks the client's worker that long (its other clients
+//                              wait; other workers go on), then +OK
+//   SET-ACTIVE-EXPIRE <0|1>    stops or resumes the expiry cycle on every worker (keys
+//                              still expire when read)
+//   OBJECT <key>               Redis's line: encoding, serializedlength (the value's RDB
+//                              bytes), lru and lru_seconds_idle
+//   DIGEST                     40 hex digits over every key of every database: 0s when the
+//                              server is empty, and the same for the same data
+//   DIGEST-VALUE <key> ...     the same per key (0s for a missing key)
+//   CHANGE-REPL-ID             +OK (no replication id to change yet)
+//   STRINGMATCH-LEN            runs random patterns through the glob matcher, bounded
+//   HELP
+//
+// The digest is SHA-1 based and xor-combined per key over the database number, the key,
+// the type, the canonical serialized value (core/object.h: the same whatever the
+// encoding) and whether the key has an expiry, so it changes with any write and does not
+// depend on the order keys are visited, nor on the thread count. It is not Redis's digest
+// (which hashes each type's elements its own way): compare digests of strata with strata.
+//
+// Thread-safety: a fiber on the client's worker; per-key work hops to the key's shard.
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/access.h"
+#include "core/glob.h"
+#include "core/sha1.h"
+#include "core/string_util.h"
+#include "server/base/config.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/commands/lookup.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/shard_groups.h"
+#include "server/engine/worker.h"
+#include "storage/dump_payload.h"
+
+namespace strata {
+namespace {
+
+using Digest = std::array<uint8_t, 20>;
+
+std::string Hex(const Digest& d) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (size_t i = 0; i < 20; i++) {
+    out[2 * i] = kHex[d[i] >> 4];
+    out[2 * i + 1] = kHex[d[i] & 15];
+  }
+  return out;
+}
+
+void Xor(Digest* into, const Digest& d) {
+  for (size_t i = 0; i < 20; i++) (*into)[i] ^= d[i];
+}
+
+// A key's digest; false when a cold value could not be read back.
+bool KeyDigest(Keyspace& ks, uint32_t db, const Entry* e, Digest* out) {
+  std::string value;
+  if (e->IsCold()) {
+    if (ks.cold_hook() == nullptr || !ks.cold_hook()->ReadColdNow(e->ColdSeq(), &value))
+      return false;
+  } else {
+    value = Keyspace::Serialize(e);
+  }
+  std::string buf;
+  buf.reserve(e->Key().size() + value.size() + 32);
+  AppendInt(&buf, db);
+  buf += ':';
+  AppendInt(&buf, static_cast<int64_t>(e->Key().size()));
+  buf += ':';
+  buf.append(e->Key());
+  buf += static_cast<char>(e->Type());
+  buf += e->HasExpire() ? '!' : '.';
+  buf += value;
+  *out = Sha1(buf);
+  return true;
+}
+
+// "ERR DEBUG command not allowed..." unless enable-debug-command lets this client in.
+bool DebugAllowed(Client& c) {
+  std::string mode = c.worker().engine().config().String("enable-debug-command");
+  if (mode == "yes") return true;
+  if (mode == "local") {
+    const std::string& a = c.addr();
+    return a.rfind("127.", 0) == 0 || a.rfind("[::1]", 0) == 0 || a.rfind("::1", 0) == 0 ||
+           a.rfind("/", 0) == 0 || a.empty();
+  }
+  return false;
+}
+
+// The glob matcher under random patterns and strings: it must return, whatever it gets.
+void StringMatchFuzz() {
+  std::mt19937 rng(12345);
+  const char alphabet[] = "ab*?[]\\^-c";
+  for (int i = 0; i < 100000; i++) {
+    std::string pattern, text;
+    size_t pl = rng() % 32, tl = rng() % 32;
+    for (size_t j = 0; j < pl; j++) pattern += alphabet[rng() % (sizeof(alphabet) - 1)];
+    for (size_t j = 0; j < tl; j++) text += static_cast<char>('a' + rng() % 3);
+    (void)GlobMatch(pattern, text, rng() % 2 == 0);
+  }
+}
+
+void DebugHelp(ReplyBuilder& rb) {
+  const char* lines[] = {
+      "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CHANGE-REPL-ID",
+      "    Change the replication IDs of the instance.",
+      "    Dangerous: should be used only for testing the replication subsystem.",
+      "DIGEST",
+      "    Output a hex signature representing the current DB content.",
+      "DIGEST-VALUE <key> [<key> ...]",
+      "    Output a hex signature of the values of all the specified keys.",
+      "OBJECT <key>",
+      "    Show low level info about the key and associated value.",
+      "SET-ACTIVE-EXPIRE <0|1>",
+      "    Setting it to 0 disables expiring keys in background when they are not accessed "
+      "(otherwise the Redis behavior). Setting it to 1 reenables back the default.",
+      "SLEEP <seconds>",
+      "    Stop the server for <seconds>. Decimals allowed.",
+      "STRINGMATCH-LEN",
+      "    Run a fuzz tester against the stringmatchlen() function.",
+      "HELP",
+      "    Print this help."};
+  rb.Array(sizeof(lines) / sizeof(lines[0]));
+  for (const char* l : lines) rb.Simple(l);
+}
+
+Fiber DebugFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Engine& srv = c->worker().engine();
+  std::string sub = Lowercase(args[1]);
+  uint32_t db = c->db;
+  if (!DebugAllowed(*c)) {
+    rb.Error(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+        "you can run it from a local connection, otherwise you need to set this option in the "
+        "configuration file, and then restart the server.");
+  } else if (sub == "help" && args.size() == 2) {
+    DebugHelp(rb);
+  } else if (sub == "sleep" && args.size() == 3) {
+    double secs = std::strtod(std::string(args[2]).c_str(), nullptr);
+    if (secs > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    }
+    c->worker().RefreshClock();
+    rb.Ok();
+  } else if (sub == "set-active-expire" && args.size() == 3) {
+    srv.set_active_expire(std::atoi(std::string(args[2]).c_str()) != 0);
+    rb.Ok();
+  } else if (sub == "object" && args.size() == 3) {
+    std::string line;
+    bool found = false;
+    bool compression = srv.config().Bool("rdbcompression");
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[2], srv.shard_count())),
+                   [&](Worker& w) {
+                     Keyspace& ks = w.keyspace();
+                     Entry* e = ks.FindNoTouch(db, args[2], w.now_ms());
+                     if (e == nullptr) return;
+                     found = true;
+                     std::string scratch;
+                     std::string value =
+                         e->IsExternal() ? Keyspace::Serialize(e) : std::string(e->Value(&scratch));
+                     rdb::EncodeOptions opts = rdb::EncodeOptions::FromLimits(10, compression);
+                     size_t payload = rdb::MakeDumpPayload(e->Type(), value, opts).size();
+                     // The payload is the type byte, the value, 2 bytes of version and 8
+                     // of checksum: the value's RDB bytes are what is left.
+                     size_t serialized = payload > 11 ? payload - 11 : 0;
+                     uint32_t lru = access::LruClock(w.now_ms());
+                     uint64_t idle = access::LruIdleMs(lru, e->Access()) / 1000;
+                     char buf[256];
+                     std::snprintf(buf, sizeof(buf),
+                                   "Value at:%p refcount:1 encoding:%s serializedlength:%zu "
+                                   "lru:%u lru_seconds_idle:%llu",
+                                   static_cast<const void*>(e), EncodingOf(e), serialized, lru,
+                                   static_cast<unsigned long long>(idle));
+                     line = buf;
+                   });
+    found ? rb.Simple(line) : rb.Error("ERR no such key");
+  } else if (sub == "digest" && args.size() == 2) {
+    Digest total{};
+    std::atomic<bool> failed{false};
+    std::mutex mu;
+    uint32_t dbs = static_cast<uint32_t>(srv.config().Int("databases"));
+    co_await RunOn(srv.AllShards(), [&](Worker& w) {
+      Digest mine{};
+      for (uint32_t d = 0; d < dbs; d++) {
+        uint64_t cursor = 0;
+        do {
+          cursor = w.keyspace().ScanBucket(d, cursor, w.now_ms(), [&](Entry* e) {
+            Digest k;
+            if (KeyDigest(w.keyspace(), d, e, &k)) {
+              Xor(&mine, k);
+            } else {
+              failed = true;
+            }
+          });
+        } while (cursor != 0);
+      }
+      std::lock_guard<std::mutex> lock(mu);  // the shards run in parallel
+      Xor(&total, mine);
+    });
+    failed ? rb.Error("ERR a spilled value could not be read back") : rb.Simple(Hex(total));
+  } else if (sub == "digest-value" && args.size() >= 2) {
+    std::vector<std::string> digests(args.size() - 2, std::string(40, '0'));
+    for (size_t i = 2; i < args.size(); i++) {
+      co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[i], srv.shard_count())),
+                     [&](Worker& w) {
+                       Entry* e = w.keyspace().FindNoTouch(db, args[i], w.now_ms());
+                       Digest k;
+                       if (e != nullptr && KeyDigest(w.keyspace(), db, e, &k))
+                         digests[i - 2] = Hex(k);
+                     });
+    }
+    rb.Array(digests.size());
+    for (const std::string& d : digests) rb.Simple(d);
+  } else if (sub == "change-repl-id" && args.size() == 2) {
+    rb.Ok();
+  } else if (sub == "stringmatch-len" && args.size() == 2) {
+    StringMatchFuzz();
+    rb.Simple("Apparently Redis did not crash: test passed");
+  } else {
+    rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
+             "'. Try DEBUG HELP.");
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace
+
+void RegisterDebugFamily(CommandRegistry& r) {
+  CommandSpec s{"debug", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdServer,
+                0,       0,  0};
+  s.fiber_fn = DebugFiber;
+  s.group = "server";
+  s.since = "1.0.0";
+  s.summary = "A container for debugging commands.";
+  r.Add(std::move(s));
+}
+
+}  // namespace strata

@@ -1,0 +1,234 @@
+"""SLOWLOG, LATENCY and DEBUG. The target and a real redis-server (both with
+enable-debug-command) get the same commands: the slow log keeps the same arguments
+(truncated and redacted the same way), the same errors come back, and a DEBUG SLEEP shows
+up in SLOWLOG and LATENCY on both. strata's own cases: commands run on another worker's
+shard, and commands across shards, are logged with the client's address and name."""
+import time
+
+import pytest
+import redis
+
+from conftest import TARGET
+from helpers import start_redis_server
+
+DEBUG_ON = ["--enable-debug-command", "yes"]
+
+
+@pytest.fixture(scope="module")
+def servers():
+    import conftest
+    a = conftest.Server(extra_args=DEBUG_ON)
+    b = start_redis_server(extra_args=DEBUG_ON)
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+@pytest.fixture
+def both(servers):
+    cs = [s.client() for s in servers]
+    for c in cs:
+        c.response_callbacks.clear()
+        c.flushall()
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        c.execute_command("CONFIG", "SET", "slowlog-max-len", "128")
+        c.execute_command("CONFIG", "SET", "latency-monitor-threshold", "0")
+        c.execute_command("SLOWLOG", "RESET")
+        c.execute_command("LATENCY", "RESET")
+    yield cs
+    for c in cs:
+        c.close()
+
+
+def run(c, *args):
+    try:
+        return c.execute_command(*args)
+    except redis.ResponseError as e:
+        return "ERR: " + str(e)
+
+
+def same(both, *args):
+    got, want = run(both[0], *args), run(both[1], *args)
+    assert got == want, (args, got, want)
+    return got
+
+
+def entries(c):
+    """The slow log's entries, newest first, without SLOWLOG's own: (args, addr, name)."""
+    out = []
+    for e in c.execute_command("SLOWLOG", "GET", "-1"):
+        if e[3][0].lower() in (b"slowlog", b"config"):
+            continue
+        out.append((e[3], e[4], e[5]))
+    return out
+
+
+def test_slowlog_keeps_arguments_as_redis_does(both):
+    for c in both:
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        c.execute_command("SET", "k", "v" * 200)  # 128 bytes kept, the rest counted
+        c.execute_command("RPUSH", "l", *[str(i) for i in range(40)])  # 32 arguments kept
+        c.execute_command("HSET", "h", "f", "v")
+        try:
+            c.execute_command("AUTH", "user", "secret")
+        except redis.ResponseError:
+            pass
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+        c.execute_command("GET", "k")  # not logged: -1 turns the log off
+    a, b = (entries(c) for c in both)
+    assert [e[0] for e in a] == [e[0] for e in b]
+    got = [e[0] for e in a]
+    assert got[0] == [b"AUTH", b"(redacted)", b"(redacted)"]
+    assert got[2][-1] == b"... (11 more arguments)" and len(got[2]) == 32
+    assert got[3][2].endswith(b"... (72 more bytes)")
+    # The client's address is given, its name empty.
+    assert all(e[1].startswith(b"127.0.0.1:") and e[2] == b"" for e in a)
+
+
+def test_slowlog_get_len_reset_and_max_len(both):
+    for c in both:
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        for i in range(10):
+            c.execute_command("SET", "k%d" % i, i)
+        c.execute_command("CONFIG", "SET", "slowlog-max-len", "5")
+    same(both, "SLOWLOG", "LEN")
+    for c in both:
+        got = c.execute_command("SLOWLOG", "GET", "3")
+        assert len(got) == 3
+        assert got[0][0] > got[1][0] > got[2][0]  # newest first, ids falling
+        assert isinstance(got[0][1], int) and isinstance(got[0][2], int)
+    assert len(both[0].execute_command("SLOWLOG", "GET")) == 5
+    assert len(both[0].execute_command("SLOWLOG", "GET", "-1")) == 5
+    for c in both:
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+    same(both, "SLOWLOG", "RESET")
+    same(both, "SLOWLOG", "LEN")
+    same(both, "SLOWLOG", "GET")
+
+
+@pytest.mark.parametrize("args", [
+    ("SLOWLOG",), ("SLOWLOG", "GET", "-2"), ("SLOWLOG", "GET", "x"),
+    ("SLOWLOG", "GET", "1", "2"), ("SLOWLOG", "LEN", "x"), ("SLOWLOG", "RESET", "x"),
+    ("SLOWLOG", "NOSUCH"), ("SLOWLOG", "HELP"), ("SLOWLOG", "help", "x"),
+    ("LATENCY",), ("LATENCY", "NOSUCH"), ("LATENCY", "HISTORY"), ("LATENCY", "HISTORY", "nosuch"),
+    ("LATENCY", "LATEST", "x"), ("LATENCY", "GRAPH", "nosuch"), ("LATENCY", "DOCTOR"),
+    ("LATENCY", "RESET"), ("LATENCY", "RESET", "a", "b"), ("LATENCY", "LATEST"),
+    ("DEBUG", "OBJECT", "nosuch"), ("DEBUG", "NOSUCH"), ("DEBUG", "SLEEP"),
+    ("DEBUG", "DIGEST"), ("DEBUG", "DIGEST-VALUE", "nosuch"), ("DEBUG", "SLEEP", "0"),
+    ("DEBUG", "CHANGE-REPL-ID"),
+    ("DEBUG", "SET-ACTIVE-EXPIRE", "1"),
+])
+def test_replies_and_errors_match_redis(both, args):
+    same(both, *args)
+
+
+def test_debug_sleep_reaches_slowlog_and_latency(both):
+    for c in both:
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "50000")
+        c.execute_command("CONFIG", "SET", "latency-monitor-threshold", "20")
+        c.execute_command("CLIENT", "SETNAME", "sleeper")
+        c.execute_command("GET", "fast")  # under both limits
+        c.execute_command("DEBUG", "SLEEP", "0.1")
+    for c in both:
+        log = entries(c)
+        assert [e[0] for e in log] == [[b"DEBUG", b"SLEEP", b"0.1"]]
+        assert log[0][2] == b"sleeper"
+        first = c.execute_command("SLOWLOG", "GET", "1")[0]
+        assert 100000 <= first[2] < 5000000
+        assert abs(first[1] - time.time()) < 30
+        latest = c.execute_command("LATENCY", "LATEST")
+        assert [e[0] for e in latest] == [b"command"]
+        assert 100 <= latest[0][2] < 5000 and latest[0][3] == latest[0][2]
+        hist = c.execute_command("LATENCY", "HISTORY", "command")
+        assert len(hist) == 1 and hist[0][1] == latest[0][2]
+        assert b"command" in c.execute_command("LATENCY", "GRAPH", "command")
+        assert b"command" in c.execute_command("LATENCY", "DOCTOR")
+        assert c.execute_command("LATENCY", "RESET", "command", "nosuch") == 1
+        assert c.execute_command("LATENCY", "LATEST") == []
+
+
+def test_debug_is_refused_by_default(server_factory, redis_reference):
+    s = server_factory()
+    for c in (s.client(), redis_reference.client()):
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command("DEBUG", "SLEEP", "0")
+        assert "DEBUG command not allowed" in str(e.value)
+        assert "enable-debug-command" in str(e.value)
+
+
+def test_debug_object_and_active_expire(both):
+    for c in both:
+        c.execute_command("SET", "n", "12345")
+        c.execute_command("RPUSH", "l", "a", "b")
+        for key in (b"n", b"l"):
+            line = c.execute_command("DEBUG", "OBJECT", key)
+            enc = c.execute_command("OBJECT", "ENCODING", key)
+            assert b"encoding:" + enc in line and b"lru_seconds_idle:" in line
+        # With active expiry off, expired keys stay counted until they are read.
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        for i in range(20):
+            c.execute_command("SET", "e%d" % i, "x", "PX", "1")
+        time.sleep(0.4)
+        assert c.execute_command("DBSIZE") == 22
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        deadline = time.time() + 10
+        while c.execute_command("DBSIZE") != 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert c.execute_command("DBSIZE") == 2
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata's digest and shards")
+def test_digest_follows_the_data(server_factory):
+    a = server_factory(threads=3, extra_args=DEBUG_ON).client()
+    b = server_factory(threads=1, extra_args=DEBUG_ON).client()
+    for c in (a, b):
+        assert c.execute_command("DEBUG", "DIGEST") == b"0" * 40
+        c.execute_command("SET", "s", "v")
+        c.execute_command("HSET", "h", "f1", "1", "f2", "2")
+        c.execute_command("ZADD", "z", 1, "a", 2, "b")
+        c.execute_command("SADD", "set", *range(300))
+        c.execute_command("SELECT", 3)
+        c.execute_command("RPUSH", "l", "x", "y")
+        c.execute_command("SELECT", 0)
+    assert a.execute_command("DEBUG", "DIGEST") == b.execute_command("DEBUG", "DIGEST")
+    assert (a.execute_command("DEBUG", "DIGEST-VALUE", "s", "h", "missing") ==
+            b.execute_command("DEBUG", "DIGEST-VALUE", "s", "h", "missing"))
+    before = a.execute_command("DEBUG", "DIGEST")
+    a.execute_command("EXPIRE", "s", 1000)  # an expiry counts
+    assert a.execute_command("DEBUG", "DIGEST") != before
+    a.execute_command("PERSIST", "s")
+    assert a.execute_command("DEBUG", "DIGEST") == before
+    a.execute_command("HSET", "h", "f1", "changed")
+    assert a.execute_command("DEBUG", "DIGEST") != before
+    assert a.execute_command("DEBUG", "DIGEST-VALUE", "missing") == [b"0" * 40]
+    # Redis 7.2's fuzz test of the glob matcher (7.0 lacks it).
+    assert a.execute_command("DEBUG", "STRINGMATCH-LEN") == b"Apparently Redis did not crash: test passed"
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata's shards")
+def test_commands_on_other_shards_are_logged_with_their_client(server_factory):
+    c = server_factory(threads=3).client()
+    c.response_callbacks.clear()
+    c.execute_command("CLIENT", "SETNAME", "far")
+    c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    keys = ["key:%d" % i for i in range(12)]  # spread over the three shards
+    for k in keys:
+        c.execute_command("SET", k, "v")
+    c.execute_command("MSET", *sum(([k, "w"] for k in keys), []))  # across shards: a fiber
+    pipe = c.pipeline(transaction=True)
+    for k in keys[:4]:
+        pipe.get(k)
+    pipe.execute()
+    c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+    log = entries(c)
+    names = {e[2] for e in log}
+    assert names == {b"far"}, log
+    logged = [e[0] for e in log]
+    for k in keys:
+        assert [b"SET", k.encode(), b"v"] in logged
+    assert any(e[0] == b"MSET" for e in logged)
+    assert sum(1 for e in logged if e[0] == b"GET") == 4  # EXEC's commands, not EXEC
+    assert not any(e[0] == b"EXEC" for e in logged)
+    # INFO commandstats now times commands across shards too.
+    stats = redis.Redis(port=c.connection_pool.connection_kwargs["port"]).info("commandstats")
+    assert stats["cmdstat_mset"]["calls"] == 1 and stats["cmdstat_mset"]["usec"] > 0
