@@ -13,7 +13,7 @@
 //   zset_family (+ zset_range, zset_algebra, zset_blocking)
 //   server_family      INFO CONFIG CLIENT SHUTDOWN
 //   memory_family      MEMORY
-//   introspection_family SLOWLOG LATENCY
+//   introspection_family SLOWLOG LATENCY MONITOR
 //   debug_family       DEBUG (behind enable-debug-command)
 //   persistence_family SAVE BGSAVE LASTSAVE
 //   dump_family        DUMP RESTORE MIGRATE

@@ -1,6 +1,7 @@
 // The operator's introspection commands over the process-wide records of slow runs
 // (server/engine/slowlog.h): SLOWLOG GET/LEN/RESET/HELP and LATENCY LATEST/HISTORY/RESET/
-// GRAPH/DOCTOR/HELP, with Redis 7's replies and errors.
+// GRAPH/DOCTOR/HELP, with Redis 7's replies and errors; and MONITOR (its feed:
+// server/engine/monitor.cc).
 //
 // Thread-safety: connection commands, run on the client's worker; the records take their
 // own lock.
@@ -239,6 +240,14 @@ void CmdLatency(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
+// ---- MONITOR ----
+
+void CmdMonitor(Client& c, CmdArgs, ReplyBuilder& rb) {
+  if (c.monitor) return;  // a second MONITOR is ignored, without a reply (as Redis)
+  c.worker().AddMonitor(&c);
+  rb.Ok();
+}
+
 }  // namespace
 
 const std::vector<std::string> kSlowLogSubcommands = {"get", "len", "reset", "help"};
@@ -258,6 +267,8 @@ void RegisterIntrospectionFamily(CommandRegistry& r) {
   };
   add("slowlog", -2, kCmdAdmin | kCmdLoading | kCmdStale, CmdSlowLog, &kSlowLogSubcommands,
       "2.2.12", "A container for slow log commands.");
+  add("monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, CmdMonitor, nullptr,
+      "1.0.0", "Listens for all requests received by the server in real-time.");
   add("latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, CmdLatency,
       &kLatencySubcommands, "2.8.13", "A container for latency diagnostics commands.");
 }

@@ -40,6 +40,7 @@ class Client {
   std::string lib_ver;
   bool authenticated = false;
   bool no_evict = false;
+  bool monitor = false;  // sent MONITOR (Worker::AddMonitor)
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;
   // Which client-output-buffer-limit applies: pubsub while the client has any

@@ -50,7 +50,7 @@ void RunRemoteCommand(RemoteCommand* rc) {
   if (rc->track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w->tracking().RememberKeys(rc->spec, rc->args->span(), client, rc->origin);
   w->CountCall(rc->spec, CycleClock::Now() - t0, !rc->reply.empty() && rc->reply[0] == '-',
-               rc->args->span(), rc->conn, rc->origin != w->index());
+               rc->args->span(), rc->db, rc->conn, rc->origin != w->index());
   if (rc->origin != w->index()) w->stats().remote_commands++;
   w->Post(rc->origin, Task{DeliverReply, rc});
 }
@@ -368,7 +368,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     uint64_t t0 = CycleClock::Now();
     spec->conn_fn(*this, args, rb);
     worker_->CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args,
-                       this, false);
+                       db, this, false);
     CommitReplyAs(t, skip_before || reply_mode == ReplyMode::kOff, start);
     if (IsLarge(t)) [[unlikely]]
       OnLargeReply(t);
@@ -464,8 +464,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     } else {
       spec->shard_fn(args, ctx, rb);
     }
-    w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, this,
-                false);
+    w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
+                this, false);
     CommitReply(t, suppress, start);
     if (IsLarge(t)) [[unlikely]]
       OnLargeReply(t);
@@ -550,7 +550,7 @@ void ClientConnection::FinishFiber(std::string&& reply) {
     // Its wall time, hops and lock waits included: what the client waited for.
     uint64_t ticks = CycleClock::Now() - fiber_t0_;
     worker_->stats().commands[last_spec_->id].usec_ticks += ticks;
-    worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), this);
+    worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), db, this);
   }
   fiber_t0_ = 0;
   fiber_args_.reset();
@@ -648,6 +648,7 @@ bool ClientConnection::Push(std::string_view bytes) {
 }
 
 void ClientConnection::ResetState() {
+  worker_->RemoveMonitor(this);
   multi_.reset();
   UnwatchAll();
   worker_->pubsub().UnsubscribeAll(*this);
@@ -655,6 +656,7 @@ void ClientConnection::ResetState() {
 }
 
 void ClientConnection::OnClosing() {
+  worker_->RemoveMonitor(this);
   worker_->pubsub().UnsubscribeAll(*this);
   TrackingOff(*this);
   multi_.reset();

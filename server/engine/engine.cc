@@ -26,7 +26,8 @@ Engine::Engine(Config* config, uint32_t shard_count)
     : config_(config),
       shard_count_(shard_count),
       pubsub_(std::make_unique<PubSubDirectory>(shard_count)),
-      slowlog_(std::make_unique<SlowLog>()) {}
+      slowlog_(std::make_unique<SlowLog>()),
+      monitors_on_(std::make_unique<std::atomic<int32_t>[]>(shard_count)) {}
 
 Engine::~Engine() = default;
 

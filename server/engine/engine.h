@@ -76,6 +76,15 @@ class Engine {
   // DEBUG SET-ACTIVE-EXPIRE: whether workers run the expiry cycle (any thread).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
   void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+  // MONITOR: whether any client monitors, and which workers have monitors (any thread).
+  bool monitoring() const { return monitor_total_.load(std::memory_order_relaxed) > 0; }
+  bool monitors_on(uint32_t worker) const {
+    return monitors_on_[worker].load(std::memory_order_relaxed) > 0;
+  }
+  void CountMonitor(uint32_t worker, int delta) {
+    monitors_on_[worker].fetch_add(delta, std::memory_order_relaxed);
+    monitor_total_.fetch_add(delta, std::memory_order_relaxed);
+  }
   // SLOWLOG and LATENCY's records, process-wide (slowlog.h).
   SlowLog& slowlog() { return *slowlog_; }
 
@@ -197,6 +206,8 @@ class Engine {
   ProcessInfo process_;
   std::unique_ptr<SlowLog> slowlog_;
   std::atomic<bool> active_expire_{true};
+  std::atomic<int32_t> monitor_total_{0};
+  std::unique_ptr<std::atomic<int32_t>[]> monitors_on_;
   std::atomic<size_t> peak_memory_{0};
   std::atomic<int64_t> over_since_ms_{0};  // 0: under maxmemory
   std::atomic<int64_t> over_total_ms_{0};  // finished spells over it

@@ -294,7 +294,7 @@ bool WorkerPubSub::Remove(Client& c, PubSubKind kind, std::string_view name) {
   worker_.engine().pubsub().Remove(kind, name, worker_.index());
   if (c.subs->total() == 0) {
     clients_--;
-    c.client_class = ClientClass::kNormal;
+    if (!c.monitor) c.client_class = ClientClass::kNormal;
   }
   return true;
 }

@@ -113,7 +113,7 @@ void ExecuteRemoteBatch(void* p) {
     uint64_t ticks = CycleClock::Now() - t0;
     item.reply_len = static_cast<uint32_t>(batch->replies.size() - item.reply_offset);
     w->CountCall(item.spec, ticks, item.reply_len > 0 && batch->replies[item.reply_offset] == '-',
-                 args, item.conn, batch->origin != w->index());
+                 args, item.db, item.conn, batch->origin != w->index());
     w->stats().remote_commands++;
   }
   w->Post(batch->origin, Task{DeliverRemoteBatch, batch});

@@ -5,12 +5,8 @@
 #include "core/string_util.h"
 
 namespace strata {
-namespace {
 
-constexpr std::string_view kRedacted = "(redacted)";
-
-// Which arguments of this call are secrets.
-std::vector<bool> SecretArgs(const CommandSpec* spec, CmdArgs args) {
+std::vector<bool> SecretArguments(const CommandSpec* spec, CmdArgs args) {
   std::vector<bool> secret(args.size(), false);
   if (spec == nullptr) return secret;
   const std::string& n = spec->name;
@@ -43,10 +39,8 @@ std::vector<bool> SecretArgs(const CommandSpec* spec, CmdArgs args) {
   return secret;
 }
 
-}  // namespace
-
 std::vector<std::string> SlowLog::EntryArgs(const CommandSpec* spec, CmdArgs args) {
-  std::vector<bool> secret = SecretArgs(spec, args);
+  std::vector<bool> secret = SecretArguments(spec, args);
   size_t keep = std::min(args.size(), kMaxArgs);
   std::vector<std::string> out;
   out.reserve(keep);
@@ -54,7 +48,7 @@ std::vector<std::string> SlowLog::EntryArgs(const CommandSpec* spec, CmdArgs arg
     if (keep != args.size() && j == keep - 1) {
       out.push_back("... (" + std::to_string(args.size() - keep + 1) + " more arguments)");
     } else if (secret[j]) {
-      out.emplace_back(kRedacted);
+      out.emplace_back(kRedactedArgument);
     } else if (args[j].size() > kMaxArgBytes) {
       std::string s(args[j].substr(0, kMaxArgBytes));
       s += "... (" + std::to_string(args[j].size() - kMaxArgBytes) + " more bytes)";

@@ -38,6 +38,12 @@
 
 namespace strata {
 
+// Which arguments of a call are secrets, shown as kRedactedArgument by SLOWLOG and MONITOR:
+// AUTH's, HELLO's AUTH pair, MIGRATE's AUTH/AUTH2 passwords, CONFIG SET requirepass and
+// masterauth values.
+inline constexpr std::string_view kRedactedArgument = "(redacted)";
+std::vector<bool> SecretArguments(const CommandSpec* spec, CmdArgs args);
+
 struct SlowLogEntry {
   uint64_t id = 0;
   int64_t time_sec = 0;

@@ -78,8 +78,8 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
   spec->shard_fn(args, ctx, rb);
   if (track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w.tracking().RememberKeys(spec, args, client, client_worker);
-  w.CountCall(spec, CycleClock::Now() - t0, out->size() > start && (*out)[start] == '-', args, who,
-              client_worker != w.index());
+  w.CountCall(spec, CycleClock::Now() - t0, out->size() > start && (*out)[start] == '-', args, db,
+              who, client_worker != w.index());
 }
 
 // Waits for a nested fiber's FinishFiber.
@@ -418,7 +418,7 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
       uint64_t t0 = CycleClock::Now();
       call.spec->conn_fn(*this, args, rb);
       worker_->CountCall(call.spec, CycleClock::Now() - t0,
-                         out->size() > start && (*out)[start] == '-', args, this, false);
+                         out->size() > start && (*out)[start] == '-', args, call.db, this, false);
       return;
     }
     case ExecPlan::kFiber:

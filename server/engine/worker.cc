@@ -518,11 +518,12 @@ void Worker::RefreshSlowLimits() {
   slowlog_ticks_ = slow_us < 0 ? UINT64_MAX : ticks(slow_us);
   latency_ticks_ =
       latency_ms <= 0 || latency_ms > INT64_MAX / 1000 ? UINT64_MAX : ticks(latency_ms * 1000);
-  watch_ticks_ = std::min(slowlog_ticks_, latency_ticks_);
+  watch_ticks_ = engine_->monitoring() ? 0 : std::min(slowlog_ticks_, latency_ticks_);
 }
 
-void Worker::NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who,
-                          bool foreign) {
+void Worker::NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,
+                          const Client* who, bool foreign) {
+  if (engine_->monitoring() && !(spec->flags & kCmdAdmin)) FeedMonitors(spec, args, db, who);
   uint64_t us = CycleClock::ToMicros(ticks);
   int64_t now_sec = WallClockMs() / 1000;
   // EXEC is not logged: the commands it ran are (Redis's SKIP_SLOWLOG).
@@ -615,6 +616,8 @@ void Worker::Run() {
       tracking_.EndTurn();
     // Tasks for other workers leave before this turn's replies do: whatever a client
     // learns from a reply (a PUBLISH delivered, say) is then already on its way.
+    if (!monitor_feed_.empty()) [[unlikely]]
+      FlushMonitorFeed();
     FlushOutbox();
     dirty_scratch_.swap(dirty_);
     for (ClientConnection* c : dirty_scratch_) c->FlushOutput();

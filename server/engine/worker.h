@@ -174,7 +174,7 @@ class Worker {
   // latency monitor (slowlog.h). `who` sent it; `foreign` when `who` belongs to another
   // worker (its name is then read under its lock). A run under both limits costs one
   // comparison more than the statistics.
-  void CountCall(const CommandSpec* spec, uint64_t ticks, bool failed, CmdArgs args,
+  void CountCall(const CommandSpec* spec, uint64_t ticks, bool failed, CmdArgs args, uint32_t db,
                  const Client* who, bool foreign) {
     CommandStat& st = stats_.commands[spec->id];
     st.calls++;
@@ -182,13 +182,21 @@ class Worker {
     if (failed) st.failed_calls++;
     stats_.total_commands_processed++;
     if (ticks >= watch_ticks_) [[unlikely]]
-      NoteSlowCall(spec, ticks, args, who, foreign);
+      NoteSlowCall(spec, ticks, args, db, who, foreign);
   }
   // The slow-log side of CountCall, for runs counted elsewhere (a fiber's wall time).
-  void NoteIfSlow(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who) {
+  void NoteIfSlow(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,
+                  const Client* who) {
     if (ticks >= watch_ticks_) [[unlikely]]
-      NoteSlowCall(spec, ticks, args, who, false);
+      NoteSlowCall(spec, ticks, args, db, who, false);
   }
+  // MONITOR: this worker's monitoring clients. While any client of the process monitors,
+  // every worker's CountCall takes the slow path (watch_ticks_ 0), which appends each
+  // command's line to this turn's feed; the feed goes, once per turn, to each worker
+  // that has monitors, which pushes it to them (monitor.cc).
+  void AddMonitor(Client* c);
+  void RemoveMonitor(Client* c);
+  void DeliverMonitorFeed(const std::string& bytes);
   // Re-reads slowlog-log-slower-than and latency-monitor-threshold (each loop turn, and
   // at once after this worker's CONFIG SET).
   void RefreshSlowLimits();
@@ -336,8 +344,12 @@ class Worker {
   uint64_t watch_ticks_ = UINT64_MAX;
   uint64_t slowlog_ticks_ = UINT64_MAX;
   uint64_t latency_ticks_ = UINT64_MAX;
-  void NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, const Client* who,
-                    bool foreign);
+  void NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,
+                    const Client* who, bool foreign);
+  std::vector<uint64_t> monitors_;  // client ids
+  std::string monitor_feed_;        // this turn's lines, for every worker's monitors
+  void FeedMonitors(const CommandSpec* spec, CmdArgs args, uint32_t db, const Client* who);
+  void FlushMonitorFeed();
   int64_t next_expire_ms_ = 0;
   int64_t poll_until_us_ = 0;  // PollAwhile
   std::atomic<bool> script_busy_{false};

@@ -232,3 +232,110 @@ def test_commands_on_other_shards_are_logged_with_their_client(server_factory):
     # INFO commandstats now times commands across shards too.
     stats = redis.Redis(port=c.connection_pool.connection_kwargs["port"]).info("commandstats")
     assert stats["cmdstat_mset"]["calls"] == 1 and stats["cmdstat_mset"]["usec"] > 0
+
+
+def monitor_lines(conn, n, timeout=10):
+    """The next n lines of a MONITOR feed, without their timestamps: '[db addr] args'."""
+    out = []
+    deadline = time.time() + timeout
+    while len(out) < n and time.time() < deadline:
+        line = conn.read_reply()
+        assert line.startswith(b"+") and line.endswith(b"\r\n"), line
+        stamp, rest = line[1:-2].split(b" ", 1)
+        assert float(stamp) > 0
+        out.append(rest)
+    return out
+
+
+def test_monitor_shows_what_redis_shows(servers):
+    from conftest import RawConnection
+    from helpers import resp
+    got = []
+    for s in servers:
+        mon = RawConnection(s.port)
+        mon.send(resp("MONITOR"))
+        assert mon.read_reply() == b"+OK\r\n"
+        c = s.client()
+        c.execute_command("SET", "k", 'a "quoted"\n\x01 value')
+        c.execute_command("GET", "k")
+        c.execute_command("HSET", "h", "f", "v")
+        c.execute_command("SELECT", "2")
+        c.execute_command("GET", "k")
+        try:
+            c.execute_command("AUTH", "user", "secret")
+        except redis.ResponseError:
+            pass
+        c.execute_command("CONFIG", "GET", "port")  # admin: not shown
+        c.execute_command("DBSIZE")
+        addr = c.client_info()["addr"].encode()
+        lines = monitor_lines(mon, 7)
+        got.append([ln.replace(addr, b"ADDR") for ln in lines])
+        mon.close()
+        c.close()
+    assert got[0] == got[1]
+    assert got[0][0] == b'[0 ADDR] "SET" "k" "a \\"quoted\\"\\n\\x01 value"'
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata's workers")
+def test_monitor_order_under_pipelined_traffic_on_several_workers(server_factory):
+    from conftest import RawConnection
+    from helpers import resp
+    s = server_factory(threads=3)
+    mon = RawConnection(s.port)
+    mon.send(resp("MONITOR"))
+    assert mon.read_reply() == b"+OK\r\n"
+    clients = [s.client() for _ in range(3)]  # dealt to the three workers
+    keys = ["key:%d" % i for i in range(9)]   # spread over the three shards
+    rounds = 40
+    for r in range(rounds):
+        for n, c in enumerate(clients):
+            p = c.pipeline(transaction=False)
+            for k in keys:
+                p.execute_command("SET", "%s:%d" % (k, n), r)
+            p.execute()
+    total = rounds * len(keys) * len(clients)
+    lines = monitor_lines(mon, total, timeout=30)
+    assert len(lines) == total
+    # Every key's writes show in the order they ran: 0, 1, 2, ...
+    seen = {}
+    for ln in lines:
+        args = ln.split(b"] ", 1)[1].split(b" ")
+        key, value = args[1], int(args[2].strip(b'"'))
+        assert seen.get(key, -1) == value - 1, (key, value)
+        seen[key] = value
+    assert len(seen) == len(keys) * len(clients)
+    # RESET ends monitoring: the feed stops, the connection stays.
+    mon.send(resp("RESET"))
+    while mon.read_reply() != b"+RESET\r\n":
+        pass
+    clients[0].execute_command("SET", "after", "reset")
+    mon.send(resp("PING"))
+    assert mon.read_reply() == b"+PONG\r\n"
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata bounds a monitor like a subscriber")
+def test_a_monitor_that_does_not_read_is_closed_past_its_limit(server_factory):
+    import socket
+    from conftest import RawConnection
+    from helpers import resp
+    s = server_factory(threads=2, extra_args=["--client-output-buffer-limit",
+                                              "pubsub 256kb 0 0"])
+    mon = RawConnection(s.port)
+    mon.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    mon.send(resp("MONITOR"))
+    assert mon.read_reply() == b"+OK\r\n"
+    c = s.client()
+    value = "v" * 1000
+    deadline = time.time() + 20
+    closed = False
+    while time.time() < deadline and not closed:
+        p = c.pipeline(transaction=False)
+        for i in range(500):
+            p.set("k%d" % i, value)
+        p.execute()
+        clients = c.execute_command("CLIENT", "LIST")
+        closed = clients.count(b"cmd=") == 1  # only this one is left
+    assert closed
+    info = c.info("stats")
+    assert info["client_output_buffer_limit_disconnections"] >= 1
+    mon.close()
