@@ -357,6 +357,15 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "set" && args.size() >= 3) {
     rb.Error(WrongArityError("config|set"));
+  } else if (sub == "rewrite" && args.size() == 2) {
+    std::string err = cfg.Rewrite();
+    if (err.empty()) {
+      LogNotice("CONFIG REWRITE executed with success.");
+      rb.Ok();
+    } else {
+      LogWarning("CONFIG REWRITE failed: %s", err.c_str());
+      rb.Error("ERR " + err);
+    }
   } else if (sub == "resetstat" && args.size() == 2) {
     co_await RunOn(srv.AllShards(), [](Worker& w) {
       size_t n = w.stats().commands.size();
@@ -374,11 +383,13 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         "    Set the configuration <directive> to <value>.",
         "RESETSTAT",
         "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
         "HELP",
         "    Print this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
-  } else if (sub == "get" || sub == "set" || sub == "resetstat") {
+  } else if (sub == "get" || sub == "set" || sub == "resetstat" || sub == "rewrite") {
     rb.Error(WrongArityError("config|" + sub));
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CONFIG HELP.");
@@ -686,7 +697,7 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 const std::vector<std::string> kClientSubcommands = {
     "id",       "setname", "getname",  "setinfo", "info",     "list",         "kill",
     "no-evict", "reply",   "tracking", "caching", "getredir", "trackinginfo", "help"};
-const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "help"};
+const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "rewrite", "help"};
 
 void RegisterServerFamily(CommandRegistry& r) {
   auto add = [&](const char* name, int arity, uint32_t flags, FiberFn fn) {
