@@ -20,6 +20,7 @@
 #include "server/base/version.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/metrics/metrics_exporter.h"
 #include "server/net/event_loop.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
@@ -170,6 +171,26 @@ bool Server::Start(std::string* error) {
     }
   }
   if (!engine_->Start(backend, listen_fds_, cpus, error)) return false;
+  if (int64_t mport = config_->Int("metrics-port"); mport > 0) {
+    MetricsServer::Options mo;
+    mo.bind = config_->String("metrics-bind");
+    mo.port = static_cast<int>(mport);
+    mo.server_port = port_;
+    // The first bind address, as a client reaches it (a wildcard: loopback).
+    std::vector<std::string> words;
+    SplitArgs(config_->String("bind"), &words);
+    std::string host = words.empty() ? "127.0.0.1" : words[0];
+    if (!host.empty() && host[0] == '-') host.erase(0, 1);
+    if (host == "*" || host == "0.0.0.0") host = "127.0.0.1";
+    if (host == "::" || host == "::*") host = "::1";
+    mo.server_host = host;
+    mo.password = config_->String("requirepass");
+    metrics_ = std::make_unique<MetricsServer>();
+    if (!metrics_->Start(mo, error)) {
+      engine_->Stop();
+      return false;
+    }
+  }
   LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION, threads,
             process.io_backend.c_str(), port_);
   LogNotice("Ready to accept connections tcp");
@@ -202,6 +223,7 @@ void Server::RunUntilSignal() {
   if (!SdNotify("STOPPING=1", &notify_error)) {
     LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
+  if (metrics_ != nullptr) metrics_->Stop();
   engine_->Stop();
   LogNotice("strata is now ready to exit, bye bye...");
 }

@@ -21,6 +21,7 @@
 namespace strata {
 
 class Engine;
+class MetricsServer;
 class SnapshotManager;
 class TierService;
 
@@ -44,6 +45,7 @@ class Server {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<TierService> tier_;  // spill-dir set
+  std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;
   std::string run_id_;
   std::string executable_;

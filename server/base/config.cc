@@ -217,6 +217,11 @@ Config::Config() {
         "0 = off")
         .min = 0;
   }
+  Add("metrics-port", Kind::kInt, "0", false,
+      "TCP port of the Prometheus endpoint (GET /metrics over HTTP); 0 = off")
+      .max = 65535;
+  Add("metrics-bind", Kind::kString, "127.0.0.1", false,
+      "address the Prometheus endpoint listens on (one address; * = all)");
   {
     Option& o = Add("enable-debug-command", Kind::kEnum, "no", false,
                     "whether DEBUG may run: no, yes, or local (loopback clients only)");
