@@ -212,6 +212,19 @@ Config::Config() {
                     "every command, -1 none");
     o.min = -1;
     Add("slowlog-max-len", Kind::kInt, "128", true, "entries the slow log keeps").min = 0;
+    Add("latency-tracking", Kind::kBool, "yes", true,
+        "per-command latency histograms (INFO latencystats, LATENCY HISTOGRAM)");
+    Add("latency-tracking-info-percentiles", Kind::kString, "50 99 99.9", true,
+        "the percentiles INFO latencystats shows (numbers from 0 to 100)")
+        .validate = [](std::string_view v) -> std::string {
+      std::vector<std::string> words;
+      if (!SplitArgs(v, &words)) return "Invalid percentiles";
+      for (const std::string& w : words) {
+        double p;
+        if (!ParseDouble(w, &p) || p < 0 || p > 100) return "Invalid percentiles";
+      }
+      return "";
+    };
     Add("latency-monitor-threshold", Kind::kInt, "0", true,
         "milliseconds a command must run to be sampled by the latency monitor (LATENCY); "
         "0 = off")
@@ -385,6 +398,7 @@ Config::Config() {
   slowlog_slower_than_ = &by_name_["slowlog-log-slower-than"]->number;
   slowlog_max_len_ = &by_name_["slowlog-max-len"]->number;
   latency_threshold_ = &by_name_["latency-monitor-threshold"]->number;
+  latency_tracking_ = &by_name_["latency-tracking"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
   maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
   maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;
@@ -534,6 +548,17 @@ std::string ConfigWord(std::string_view name, std::string_view v) {
 }
 
 }  // namespace
+
+std::vector<double> Config::latency_percentiles() const {
+  std::vector<std::string> words;
+  SplitArgs(String("latency-tracking-info-percentiles"), &words);
+  std::vector<double> out;
+  for (const std::string& w : words) {
+    double p;
+    if (ParseDouble(w, &p)) out.push_back(p);
+  }
+  return out;
+}
 
 std::string Config::Rewrite() const {
   if (config_file_.empty()) return "The server is running without a config file";

@@ -99,6 +99,9 @@ class Config {
     return slowlog_slower_than_->load(std::memory_order_relaxed);
   }
   int64_t slowlog_max_len() const { return slowlog_max_len_->load(std::memory_order_relaxed); }
+  bool latency_tracking() const { return latency_tracking_->load(std::memory_order_relaxed) != 0; }
+  // latency-tracking-info-percentiles, parsed.
+  std::vector<double> latency_percentiles() const;
   int64_t latency_monitor_threshold() const {
     return latency_threshold_->load(std::memory_order_relaxed);
   }
@@ -144,6 +147,7 @@ class Config {
   std::atomic<int64_t>* slowlog_slower_than_ = nullptr;
   std::atomic<int64_t>* slowlog_max_len_ = nullptr;
   std::atomic<int64_t>* latency_threshold_ = nullptr;
+  std::atomic<int64_t>* latency_tracking_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t>* maxmemory_policy_ = nullptr;
   std::atomic<int64_t>* maxmemory_samples_ = nullptr;

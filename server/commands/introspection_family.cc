@@ -1,6 +1,6 @@
 // The operator's introspection commands over the process-wide records of slow runs
 // (server/engine/slowlog.h): SLOWLOG GET/LEN/RESET/HELP and LATENCY LATEST/HISTORY/RESET/
-// GRAPH/DOCTOR/HELP, with Redis 7's replies and errors; and MONITOR (its feed:
+// GRAPH/DOCTOR/HISTOGRAM/HELP, with Redis 7's replies and errors; and MONITOR (its feed:
 // server/engine/monitor.cc).
 //
 // Thread-safety: connection commands, run on the client's worker; the records take their
@@ -9,16 +9,21 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/base/cycle_clock.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/latency_histogram.h"
 #include "server/engine/slowlog.h"
 #include "server/engine/worker.h"
 
@@ -231,13 +236,66 @@ void CmdLatency(Client& c, CmdArgs args, ReplyBuilder& rb) {
                "    Return time-latency samples for the <event> class.", "LATEST",
                "    Return the latest latency samples for all events.", "RESET [<event> ...]",
                "    Reset latency data of one or more <event> classes.",
-               "    (default: reset all data for all event classes)"});
+               "    (default: reset all data for all event classes)", "HISTOGRAM [COMMAND ...]",
+               "    Return a cumulative distribution of latencies in the format of a histogram "
+               "for the specified command names.",
+               "    If no commands are specified then all histograms are replied."});
   } else if (sub == "history" || sub == "latest" || sub == "graph" || sub == "doctor" ||
              sub == "help") {
     rb.Error(WrongArityError("latency|" + sub));
   } else {
     UnknownSubcommand(rb, "latency", args[1]);
   }
+}
+
+// LATENCY HISTOGRAM [command ...]: every worker's histograms, merged (one hop each).
+bool LatencyNeedsFiber(CmdArgs args) { return EqualsIgnoreCase(args[1], "histogram"); }
+
+Fiber LatencyHistogramFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Engine& srv = c->worker().engine();
+  const CommandRegistry& reg = CommandRegistry::Get();
+  // The commands asked for, in order (unknown ones skipped), or every command.
+  std::vector<const CommandSpec*> wanted;
+  if (args.size() > 2) {
+    for (size_t i = 2; i < args.size(); i++) {
+      const CommandSpec* s = reg.Find(args[i]);
+      if (s != nullptr && std::find(wanted.begin(), wanted.end(), s) == wanted.end())
+        wanted.push_back(s);
+    }
+  } else {
+    for (const auto& s : reg.all()) wanted.push_back(s.get());
+  }
+  std::vector<std::vector<uint64_t>> merged(wanted.size());
+  std::mutex mu;
+  co_await RunOn(srv.AllShards(), [&](Worker& w) {
+    std::lock_guard<std::mutex> lock(mu);  // the shards run in parallel
+    for (size_t i = 0; i < wanted.size(); i++) {
+      const auto& cmds = w.stats().commands;
+      if (wanted[i]->id < cmds.size()) latency::Merge(&merged[i], cmds[wanted[i]->id].latency);
+    }
+  });
+  size_t n = 0;
+  for (const auto& h : merged) n += latency::Total(h) != 0;
+  rb.Map(n);
+  for (size_t i = 0; i < wanted.size(); i++) {
+    uint64_t calls = latency::Total(merged[i]);
+    if (calls == 0) continue;
+    rb.Bulk(wanted[i]->name);
+    rb.Map(2);
+    rb.Bulk("calls");
+    rb.Integer(static_cast<int64_t>(calls));
+    rb.Bulk("histogram_usec");
+    auto buckets = latency::CumulativeMicros(merged[i], CycleClock::TicksPerMicro());
+    rb.Map(buckets.size());
+    for (const auto& [us, count] : buckets) {
+      rb.Integer(static_cast<int64_t>(us));
+      rb.Integer(static_cast<int64_t>(count));
+    }
+  }
+  c->FinishFiber(std::move(out));
 }
 
 // ---- MONITOR ----
@@ -271,6 +329,9 @@ void RegisterIntrospectionFamily(CommandRegistry& r) {
       "1.0.0", "Listens for all requests received by the server in real-time.");
   add("latency", -2, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, CmdLatency,
       &kLatencySubcommands, "2.8.13", "A container for latency diagnostics commands.");
+  CommandSpec* latency = r.FindMutable("latency");
+  latency->fiber_fn = LatencyHistogramFiber;
+  latency->needs_fiber = LatencyNeedsFiber;
 }
 
 }  // namespace strata

@@ -23,6 +23,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
+#include "server/engine/latency_histogram.h"
 #include "server/engine/pubsub.h"
 #include "server/engine/slowlog.h"
 #include "server/engine/worker.h"
@@ -94,6 +95,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
       total.commands[i].usec_ticks += r.stats.commands[i].usec_ticks;
       total.commands[i].rejected_calls += r.stats.commands[i].rejected_calls;
       total.commands[i].failed_calls += r.stats.commands[i].failed_calls;
+      latency::Merge(&total.commands[i].latency, r.stats.commands[i].latency);
     }
     ks.expired_keys += r.ks.expired_keys;
     ks.evicted_keys += r.ks.evicted_keys;
@@ -234,6 +236,30 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
                     static_cast<unsigned long long>(st.rejected_calls),
                     static_cast<unsigned long long>(st.failed_calls));
       AddLine(&out, "cmdstat_" + specs[i]->name, buf);
+    }
+  }
+  if (want("latencystats", false)) {
+    section("Latencystats");
+    std::vector<double> percentiles = cfg.latency_percentiles();
+    const auto& specs = CommandRegistry::Get().all();
+    for (size_t i = 0; i < specs.size() && i < total.commands.size(); i++) {
+      const std::vector<uint64_t>& h = total.commands[i].latency;
+      if (latency::Total(h) == 0) continue;
+      std::string line;
+      for (size_t j = 0; j < percentiles.size(); j++) {
+        char label[64], buf[128];
+        std::snprintf(label, sizeof(label), "%f", percentiles[j]);
+        std::string l = label;
+        if (l.find('.') != std::string::npos) {
+          while (!l.empty() && l.back() == '0') l.pop_back();
+          if (!l.empty() && l.back() == '.') l.pop_back();
+        }
+        std::snprintf(buf, sizeof(buf), "p%s=%.3f", l.c_str(),
+                      latency::PercentileMicros(h, percentiles[j], CycleClock::TicksPerMicro()));
+        if (j != 0) line += ',';
+        line += buf;
+      }
+      AddLine(&out, "latency_percentiles_usec_" + specs[i]->name, line);
     }
   }
   if (want("keyspace", true)) {

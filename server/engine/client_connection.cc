@@ -379,16 +379,27 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     uint32_t shard = worker_->index();
     bool multi = false;
     if (spec->first_key > 0) {
-      thread_local std::vector<std::string_view> keys;
-      keys.clear();
-      spec->Keys(args, &keys);
-      // A container command whose subcommand takes no key (MEMORY STATS) uses its fiber.
-      // (A command with counted keys and none given, EVAL ... 0, runs here.)
-      if (keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr) multi = true;
-      if (!keys.empty() && shard_count > 1) {
-        shard = ShardOfKey(keys[0], shard_count);
-        for (size_t i = 1; i < keys.size() && !multi; i++) {
-          if (ShardOfKey(keys[i], shard_count) != shard) multi = true;
+      if (spec->keys_fn == nullptr && spec->last_key == spec->first_key) [[likely]] {
+        // One key at most (GET, SET, INCR...): no list to build.
+        size_t at = static_cast<size_t>(spec->first_key);
+        if (at >= args.size()) {
+          // A container command whose subcommand takes no key (MEMORY STATS) uses its
+          // fiber.
+          if (spec->fiber_fn != nullptr) multi = true;
+        } else if (shard_count > 1) {
+          shard = ShardOfKey(args[at], shard_count);
+        }
+      } else {
+        thread_local std::vector<std::string_view> keys;
+        keys.clear();
+        spec->Keys(args, &keys);
+        // As above; a command with counted keys and none given (EVAL ... 0) runs here.
+        if (keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr) multi = true;
+        if (!keys.empty() && shard_count > 1) {
+          shard = ShardOfKey(keys[0], shard_count);
+          for (size_t i = 1; i < keys.size() && !multi; i++) {
+            if (ShardOfKey(keys[i], shard_count) != shard) multi = true;
+          }
         }
       }
       if (spec->spans_shards != nullptr && !multi && shard_count > 1) [[unlikely]]
@@ -549,7 +560,9 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   if (fiber_t0_ != 0 && last_spec_ != nullptr) {
     // Its wall time, hops and lock waits included: what the client waited for.
     uint64_t ticks = CycleClock::Now() - fiber_t0_;
-    worker_->stats().commands[last_spec_->id].usec_ticks += ticks;
+    CommandStat& st = worker_->stats().commands[last_spec_->id];
+    st.usec_ticks += ticks;
+    if (worker_->latency_tracking()) st.RecordLatency(ticks);
     worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), db, this);
   }
   fiber_t0_ = 0;

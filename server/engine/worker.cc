@@ -519,6 +519,7 @@ void Worker::RefreshSlowLimits() {
   latency_ticks_ =
       latency_ms <= 0 || latency_ms > INT64_MAX / 1000 ? UINT64_MAX : ticks(latency_ms * 1000);
   watch_ticks_ = engine_->monitoring() ? 0 : std::min(slowlog_ticks_, latency_ticks_);
+  latency_tracking_ = cfg.latency_tracking();
 }
 
 void Worker::NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,

@@ -33,6 +33,7 @@
 #include "core/keyspace.h"
 #include "server/engine/blocking.h"
 #include "server/engine/cold_gate.h"
+#include "server/engine/latency_histogram.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/pubsub.h"
 #include "server/engine/remote_batch.h"
@@ -58,6 +59,13 @@ struct CommandStat {
   uint64_t usec_ticks = 0;  // CycleClock ticks; INFO converts to microseconds
   uint64_t rejected_calls = 0;
   uint64_t failed_calls = 0;
+  std::vector<uint64_t> latency;  // latency_histogram.h; empty until the first timed run
+  // Counts a run in the latency histogram.
+  void RecordLatency(uint64_t ticks) {
+    if (latency.data() == nullptr) [[unlikely]]
+      latency.assign(latency::kBuckets, 0);
+    latency[latency::Bucket(ticks)]++;
+  }
 };
 
 struct WorkerStats {
@@ -179,6 +187,7 @@ class Worker {
     CommandStat& st = stats_.commands[spec->id];
     st.calls++;
     st.usec_ticks += ticks;
+    if (latency_tracking_) st.RecordLatency(ticks);
     if (failed) st.failed_calls++;
     stats_.total_commands_processed++;
     if (ticks >= watch_ticks_) [[unlikely]]
@@ -197,8 +206,9 @@ class Worker {
   void AddMonitor(Client* c);
   void RemoveMonitor(Client* c);
   void DeliverMonitorFeed(const std::string& bytes);
-  // Re-reads slowlog-log-slower-than and latency-monitor-threshold (each loop turn, and
-  // at once after this worker's CONFIG SET).
+  bool latency_tracking() const { return latency_tracking_; }
+  // Re-reads slowlog-log-slower-than, latency-monitor-threshold and latency-tracking (each
+  // loop turn, and at once after this worker's CONFIG SET).
   void RefreshSlowLimits();
   const char* backend_name() const;
   std::string backend_description() const;
@@ -344,6 +354,7 @@ class Worker {
   uint64_t watch_ticks_ = UINT64_MAX;
   uint64_t slowlog_ticks_ = UINT64_MAX;
   uint64_t latency_ticks_ = UINT64_MAX;
+  bool latency_tracking_ = true;  // latency-tracking
   void NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,
                     const Client* who, bool foreign);
   std::vector<uint64_t> monitors_;  // client ids

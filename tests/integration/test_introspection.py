@@ -113,6 +113,7 @@ def test_slowlog_get_len_reset_and_max_len(both):
     ("LATENCY",), ("LATENCY", "NOSUCH"), ("LATENCY", "HISTORY"), ("LATENCY", "HISTORY", "nosuch"),
     ("LATENCY", "LATEST", "x"), ("LATENCY", "GRAPH", "nosuch"), ("LATENCY", "DOCTOR"),
     ("LATENCY", "RESET"), ("LATENCY", "RESET", "a", "b"), ("LATENCY", "LATEST"),
+    ("LATENCY", "HELP"), ("LATENCY", "HISTOGRAM", "nosuch"),
     ("DEBUG", "OBJECT", "nosuch"), ("DEBUG", "NOSUCH"), ("DEBUG", "SLEEP"),
     ("DEBUG", "DIGEST"), ("DEBUG", "DIGEST-VALUE", "nosuch"), ("DEBUG", "SLEEP", "0"),
     ("DEBUG", "CHANGE-REPL-ID"),
@@ -339,3 +340,60 @@ def test_a_monitor_that_does_not_read_is_closed_past_its_limit(server_factory):
     info = c.info("stats")
     assert info["client_output_buffer_limit_disconnections"] >= 1
     mon.close()
+
+
+def latencystats(c):
+    text = c.execute_command("INFO", "latencystats").decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("latency_percentiles_usec_"):
+            name, values = line[len("latency_percentiles_usec_"):].split(":")
+            out[name] = dict(kv.split("=") for kv in values.split(","))
+    return out
+
+
+def test_latency_tracking_info_and_histogram(both):
+    for c in both:
+        c.execute_command("CONFIG", "RESETSTAT")
+        for i in range(100):
+            c.execute_command("SET", "k%d" % i, "v")
+        for i in range(40):
+            c.execute_command("GET", "k%d" % i)
+    got = [latencystats(c) for c in both]
+    for stats in got:
+        for cmd in ("set", "get"):
+            p = stats[cmd]
+            assert list(p) == ["p50", "p99", "p99.9"]
+            vals = [float(p[k]) for k in ("p50", "p99", "p99.9")]
+            assert 0 < vals[0] <= vals[1] <= vals[2]
+            assert all(len(p[k].split(".")[1]) == 3 for k in p)  # %.3f
+    for c in both:
+        h = c.execute_command("LATENCY", "HISTOGRAM", "set", "nosuch", "get")
+        h = dict(zip(h[0::2], h[1::2]))
+        assert set(h) == {b"set", b"get"}
+        for name, calls in ((b"set", 100), (b"get", 40)):
+            fields = dict(zip(h[name][0::2], h[name][1::2]))
+            assert fields[b"calls"] == calls
+            buckets = fields[b"histogram_usec"]
+            bounds, counts = buckets[0::2], buckets[1::2]
+            assert bounds == sorted(bounds) and counts == sorted(counts)
+            assert counts[-1] == calls
+            assert all(b in (1, 2, 4, 8, 16, 32, 65, 131, 262, 524, 1048, 2097, 4194, 8388,
+                             16777, 33554, 67108, 134217, 268435, 536870, 1073741)
+                       for b in bounds)
+        # Other percentiles, then no tracking: no new runs counted.
+        c.execute_command("CONFIG", "SET", "latency-tracking-info-percentiles", "50 90")
+        c.execute_command("CONFIG", "SET", "latency-tracking", "no")
+        c.execute_command("GET", "k1")
+        c.execute_command("CONFIG", "SET", "latency-tracking", "yes")
+    got = [latencystats(c) for c in both]
+    for stats in got:
+        assert list(stats["get"]) == ["p50", "p90"]
+    for c in both:
+        h = c.execute_command("LATENCY", "HISTOGRAM", "get")
+        assert dict(zip(h[1][0::2], h[1][1::2]))[b"calls"] == 40
+        c.execute_command("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+        c.execute_command("CONFIG", "RESETSTAT")
+        assert "set" not in latencystats(c)
+        with pytest.raises(redis.ResponseError):
+            c.execute_command("CONFIG", "SET", "latency-tracking-info-percentiles", "50 101")
