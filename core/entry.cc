@@ -76,8 +76,12 @@ namespace {
   uint32_t klen = static_cast<uint32_t>(key.size());
   void* mem;
   if (size <= SlabHeap::kMaxSlotSize) {
-    mem = heap.Allocate(size);
-    *usable = SlabHeap::SlotSize(size);
+    // A slab entry may take a bigger slot than its size (room for a string to grow in
+    // place), never one past the slab's sizes: Destroy() tells the allocator from the
+    // header's size.
+    size_t slot = std::min(std::max(size, alloc), SlabHeap::kMaxSlotSize);
+    mem = heap.Allocate(slot);
+    *usable = SlabHeap::SlotSize(slot);
   } else {
     mem = mi_malloc(alloc);
     if (mem == nullptr) throw std::bad_alloc();
@@ -183,8 +187,9 @@ Entry* Entry::CreateRawString(SlabHeap& heap, std::string_view key, std::string_
   uint32_t vlen = static_cast<uint32_t>(len);
   size_t head =
       HeaderSize(has_access, static_cast<uint32_t>(key.size()), vlen, expire_ms != kNoExpire);
-  // Destroy() tells the allocator from the header's size, which stays past kMaxSlotSize:
-  // only an entry from mimalloc gets room to grow.
+  // Room to grow: a slab entry's slot up to the slab's biggest, an entry from mimalloc
+  // as asked (Destroy() tells the allocator from the header's size, so a slab-sized value
+  // never moves to mimalloc for room).
   Entry* entry;
   char* p = AllocWithHeader(heap, head + len, head + std::max(len, reserve), has_access, access,
                             static_cast<uint8_t>(ValueType::kString), key, vlen, expire_ms, usable,
@@ -201,9 +206,13 @@ bool Entry::GrowInPlace(size_t new_len) {
   if (new_len > UINT32_MAX || VarintSize(static_cast<uint32_t>(new_len)) != VarintSize(l.value_len))
     return false;
   size_t size = AllocSize();
-  if (size <= SlabHeap::kMaxSlotSize) return false;
   size_t grown = size + (new_len - l.value_len);
-  if (grown > mi_usable_size(AllocBase())) return false;
+  if (size <= SlabHeap::kMaxSlotSize) {
+    // Within its slot (past the slab's sizes it would have to move to mimalloc).
+    if (grown > SlabHeap::UsableSize(AllocBase())) return false;
+  } else if (grown > mi_usable_size(AllocBase())) {
+    return false;
+  }
   uint32_t off = 1;
   ReadVarint(Base(), &off);  // past the key length: the value length follows
   WriteVarint(Base() + off, static_cast<uint32_t>(new_len));
@@ -213,7 +222,9 @@ bool Entry::GrowInPlace(size_t new_len) {
 
 size_t Entry::UsableSize(const Entry* e) {
   size_t size = e->AllocSize();
-  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::SlotSize(size) : mi_usable_size(e->AllocBase());
+  // A slab entry's slot may be bigger than its size asks (room to grow): its page says.
+  return size <= SlabHeap::kMaxSlotSize ? SlabHeap::UsableSize(e->AllocBase())
+                                        : mi_usable_size(e->AllocBase());
 }
 
 size_t Entry::Destroy(SlabHeap& heap, Entry* e) {

@@ -88,10 +88,12 @@ bool MergeReads(const std::vector<HllRead>& reads, uint8_t* max, bool* use_dense
   return true;
 }
 
-// Writes value `v` for key, whose entry (found for writing) is e: in place when the size
-// is unchanged, else as a new value keeping its expiry.
+// Writes value `v` for key, whose entry (found for writing) is e: in place when it is
+// no shorter (a string that grows keeps room, Keyspace::StringForWrite, so a sparse value
+// that gains a few bytes per PFADD is mostly written where it is), else as a new value
+// keeping its expiry.
 void StoreHll(Keyspace& ks, uint32_t db, std::string_view key, Entry* e, const std::string& v) {
-  if (e != nullptr && e->ValueLen() == v.size()) {
+  if (e != nullptr && e->ValueLen() <= v.size()) {
     e = ks.StringForWrite(db, key, e, v.size());
     std::memcpy(e->MutableValue(), v.data(), v.size());
     return;
