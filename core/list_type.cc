@@ -1,7 +1,9 @@
 #include "core/list_type.h"
 
 #include <malloc.h>
+#include <zstd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -95,6 +97,31 @@ namespace {
 
 constexpr uint8_t kVar = 0;
 constexpr uint8_t kFixed = 1;
+// A zstd frame of a node's image: cap = the block's bytes, end = the image's bytes, count
+// = the node's elements (walks count without inflating).
+constexpr uint8_t kLz4 = 2;
+constexpr size_t kMinCompressBytes = 48;
+constexpr size_t kMinCompressSaving = 8;
+constexpr int kZstdLevel = 1;
+
+// The shard thread's zstd contexts, made on its first compressed list and freed with it.
+struct ZstdContexts {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(c);
+    ZSTD_freeDCtx(d);
+  }
+  static ZstdContexts& Get() {
+    thread_local ZstdContexts t;
+    return t;
+  }
+};
+
+size_t CompressDepth() {
+  int64_t d = GlobalEncodingLimits().list_compress_depth.load(std::memory_order_relaxed);
+  return d > 0 ? static_cast<size_t>(d) : 0;
+}
 constexpr size_t kFixedWidthMax = 64;
 constexpr uint32_t kFixedConvertBelow = 32;
 constexpr size_t kGroupChars = 16;
@@ -187,7 +214,120 @@ void ListObject::FreeNode(Node* n) {
   std::free(n);
 }
 
+namespace {
+struct FreeDeleter {
+  void operator()(ListObject::Node* n) const { std::free(n); }
+};
+using TempNode = std::unique_ptr<ListObject::Node, FreeDeleter>;
+
+// A node as readers use it: itself, or (compressed) a plain copy held by *keep.
+const ListObject::Node* Readable(const ListObject::Node* n, TempNode* keep);
+}  // namespace
+
+ListObject::Node* ListObject::Inflate(const Node* z) {
+  ZSTD_DCtx* ctx = ZstdContexts::Get().d;
+  size_t raw = z->end;
+  void* mem = std::malloc(raw);
+  if (mem == nullptr) throw std::bad_alloc();
+  size_t got = ZSTD_decompressDCtx(ctx, mem, raw, z->data, z->cap);
+  if (ZSTD_isError(got) || got != raw) {
+    // Our own block: only memory corruption gets here.
+    std::fprintf(stderr, "list node: corrupt compressed block\n");
+    std::abort();
+  }
+  return static_cast<Node*>(mem);
+}
+
+ListObject::Node* ListObject::Deflate(const Node* n) {
+  // The image: the header and the used bytes (a fixed node's slots are addressed by
+  // index, so all of its data; its free slots are zeros).
+  size_t data_bytes = n->kind == kFixed ? FixedDataBytes(n->cap, n->width) : n->used();
+  size_t raw = sizeof(Node) + data_bytes;
+  if (raw < kMinCompressBytes) return nullptr;
+  std::string image(raw, '\0');
+  Node* h = reinterpret_cast<Node*>(image.data());
+  *h = *n;
+  if (n->kind == kFixed) {
+    std::memcpy(h->data, n->data, data_bytes);
+  } else {
+    h->cap = static_cast<uint32_t>(data_bytes);
+    h->begin = 0;
+    h->end = static_cast<uint32_t>(data_bytes);
+    std::memcpy(h->data, n->data + n->begin, data_bytes);
+  }
+  ZSTD_CCtx* ctx = ZstdContexts::Get().c;
+  std::string block(ZSTD_compressBound(raw), '\0');
+  size_t len = ZSTD_compressCCtx(ctx, block.data(), block.size(), image.data(), raw, kZstdLevel);
+  if (ZSTD_isError(len) || len + sizeof(Node) + kMinCompressSaving > raw) return nullptr;
+  void* mem = std::malloc(sizeof(Node) + static_cast<size_t>(len));
+  if (mem == nullptr) throw std::bad_alloc();
+  Node* z = static_cast<Node*>(mem);
+  z->cap = static_cast<uint32_t>(len);
+  z->begin = 0;
+  z->end = static_cast<uint32_t>(raw);
+  z->count = n->count;
+  z->kind = kLz4;
+  z->width = 0;
+  std::memcpy(z->data, block.data(), static_cast<size_t>(len));
+  return z;
+}
+
+void ListObject::EnsurePlain(size_t i) {
+  Node* z = nodes_[i];
+  if (z->kind != kLz4) return;
+  Node* n = Inflate(z);
+  node_bytes_ += malloc_usable_size(n);
+  ReplaceNode(i, n);
+}
+
+void ListObject::CompressIfInner(size_t i) {
+  size_t d = CompressDepth();
+  if (d == 0 || i < d || i + d >= nodes_.size()) return;
+  Node* n = nodes_[i];
+  if (n->kind == kLz4) return;
+  Node* z = Deflate(n);
+  if (z == nullptr) return;
+  node_bytes_ += malloc_usable_size(z);
+  ReplaceNode(i, z);
+}
+
+void ListObject::Rebalance() {
+  size_t d = CompressDepth();
+  size_t size = nodes_.size();
+  // The ends plain (also after the setting changed: a compressed node that reached an end
+  // is inflated before anything is pushed to or popped from it).
+  size_t ends = std::min(std::max<size_t>(d, 1), size);
+  for (size_t i = 0; i < ends; i++) {
+    EnsurePlain(i);
+    EnsurePlain(size - 1 - i);
+  }
+  if (d == 0 || size <= 2 * d) return;
+  CompressIfInner(d);
+  CompressIfInner(size - 1 - d);
+}
+
+void ListObject::CompressAll() {
+  size_t d = CompressDepth();
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    if (d == 0 || i < d || i + d >= nodes_.size()) {
+      EnsurePlain(i);
+    } else {
+      CompressIfInner(i);
+    }
+  }
+}
+
+namespace {
+const ListObject::Node* Readable(const ListObject::Node* n, TempNode* keep) {
+  if (n->kind != kLz4) return n;
+  keep->reset(ListObject::Inflate(n));
+  return keep->get();
+}
+}  // namespace
+
 std::vector<std::string> ListObject::NodeElements(const Node* n) {
+  TempNode keep;
+  n = Readable(n, &keep);
   std::vector<std::string> out;
   out.reserve(n->count);
   if (n->kind == kFixed) {
@@ -228,7 +368,7 @@ bool VarHasRoom(const ListObject::Node* n, size_t esize, size_t limit) {
 
 }  // namespace
 
-void ListObject::PushBack(std::string_view v) {
+void ListObject::PushBackPlain(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
   Node* n = nodes_.empty() ? nullptr : nodes_.back();
@@ -266,7 +406,7 @@ void ListObject::PushBack(std::string_view v) {
   count_++;
 }
 
-void ListObject::PushFront(std::string_view v) {
+void ListObject::PushFrontPlain(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
   Node* n = nodes_.empty() ? nullptr : nodes_.front();
@@ -313,7 +453,7 @@ void ListObject::PushFront(std::string_view v) {
   count_++;
 }
 
-std::string ListObject::PopFront() {
+std::string ListObject::PopFrontPlain() {
   Node* n = nodes_.front();
   std::string out;
   if (n->kind == kFixed) {
@@ -334,7 +474,7 @@ std::string ListObject::PopFront() {
   return out;
 }
 
-std::string ListObject::PopBack() {
+std::string ListObject::PopBackPlain() {
   Node* n = nodes_.back();
   std::string out;
   if (n->kind == kFixed) {
@@ -355,6 +495,42 @@ std::string ListObject::PopBack() {
   return out;
 }
 
+void ListObject::PushBack(std::string_view v) {
+  if (!nodes_.empty()) EnsurePlain(nodes_.size() - 1);
+  size_t before = nodes_.size();
+  PushBackPlain(v);
+  if (nodes_.size() != before) Rebalance();
+}
+
+void ListObject::PushFront(std::string_view v) {
+  if (!nodes_.empty()) EnsurePlain(0);
+  size_t before = nodes_.size();
+  PushFrontPlain(v);
+  if (nodes_.size() != before) Rebalance();
+}
+
+std::string ListObject::PopFront() {
+  EnsurePlain(0);
+  size_t before = nodes_.size();
+  std::string out = PopFrontPlain();
+  if (nodes_.size() != before && !nodes_.empty()) Rebalance();
+  return out;
+}
+
+std::string ListObject::PopBack() {
+  EnsurePlain(nodes_.size() - 1);
+  size_t before = nodes_.size();
+  std::string out = PopBackPlain();
+  if (nodes_.size() != before && !nodes_.empty()) Rebalance();
+  return out;
+}
+
+size_t ListObject::CompressedNodes() const {
+  size_t n = 0;
+  for (const Node* x : nodes_) n += x->kind == kLz4;
+  return n;
+}
+
 void ListObject::Walk(size_t start, bool reverse,
                       const std::function<bool(std::string_view)>& fn) const {
   if (start >= count_) return;
@@ -371,7 +547,8 @@ void ListObject::Walk(size_t start, bool reverse,
   char buf[kFixedWidthMax];
   if (!reverse) {
     for (; ni < nodes_.size(); ni++, skip = 0) {
-      const Node* n = nodes_[ni];
+      TempNode keep;
+      const Node* n = Readable(nodes_[ni], &keep);
       if (n->kind == kFixed) {
         for (uint32_t i = n->begin + static_cast<uint32_t>(skip); i < n->end; i++) {
           if (!fn(ReadSlot(n, i, buf))) return;
@@ -391,7 +568,8 @@ void ListObject::Walk(size_t start, bool reverse,
   }
   // Reverse: within the first node, element `skip` counted from its front.
   for (size_t k = ni + 1; k-- > 0;) {
-    const Node* n = nodes_[k];
+    TempNode keep;
+    const Node* n = Readable(nodes_[k], &keep);
     size_t last = k == ni ? skip : n->count - 1;  // index within node to start from
     if (n->kind == kFixed) {
       for (size_t i = last + 1; i-- > 0;) {
@@ -434,19 +612,22 @@ void ListObject::Assign(const std::vector<std::string>& elements) {
   nodes_.clear();
   count_ = 0;
   for (const std::string& e : elements) PushBack(e);
+  CompressAll();
 }
 
 void ListObject::Set(size_t index, std::string_view v) {
   size_t ni = 0, first = 0;
   while (first + nodes_[ni]->count <= index) first += nodes_[ni++]->count;
+  EnsurePlain(ni);
   Node* n = nodes_[ni];
   if (n->kind == kFixed && v.size() == n->width && FixedEligible(v)) {
     WriteSlot(n, n->begin + (index - first), v);
-    return;
+  } else {
+    std::vector<std::string> elems = NodeElements(n);
+    elems[index - first].assign(v);
+    ReplaceNode(ni, BuildVarNode(elems));
   }
-  std::vector<std::string> elems = NodeElements(n);
-  elems[index - first].assign(v);
-  ReplaceNode(ni, BuildVarNode(elems));
+  CompressIfInner(ni);
 }
 
 size_t ListObject::Bytes() const {

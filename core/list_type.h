@@ -17,6 +17,17 @@
 // Changes in the middle (LSET, LINSERT, LREM, LTRIM) re-encode only the nodes they
 // touch (LINSERT/LREM rebuild the list).
 //
+// Compression (list-compress-depth d > 0, as Redis's quicklist): the d nodes at each end
+// stay plain and the inner ones are kept compressed with zstd (level 1: on log-like text
+// about half the bytes of Redis's LZF, bench/results) - the node's header and used bytes
+// as one frame, replacing the node (a node under 48 bytes, or one that would not
+// shrink by 8 bytes, stays plain). Pushes and pops touch only end nodes, so a push or pop
+// that adds or drops a node compresses or inflates at most one node at each end
+// (Rebalance). Reads (LRANGE, LINDEX, the snapshot) inflate an inner node into a
+// temporary copy; LSET inflates it, changes it and compresses it again. The bytes counted
+// are the compressed blocks'. A change of the setting applies to a list the next time it
+// changes (a rebuild applies it to every node).
+//
 // Thread-safety: shard-owned, like the entry holding the list.
 #pragma once
 
@@ -64,9 +75,28 @@ class ListObject final : public CollectionObject {
 
  public:
   struct Node;  // list_type.cc
+  // The plain copy of a compressed node (malloc'd; the caller frees it), and a compressed
+  // copy of a plain one (null when it does not pay).
+  static Node* Inflate(const Node* z);
+  static Node* Deflate(const Node* n);
+  // The nodes as they are stored (tests).
+  size_t NodeCount() const { return nodes_.size(); }
+  size_t CompressedNodes() const;
 
  private:
+  void PushFrontPlain(std::string_view v);
+  void PushBackPlain(std::string_view v);
+  std::string PopFrontPlain();
+  std::string PopBackPlain();
   Node* NewNode(size_t data_cap, bool at_front);
+  // Compression (see above): the in-place forms that replace nodes_[i] keeping
+  // node_bytes_ right.
+  void EnsurePlain(size_t i);
+  void CompressIfInner(size_t i);
+  // After a push or pop: the end nodes plain, the first inner one at each end compressed.
+  void Rebalance();
+  // After a rebuild: every node as the depth says.
+  void CompressAll();
   Node* NewFixedNode(size_t width, bool at_front);
   Node* BuildVarNode(const std::vector<std::string>& elems);
   void ReplaceNode(size_t index, Node* fresh);

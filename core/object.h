@@ -61,6 +61,8 @@ struct EncodingLimits {
   std::atomic<int64_t> zset_max_listpack_entries{128};
   std::atomic<int64_t> zset_max_listpack_value{64};
   std::atomic<int64_t> list_max_listpack_size{-2};
+  // list-compress-depth: plain nodes kept at each end of a big list (0: none compressed).
+  std::atomic<int64_t> list_compress_depth{0};
 };
 EncodingLimits& GlobalEncodingLimits();
 

@@ -302,6 +302,9 @@ Config::Config() {
            &lim.zset_max_listpack_value, "longest member, bytes, of a packed sorted set");
   encoding("list-max-listpack-size", "list-max-ziplist-size", "-2", -5, &lim.list_max_listpack_size,
            "list node size: positive = elements per node, -1..-5 = 4/8/16/32/64 KiB per node");
+  encoding("list-compress-depth", nullptr, "0", 0, &lim.list_compress_depth,
+           "nodes at each end of a big list left uncompressed; the inner ones are compressed "
+           "with zstd (0 = no compression)");
   Add("timeout", Kind::kInt, "0", true, "close idle clients after N seconds; only 0 (never)")
       .validate = [](std::string_view v) -> std::string {
     return v == "0" ? "" : "client idle timeout is not supported by strata yet";

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from conftest import TARGET
-from helpers import NOT_INT, SYNTAX, WRONGTYPE, resp, wait_for
+from helpers import NOT_INT, SYNTAX, WRONGTYPE, resp, same, wait_for
 
 strata_only = pytest.mark.skipif(TARGET == "redis", reason="strata memory accounting")
 
@@ -1597,3 +1597,53 @@ def test_mem_type_list_back_to_zero_when_lists_go(mr, scenario):
     wait_list_mem_zero(mr, "mem_type_list back to 0 after " + scenario.__name__)
     mr.flushall()
     wait_list_mem_zero(mr, "mem_type_list back to 0 after FLUSHALL")
+
+
+# ---------------------------------------------------------------- list-compress-depth
+
+def test_compressed_lists_behave_as_redis(pair):
+    for c in pair:
+        c.execute_command("CONFIG", "SET", "list-compress-depth", "1")
+        c.execute_command("CONFIG", "SET", "list-max-listpack-size", "-1")
+    try:
+        rows = ["2026-12-03 INFO req=%d path=/api/items/%d" % (i, i % 50) for i in range(6000)]
+        for i in range(0, len(rows), 500):
+            same(pair, "RPUSH", "l", *rows[i:i + 500])
+            same(pair, "LPUSH", "l", *rows[i:i + 100])
+        same(pair, "LLEN", "l")
+        same(pair, "OBJECT", "ENCODING", "l")
+        for start, stop in ((0, 9), (3000, 3050), (-20, -1), (100, 5000), (4000, 3990)):
+            same(pair, "LRANGE", "l", start, stop)
+        for i in (0, 1, 2500, 5999, -1, -3333):
+            same(pair, "LINDEX", "l", i)
+        same(pair, "LSET", "l", 3100, "changed in the middle")
+        same(pair, "LINDEX", "l", 3100)
+        same(pair, "LINSERT", "l", "BEFORE", "changed in the middle", "inserted")
+        same(pair, "LRANGE", "l", 3095, 3105)
+        same(pair, "LREM", "l", 3, rows[7])
+        same(pair, "LTRIM", "l", 5, -5)
+        same(pair, "LPOS", "l", rows[4000])
+        # Popping from both ends brings compressed nodes to the ends.
+        for _ in range(40):
+            same(pair, "LPOP", "l", 97)
+            same(pair, "RPOP", "l", 89)
+        same(pair, "LRANGE", "l", 0, -1)
+    finally:
+        for c in pair:
+            c.execute_command("CONFIG", "SET", "list-compress-depth", "0")
+            c.execute_command("CONFIG", "SET", "list-max-listpack-size", "-2")
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata's memory figures")
+def test_compressed_lists_cost_less_memory(server_factory):
+    c = server_factory(extra_args=["--threads", "1"]).client()
+    rows = ["2026-12-03 INFO req=%d path=/api/items/%d status=200" % (i, i % 50)
+            for i in range(20000)]
+    for depth, key in ((0, "plain"), (1, "packed")):
+        c.config_set("list-compress-depth", depth)
+        for i in range(0, len(rows), 1000):
+            c.rpush(key, *rows[i:i + 1000])
+    plain, packed = c.memory_usage("plain"), c.memory_usage("packed")
+    assert packed * 3 < plain, (plain, packed)
+    assert c.lrange("packed", 0, -1) == c.lrange("plain", 0, -1)
+    assert c.config_get("list-compress-depth")["list-compress-depth"] == "1"

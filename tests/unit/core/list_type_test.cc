@@ -14,7 +14,10 @@ namespace strata {
 namespace {
 
 std::string RandomElement(std::mt19937& rng, int mode) {
-  // mode 0: fixed-width text (fixed nodes), 1: mixed lengths, 2: binary, 3: any mix
+  // mode 0: fixed-width text (fixed nodes), 1: mixed lengths, 2: binary, 3: any mix,
+  // 4: compressible text of mixed lengths, 5: compressible text of one length
+  if (mode == 4) return "key:" + std::to_string(rng() % 50) + ":" + std::string(rng() % 40, 'x');
+  if (mode == 5) return "k" + std::to_string(100 + rng() % 10) + "aaaaaa";
   int m = mode == 3 ? static_cast<int>(rng() % 3) : mode;
   size_t len = m == 0 ? 10 : rng() % 80;
   std::string s(len, ' ');
@@ -29,20 +32,83 @@ void ExpectSame(const ListObject& l, const std::deque<std::string>& ref) {
   for (size_t i = 0; i < ref.size(); i++) ASSERT_EQ(all[i], ref[i]) << i;
 }
 
+void RandomOps(int mode, uint32_t seed, ListObject& l);
+
 class ListObjectTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(ListObjectTest, RandomOperationsMatchADeque) {
-  std::mt19937 rng(11 + GetParam());
   ListObject l;
-  std::deque<std::string> ref;
+  RandomOps(GetParam(), 11 + GetParam(), l);
+}
+
+// The same with inner nodes compressed (small nodes, so that there are many), and the
+// depth changed half-way: the ends are always plain, the contents always the same.
+TEST(ListCompressionTest, RandomOperationsMatchADeque) {
+  EncodingLimits& lim = GlobalEncodingLimits();
+  int64_t saved_size = lim.list_max_listpack_size.load(),
+          saved_depth = lim.list_compress_depth.load();
+  lim.list_max_listpack_size.store(16);
+  for (int depth : {1, 2, 3}) {
+    for (int mode : {0, 3, 4, 5}) {
+      lim.list_compress_depth.store(depth);
+      ListObject l;
+      RandomOps(mode, 100 + depth * 10 + mode, l);
+      if (mode >= 4 && l.NodeCount() > 2 * static_cast<size_t>(depth) + 1) {
+        EXPECT_GT(l.CompressedNodes(), 0u);
+      }
+      lim.list_compress_depth.store(depth == 1 ? 0 : 1);
+      RandomOps(mode, 200 + depth, l);
+    }
+  }
+  lim.list_max_listpack_size.store(saved_size);
+  lim.list_compress_depth.store(saved_depth);
+}
+
+TEST(ListCompressionTest, CompressibleTextShrinks) {
+  EncodingLimits& lim = GlobalEncodingLimits();
+  int64_t saved_depth = lim.list_compress_depth.load();
+  auto fill = [](ListObject& l) {
+    for (int i = 0; i < 20000; i++)
+      l.PushBack("event=page_view;user=" + std::to_string(i % 97) + ";path=/products/item");
+  };
+  lim.list_compress_depth.store(0);
+  auto plain = std::make_unique<ListObject>();
+  fill(*plain);
+  lim.list_compress_depth.store(1);
+  auto packed = std::make_unique<ListObject>();
+  fill(*packed);
+  EXPECT_EQ(plain->CompressedNodes(), 0u);
+  EXPECT_EQ(packed->CompressedNodes(), packed->NodeCount() - 2);
+  EXPECT_LT(packed->Bytes() * 3, plain->Bytes());
+  EXPECT_EQ(packed->Elements(), plain->Elements());
+  EXPECT_EQ(packed->At(10000), plain->At(10000));
+  packed->Set(10000, "changed");
+  EXPECT_EQ(packed->At(10000), "changed");
+  EXPECT_EQ(packed->CompressedNodes(), packed->NodeCount() - 2);
+  // Popping everything inflates each node as it reaches an end.
+  for (int i = 0; i < 20000; i++) {
+    std::string got = i % 2 ? packed->PopBack() : packed->PopFront();
+    ASSERT_FALSE(got.empty());
+  }
+  EXPECT_EQ(packed->Length(), 0u);
+  lim.list_compress_depth.store(saved_depth);
+}
+
+void RandomOps(int mode, uint32_t seed, ListObject& l) {
+  std::mt19937 rng(seed);
+  std::deque<std::string> ref = [&] {
+    std::vector<std::string> e = l.Elements();
+    return std::deque<std::string>(e.begin(), e.end());
+  }();
+  int elem_mode = mode;
   for (int op = 0; op < 30000; op++) {
     int what = static_cast<int>(rng() % 10);
     if (what < 3) {
-      std::string v = RandomElement(rng, GetParam());
+      std::string v = RandomElement(rng, elem_mode);
       l.PushBack(v);
       ref.push_back(v);
     } else if (what < 6) {
-      std::string v = RandomElement(rng, GetParam());
+      std::string v = RandomElement(rng, elem_mode);
       l.PushFront(v);
       ref.push_front(v);
     } else if (what < 7 && !ref.empty()) {
@@ -53,7 +119,7 @@ TEST_P(ListObjectTest, RandomOperationsMatchADeque) {
       ref.pop_back();
     } else if (what < 9 && !ref.empty()) {
       size_t i = rng() % ref.size();
-      std::string v = RandomElement(rng, GetParam());
+      std::string v = RandomElement(rng, elem_mode);
       l.Set(i, v);
       ref[i] = v;
     } else if (!ref.empty()) {
