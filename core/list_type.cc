@@ -118,6 +118,15 @@ struct ZstdContexts {
   }
 };
 
+// A kVar node holding one element at least list_packed_threshold long: it takes no
+// other element (width is otherwise unused by kVar nodes).
+constexpr uint8_t kPlainMark = 1;
+
+bool IsLarge(size_t len) {
+  return len >= static_cast<uint64_t>(
+                    GlobalEncodingLimits().list_packed_threshold.load(std::memory_order_relaxed));
+}
+
 size_t CompressDepth() {
   int64_t d = GlobalEncodingLimits().list_compress_depth.load(std::memory_order_relaxed);
   return d > 0 ? static_cast<size_t>(d) : 0;
@@ -363,7 +372,8 @@ void ListObject::ReplaceNode(size_t index, Node* fresh) {
 namespace {
 
 bool VarHasRoom(const ListObject::Node* n, size_t esize, size_t limit) {
-  return CountAllows(n->count) && n->used() + esize <= limit - sizeof(ListObject::Node);
+  return n->width != kPlainMark && CountAllows(n->count) &&
+         n->used() + esize <= limit - sizeof(ListObject::Node);
 }
 
 }  // namespace
@@ -371,6 +381,16 @@ bool VarHasRoom(const ListObject::Node* n, size_t esize, size_t limit) {
 void ListObject::PushBackPlain(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
+  if (IsLarge(v.size())) [[unlikely]] {
+    Node* n = NewNode(esize, false);
+    EncodeElement(n->data, v);
+    n->end = static_cast<uint32_t>(esize);
+    n->count = 1;
+    n->width = kPlainMark;
+    nodes_.push_back(n);
+    count_++;
+    return;
+  }
   Node* n = nodes_.empty() ? nullptr : nodes_.back();
   if (n != nullptr && n->kind == kFixed) {
     if (v.size() == n->width && n->end < n->cap && CountAllows(n->count) && FixedEligible(v)) {
@@ -409,6 +429,17 @@ void ListObject::PushBackPlain(std::string_view v) {
 void ListObject::PushFrontPlain(std::string_view v) {
   size_t esize = ElementSize(v.size());
   size_t limit = NodeLimit();
+  if (IsLarge(v.size())) [[unlikely]] {
+    Node* n = NewNode(esize, true);
+    n->begin = 0;
+    EncodeElement(n->data, v);
+    n->end = static_cast<uint32_t>(esize);
+    n->count = 1;
+    n->width = kPlainMark;
+    nodes_.push_front(n);
+    count_++;
+    return;
+  }
   Node* n = nodes_.empty() ? nullptr : nodes_.front();
   if (n != nullptr && n->kind == kFixed) {
     if (v.size() == n->width && n->begin > 0 && CountAllows(n->count) && FixedEligible(v)) {

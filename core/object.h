@@ -63,6 +63,9 @@ struct EncodingLimits {
   std::atomic<int64_t> list_max_listpack_size{-2};
   // list-compress-depth: plain nodes kept at each end of a big list (0: none compressed).
   std::atomic<int64_t> list_compress_depth{0};
+  // DEBUG QUICKLIST-PACKED-THRESHOLD: an element at least this long gets a node of its
+  // own in a big list (Redis's PLAIN nodes; 1 GB by default).
+  std::atomic<int64_t> list_packed_threshold{int64_t{1} << 30};
 };
 EncodingLimits& GlobalEncodingLimits();
 

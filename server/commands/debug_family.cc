@@ -11,6 +11,9 @@
 //                              server is empty, and the same for the same data
 //   DIGEST-VALUE <key> ...     the same per key (0s for a missing key)
 //   CHANGE-REPL-ID             +OK (no replication id to change yet)
+//   QUICKLIST-PACKED-THRESHOLD <size>  elements at least this long get a list node of
+//                              their own (Redis's PLAIN nodes; 0 restores 1 GB)
+//   LISTPACK <key>             logs a packed value's form (+"printed on stdout")
 //   STRINGMATCH-LEN            runs random patterns through the glob matcher, bounded
 //   HELP
 //
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -34,9 +38,11 @@
 
 #include "core/access.h"
 #include "core/glob.h"
+#include "core/object.h"
 #include "core/sha1.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/base/log.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/lookup.h"
@@ -125,8 +131,13 @@ void DebugHelp(ReplyBuilder& rb) {
       "    Output a hex signature representing the current DB content.",
       "DIGEST-VALUE <key> [<key> ...]",
       "    Output a hex signature of the values of all the specified keys.",
+      "LISTPACK <key>",
+      "    Show low level info about the listpack encoding of <key>.",
       "OBJECT <key>",
       "    Show low level info about the key and associated value.",
+      "QUICKLIST-PACKED-THRESHOLD <size>",
+      "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+      "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not accessed "
       "(otherwise the Redis behavior). Setting it to 1 reenables back the default.",
@@ -230,6 +241,37 @@ Fiber DebugFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
     rb.Array(digests.size());
     for (const std::string& d : digests) rb.Simple(d);
+  } else if (sub == "quicklist-packed-threshold" && args.size() == 3) {
+    std::optional<uint64_t> sz = ParseMemory(args[2]);
+    if (!sz || *sz > (uint64_t{1} << 32) - (uint64_t{1} << 20)) {
+      rb.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+    } else {
+      GlobalEncodingLimits().list_packed_threshold.store(*sz == 0 ? int64_t{1} << 30
+                                                                  : static_cast<int64_t>(*sz));
+      rb.Ok();
+    }
+  } else if (sub == "listpack" && args.size() == 3) {
+    int found = 0;  // 0 none, 1 not packed, 2 logged
+    co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[2], srv.shard_count())),
+                   [&](Worker& w) {
+                     Entry* e = w.keyspace().FindNoTouch(db, args[2], w.now_ms());
+                     if (e == nullptr) return;
+                     found = 1;
+                     if (e->IsExternal() || e->Type() == ValueType::kString) return;
+                     found = 2;
+                     std::string scratch;
+                     std::string_view v = e->Value(&scratch);
+                     LogNotice("DEBUG LISTPACK %.*s: %s, %zu bytes, encoding %s",
+                               static_cast<int>(args[2].size()), args[2].data(),
+                               ValueTypeName(e->Type()), v.size(), EncodingOf(e));
+                   });
+    if (found == 0) {
+      rb.Error("ERR no such key");
+    } else if (found == 1) {
+      rb.Error("ERR Not a listpack encoded object.");
+    } else {
+      rb.Simple("Listpack structure printed on stdout");
+    }
   } else if (sub == "change-repl-id" && args.size() == 2) {
     rb.Ok();
   } else if (sub == "stringmatch-len" && args.size() == 2) {

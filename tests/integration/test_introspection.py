@@ -397,3 +397,30 @@ def test_latency_tracking_info_and_histogram(both):
         assert "set" not in latencystats(c)
         with pytest.raises(redis.ResponseError):
             c.execute_command("CONFIG", "SET", "latency-tracking-info-percentiles", "50 101")
+
+
+def test_debug_quicklist_packed_threshold_and_listpack(both):
+    for c in both:
+        assert c.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100b") == b"OK"
+    try:
+        for c in both:
+            c.execute_command("CONFIG", "SET", "list-max-listpack-size", "4")
+        # Big elements get nodes of their own; the list reads the same.
+        for args in [("RPUSH", "l", "a", "b", "x" * 150, "c", "y" * 300, "d", "e", "f"),
+                     ("LPUSH", "l", "z" * 120, "q"), ("LRANGE", "l", 0, -1),
+                     ("LINDEX", "l", 3), ("LSET", "l", 3, "small"), ("LRANGE", "l", 0, -1),
+                     ("LPOP", "l", 3), ("RPOP", "l", 2), ("LRANGE", "l", 0, -1),
+                     ("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb"),
+                     ("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "x"),
+                     ("DEBUG", "LISTPACK", "nosuch")]:
+            same(both, *args)
+        for c in both:
+            c.execute_command("HSET", "h", "f", "v")
+            assert c.execute_command("DEBUG", "LISTPACK", "h") == b"Listpack structure printed on stdout"
+            c.execute_command("SET", "s", "v")
+            with pytest.raises(redis.ResponseError, match="Not a listpack encoded object"):
+                c.execute_command("DEBUG", "LISTPACK", "s")
+    finally:
+        for c in both:
+            c.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0")
+            c.execute_command("CONFIG", "SET", "list-max-listpack-size", "-2")

@@ -64,6 +64,23 @@ TEST(ListCompressionTest, RandomOperationsMatchADeque) {
   lim.list_compress_depth.store(saved_depth);
 }
 
+// Elements past the packed threshold get nodes of their own (Redis's PLAIN nodes), with
+// and without compression; the contents stay the same.
+TEST(ListCompressionTest, LargeElementsTakeTheirOwnNodes) {
+  EncodingLimits& lim = GlobalEncodingLimits();
+  int64_t saved_threshold = lim.list_packed_threshold.load(),
+          saved_depth = lim.list_compress_depth.load();
+  lim.list_packed_threshold.store(30);
+  for (int depth : {0, 1}) {
+    lim.list_compress_depth.store(depth);
+    ListObject l;
+    RandomOps(1, 300 + depth, l);
+    RandomOps(4, 400 + depth, l);
+  }
+  lim.list_packed_threshold.store(saved_threshold);
+  lim.list_compress_depth.store(saved_depth);
+}
+
 TEST(ListCompressionTest, CompressibleTextShrinks) {
   EncodingLimits& lim = GlobalEncodingLimits();
   int64_t saved_depth = lim.list_compress_depth.load();
