@@ -192,4 +192,42 @@ bool ConstantTimeEquals(std::string_view guess, std::string_view secret) {
   return diff == 0;
 }
 
+void AppendRepr(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '\\':
+      case '"':
+        out->push_back('\\');
+        out->push_back(static_cast<char>(ch));
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\a':
+        out->append("\\a");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      default:
+        if (ch >= 0x20 && ch < 0x7f) {
+          out->push_back(static_cast<char>(ch));
+        } else {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out->append("\\x");
+          out->push_back(kHex[ch >> 4]);
+          out->push_back(kHex[ch & 15]);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
 }  // namespace strata

@@ -35,6 +35,11 @@ std::string DoubleToString(double v);
 std::optional<uint64_t> ParseMemory(std::string_view s);
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Appends s double-quoted as Redis's sdscatrepr writes it (MONITOR's arguments, CONFIG
+// REWRITE's values): \\ and \" escaped, \n \r \t \a \b, other bytes outside printable
+// ASCII as \xHH. SplitArgs reads it back.
+void AppendRepr(std::string* out, std::string_view s);
 // Compares a guess with a secret (a password) in time that depends on the secret's
 // length only: neither the guess's bytes nor its length change how long it takes.
 bool ConstantTimeEquals(std::string_view guess, std::string_view secret);

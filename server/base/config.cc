@@ -520,34 +520,9 @@ std::string ConfigWord(std::string_view name, std::string_view v) {
     }
     if (words_ok) return std::string(v);
   }
-  std::string out = "\"";
-  for (unsigned char ch : v) {
-    switch (ch) {
-      case '\\':
-      case '"':
-        out += '\\';
-        out += static_cast<char>(ch);
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (ch < ' ' || ch >= 0x7f) {
-          char buf[5];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  AppendRepr(&out, v);
+  return out;
 }
 
 }  // namespace

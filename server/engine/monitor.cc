@@ -22,9 +22,9 @@
 #include <sys/time.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
+#include "core/string_util.h"
 #include "server/engine/client.h"
 #include "server/engine/engine.h"
 #include "server/engine/slowlog.h"
@@ -32,44 +32,6 @@
 
 namespace strata {
 namespace {
-
-// Redis's sdscatrepr: a quoted string with \n \r \t \a \b \\ \" and \xHH escapes.
-void AppendRepr(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '\\':
-      case '"':
-        out->push_back('\\');
-        out->push_back(static_cast<char>(ch));
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\a':
-        out->append("\\a");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      default:
-        if (std::isprint(ch)) {
-          out->push_back(static_cast<char>(ch));
-        } else {
-          char buf[5];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", ch);
-          out->append(buf);
-        }
-    }
-  }
-  out->push_back('"');
-}
 
 struct FeedTask {
   std::string bytes;

@@ -127,17 +127,12 @@ void ReplyBuilder::Double(double v) {
   } else {
     s = DoubleToString(v);
   }
-  if (resp_ >= 3) {
-    out_->push_back(',');
-    out_->append(s);
-    out_->append("\r\n", 2);
-  } else {
-    Bulk(s);
-  }
+  DoubleText(s);
 }
 
-void ReplyBuilder::HumanDouble(long double v) {
-  std::string s = LongDoubleToHuman(v);
+void ReplyBuilder::HumanDouble(long double v) { DoubleText(LongDoubleToHuman(v)); }
+
+void ReplyBuilder::DoubleText(std::string_view s) {
   if (resp_ >= 3) {
     out_->push_back(',');
     out_->append(s);

@@ -34,9 +34,9 @@ class ReplyBuilder {
   void Null();       // RESP2 $-1, RESP3 _
   void NullArray();  // RESP2 *-1, RESP3 _
   void Array(size_t n) { Header('*', n); }
-  void Map(size_t n);                    // RESP2: an array of 2n
-  void Set(size_t n);                    // RESP2: an array
-  void Double(double v);                 // RESP2: bulk string
+  void Map(size_t n);     // RESP2: an array of 2n
+  void Set(size_t n);     // RESP2: an array
+  void Double(double v);  // RESP2: bulk string
   // A double in Redis's human form (LongDoubleToHuman: %.17Lf, trailing zeros cut), as
   // its addReplyHumanLongDouble sends coordinates: RESP2 bulk, RESP3 double.
   void HumanDouble(long double v);
@@ -45,6 +45,8 @@ class ReplyBuilder {
 
  private:
   void Header(char type, size_t n);
+  // A double's text: RESP3 ',' type, RESP2 bulk.
+  void DoubleText(std::string_view s);
   std::string* out_;
   int resp_;
 };

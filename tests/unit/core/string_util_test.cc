@@ -92,3 +92,19 @@ TEST(ConstantTimeEqualsTest, EqualOnlyWhenEveryByteAndTheLengthMatch) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(StringUtilReprTest, EscapesAsRedisSdscatrepr) {
+  std::string out;
+  static const char kIn[] = "a \"q\"\\\n\r\t\a\b\x01\xff~";
+  AppendRepr(&out, std::string_view(kIn, sizeof(kIn) - 1));
+  EXPECT_EQ(out, "\"a \\\"q\\\"\\\\\\n\\r\\t\\a\\b\\x01\\xff~\"");
+  out.clear();
+  AppendRepr(&out, "");
+  EXPECT_EQ(out, "\"\"");
+}
+
+}  // namespace
+}  // namespace strata
