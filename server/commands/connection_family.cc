@@ -391,7 +391,7 @@ void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
                            "LIST [FILTERBY PATTERN <pattern>]",
                            "    Return command names.",
                            "HELP",
-                           "    Print this help."};
+                           "    Prints this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {

@@ -146,7 +146,7 @@ void DebugHelp(ReplyBuilder& rb) {
       "STRINGMATCH-LEN",
       "    Run a fuzz tester against the stringmatchlen() function.",
       "HELP",
-      "    Print this help."};
+      "    Prints this help."};
   rb.Array(sizeof(lines) / sizeof(lines[0]));
   for (const char* l : lines) rb.Simple(l);
 }

@@ -256,8 +256,8 @@ void CmdFunction(Client& c, CmdArgs args, ReplyBuilder& rb) {
         "    * Library description",
         "    * Functions list",
         "    * Library code (if WITHCODE is given)",
-        "    It also possible to get only function that matches a pattern using LIBRARYNAME",
-        "    argument.",
+        "    It also possible to get only function that matches a pattern using LIBRARYNAME "
+        "argument.",
         "STATS",
         "    Return information about the current function running:",
         "    * Function name",
@@ -289,7 +289,7 @@ void CmdFunction(Client& c, CmdArgs args, ReplyBuilder& rb) {
         "chance of failure",
         "      in case of functions name collision with another library).",
         "HELP",
-        "    Print this help."};
+        "    Prints this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {

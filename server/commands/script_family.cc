@@ -274,7 +274,7 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
         "LOAD <script>",
         "    Load a script into the scripts cache without executing it.",
         "HELP",
-        "    Print this help."};
+        "    Prints this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else if (sub == "flush") {

@@ -412,7 +412,7 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         "REWRITE",
         "    Rewrite the configuration file.",
         "HELP",
-        "    Print this help."};
+        "    Prints this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else if (sub == "get" || sub == "set" || sub == "resetstat" || sub == "rewrite") {

@@ -382,3 +382,12 @@ def test_command_getkeys_matches_redis(pair):
                  ("XREAD", "STREAMS", "a", "b", "0", "0"), ("BLPOP", "a", "b", "0")]:
         same(pair, "COMMAND", "GETKEYS", *call)
     same(pair, "COMMAND", "GETKEYS")
+
+
+# SCRIPT (no DEBUG), COMMAND (no GETKEYSANDFLAGS) and MEMORY (USAGE is exact) say what
+# strata does.
+@pytest.mark.parametrize("command", ["CONFIG", "FUNCTION", "SLOWLOG", "LATENCY", "PUBSUB",
+                                     "OBJECT", "XINFO"])
+def test_help_texts_match_redis(pair, command):
+    from helpers import same
+    same(pair, command, "HELP")
