@@ -494,8 +494,8 @@ void CmdBitFieldRo(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) { BitField(arg
 }  // namespace
 
 void RegisterBitmapFamily(CommandRegistry& r) {
-  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdString;
-  constexpr uint32_t kR = kCmdReadOnly | kCmdString;
+  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdBitmap;
+  constexpr uint32_t kR = kCmdReadOnly | kCmdBitmap;
   auto add = [&](const char* name, int arity, uint32_t flags, int first, int last, ShardFn fn,
                  FiberFn fiber, const char* since, const char* summary) {
     CommandSpec s{name, arity, flags, first, last, 1};

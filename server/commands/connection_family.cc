@@ -203,6 +203,8 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   if (s.flags & kCmdPubSub) cats.push_back("@pubsub");
   if (s.flags & kCmdStream) cats.push_back("@stream");
   if (s.flags & kCmdGeo) cats.push_back("@geo");
+  if (s.flags & kCmdBitmap) cats.push_back("@bitmap");
+  if (s.flags & kCmdHyperLogLog) cats.push_back("@hyperloglog");
   if (s.flags & kCmdWrite) cats.push_back("@write");
   if (s.flags & kCmdReadOnly) cats.push_back("@read");
   if (s.flags & kCmdFast) {

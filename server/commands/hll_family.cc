@@ -403,7 +403,7 @@ void CmdPfSelfTest(Client&, CmdArgs, ReplyBuilder& rb) {
 }  // namespace
 
 void RegisterHllFamily(CommandRegistry& r) {
-  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdString;
+  constexpr uint32_t kW = kCmdWrite | kCmdDenyOom | kCmdHyperLogLog;
   auto add = [&](const char* name, int arity, uint32_t flags, int first, int last, ShardFn fn,
                  FiberFn fiber, const char* since, const char* summary) {
     CommandSpec s{name, arity, flags, first, last, 1};
@@ -416,7 +416,7 @@ void RegisterHllFamily(CommandRegistry& r) {
   };
   add("pfadd", -2, kW | kCmdFast, 1, 1, CmdPfAdd, nullptr, "2.8.9",
       "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.");
-  add("pfcount", -2, kCmdReadOnly | kCmdMayReplicate | kCmdString, 1, -1, CmdPfCount, HllFiber,
+  add("pfcount", -2, kCmdReadOnly | kCmdMayReplicate | kCmdHyperLogLog, 1, -1, CmdPfCount, HllFiber,
       "2.8.9",
       "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).");
   add("pfmerge", -2, kW, 1, -1, CmdPfMerge, HllFiber, "2.8.9",

@@ -72,8 +72,10 @@ enum CommandFlag : uint32_t {
   kCmdPubSub = 1 << 24,  // acl category @pubsub
   // Not a write, but replicated (PUBLISH): refused in read-only scripts as writes are.
   kCmdMayReplicate = 1 << 25,
-  kCmdStream = 1 << 26,  // acl category @stream
-  kCmdGeo = 1 << 27,     // acl category @geo
+  kCmdStream = 1 << 26,       // acl category @stream
+  kCmdGeo = 1 << 27,          // acl category @geo
+  kCmdBitmap = 1 << 28,       // acl category @bitmap
+  kCmdHyperLogLog = 1 << 29,  // acl category @hyperloglog
 };
 
 // The shard-side context of a command.

@@ -189,6 +189,16 @@ def test_command_info_get(r):
     assert {"@read", "@string", "@fast"} <= set(categories)
 
 
+@pytest.mark.parametrize("command,category", [("setbit", "@bitmap"), ("bitcount", "@bitmap"),
+                                              ("pfadd", "@hyperloglog"),
+                                              ("pfcount", "@hyperloglog"), ("geoadd", "@geo"),
+                                              ("geosearch", "@geo")])
+def test_command_info_type_categories(r, command, category):
+    categories = r.execute_command("COMMAND INFO", command)[0][6]
+    assert category in categories
+    assert "@string" not in categories
+
+
 def test_command_info_several_and_unknown(r):
     info = r.execute_command("COMMAND INFO", "set", "nosuchcommand", "mget")
     assert len(info) == 3
