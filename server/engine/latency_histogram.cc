@@ -39,19 +39,19 @@ std::vector<std::pair<uint64_t, uint64_t>> CumulativeMicros(const std::vector<ui
   if (total == 0) return out;
   uint64_t cumulative = 0, previous = 0;
   size_t b = 0;
-  for (uint64_t bound_ns = 1024; cumulative < total; bound_ns *= 2) {
-    // Every bucket whose runs all lie at or under the bound (its upper edge, in ns).
+  for (uint64_t bound_ns = kFirstBoundNs;; bound_ns *= 2) {
+    uint64_t edge_ns = HighestEquivalentNs(bound_ns);
+    // Every bucket whose runs all lie at or under the step's edge.
     while (b < h.size() &&
            static_cast<double>(BucketUpperTicks(b)) * 1000.0 / static_cast<double>(ticks_per_us) <=
-               static_cast<double>(bound_ns)) {
+               static_cast<double>(edge_ns)) {
       cumulative += h[b++];
     }
-    if (bound_ns >= (uint64_t{1} << 62)) {
-      cumulative = total;  // the last bound takes the rest
-    }
-    if (cumulative > previous) out.emplace_back(bound_ns / 1000, cumulative);
+    bool last = bound_ns >= kLastBoundNs;
+    if (last) cumulative = total;  // Redis clamps runs to 1 s: the last step takes the rest
+    if (cumulative > previous) out.emplace_back(edge_ns / 1000, cumulative);
     previous = cumulative;
-    if (bound_ns >= (uint64_t{1} << 62)) break;
+    if (last || cumulative == total) break;
   }
   return out;
 }

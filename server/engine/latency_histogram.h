@@ -47,9 +47,21 @@ uint64_t Total(const std::vector<uint64_t>& h);
 // the cumulative count reaches p% of the runs. 0 for an empty histogram.
 double PercentileMicros(const std::vector<uint64_t>& h, double p, uint64_t ticks_per_us);
 
-// LATENCY HISTOGRAM's buckets, as Redis reports them: cumulative counts of runs at or
-// under 1024 ns, 2048 ns, 4096 ns... (each labelled by its bound in whole microseconds:
-// 1, 2, 4, 8, 16, 32, 65, 131...), only those where the count grows.
+// LATENCY HISTOGRAM's buckets, as Redis reports them. Redis iterates its HdrHistogram (two
+// significant digits: 128 sub-buckets per power of two) in steps of 1024 ns, 2048 ns,
+// 4096 ns... and labels each step with the highest value its sub-bucket holds, in whole
+// microseconds: 1, 2, 4, 8, 16, 33, 66, 132, 264... It records at most 1 s, so the step
+// at 2^30 ns (labelled 1073741) takes every longer run. Counts are cumulative and only
+// the steps where the count grows are listed.
+constexpr uint64_t kFirstBoundNs = 1024;
+constexpr uint64_t kLastBoundNs = uint64_t{1} << 30;
+
+// The highest nanosecond value in HdrHistogram's sub-bucket of `bound_ns` (a power of
+// two of at least 256): bound + bound/128 - 1.
+constexpr uint64_t HighestEquivalentNs(uint64_t bound_ns) {
+  return bound_ns >= kLastBoundNs ? kLastBoundNs - 1 : bound_ns + bound_ns / 128 - 1;
+}
+
 std::vector<std::pair<uint64_t, uint64_t>> CumulativeMicros(const std::vector<uint64_t>& h,
                                                             uint64_t ticks_per_us);
 

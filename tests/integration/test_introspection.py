@@ -378,8 +378,8 @@ def test_latency_tracking_info_and_histogram(both):
             bounds, counts = buckets[0::2], buckets[1::2]
             assert bounds == sorted(bounds) and counts == sorted(counts)
             assert counts[-1] == calls
-            assert all(b in (1, 2, 4, 8, 16, 32, 65, 131, 262, 524, 1048, 2097, 4194, 8388,
-                             16777, 33554, 67108, 134217, 268435, 536870, 1073741)
+            assert all(b in (1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454,
+                             16908, 33816, 67633, 135266, 270532, 541065, 1073741)
                        for b in bounds)
         # Other percentiles, then no tracking: no new runs counted.
         c.execute_command("CONFIG", "SET", "latency-tracking-info-percentiles", "50 90")

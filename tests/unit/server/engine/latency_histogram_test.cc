@@ -70,5 +70,26 @@ TEST(LatencyHistogramTest, PercentilesAndCumulativeCounts) {
   EXPECT_EQ(Total(empty), 100u);
 }
 
+TEST(LatencyHistogramTest, CumulativeLabelsAreRedisHdrStepsClampedAtOneSecond) {
+  EXPECT_EQ(HighestEquivalentNs(1024) / 1000, 1u);
+  EXPECT_EQ(HighestEquivalentNs(32768) / 1000, 33u);
+  EXPECT_EQ(HighestEquivalentNs(65536) / 1000, 66u);
+  EXPECT_EQ(HighestEquivalentNs(uint64_t{1} << 21) / 1000, 2113u);
+  EXPECT_EQ(HighestEquivalentNs(uint64_t{1} << 29) / 1000, 541065u);
+  EXPECT_EQ(HighestEquivalentNs(uint64_t{1} << 30) / 1000, 1073741u);
+  std::vector<uint64_t> h(kBuckets, 0);
+  // 1000 ticks per microsecond: a run of 20 us, one of 33 us and one of 5 s (beyond
+  // Redis's 1 s clamp). A run counts at the first step whose edge covers its whole
+  // bucket: 33 us lies in [32768, 36863] ns, past the 33 step's edge (33023 ns).
+  h[Bucket(20000)] += 1;
+  h[Bucket(33000)] += 1;
+  h[Bucket(5000000000ull)] += 1;
+  auto cdf = CumulativeMicros(h, 1000);
+  ASSERT_EQ(cdf.size(), 3u);
+  EXPECT_EQ(cdf[0], std::make_pair(uint64_t{33}, uint64_t{1}));
+  EXPECT_EQ(cdf[1], std::make_pair(uint64_t{66}, uint64_t{2}));
+  EXPECT_EQ(cdf[2], std::make_pair(uint64_t{1073741}, uint64_t{3}));
+}
+
 }  // namespace
 }  // namespace strata::latency
