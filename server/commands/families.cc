@@ -9,6 +9,7 @@ void RegisterAllCommands() {
   CommandRegistry& r = CommandRegistry::Get();
   if (r.size() > 0) return;
   RegisterConnectionFamily(r);
+  RegisterCommandFamily(r);
   RegisterStringFamily(r);
   RegisterLcsCommand(r);
   RegisterBitmapFamily(r);

@@ -394,7 +394,7 @@ def test_command_getkeys_matches_redis(pair):
     same(pair, "COMMAND", "GETKEYS")
 
 
-# SCRIPT (no DEBUG), COMMAND (no GETKEYSANDFLAGS) and MEMORY (USAGE is exact) say what
+# SCRIPT (no DEBUG), COMMAND (no mention of Redis) and MEMORY (USAGE is exact) say what
 # strata does.
 @pytest.mark.parametrize("command", ["CONFIG", "FUNCTION", "SLOWLOG", "LATENCY", "PUBSUB",
                                      "OBJECT", "XINFO"])
