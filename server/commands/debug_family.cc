@@ -3,6 +3,10 @@
 //
 //   SLEEP <seconds>            blocks the client's worker that long (its other clients
 //                              wait; other workers go on), then +OK
+//   RELOAD [MERGE] [NOFLUSH] [NOSAVE]  takes a snapshot and loads it back (NOSAVE: the
+//                              last one; NOFLUSH: over the current data), as SAVE and a
+//                              start-up load do, while other clients get -LOADING
+//                              (server/persistence/snapshot.h "Reloading")
 //   SET-ACTIVE-EXPIRE <0|1>    stops or resumes the expiry cycle on every worker (keys
 //                              still expire when read)
 //   OBJECT <key>               Redis's line: encoding, serializedlength (the value's RDB
@@ -52,6 +56,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
+#include "server/persistence/snapshot_await.h"
 #include "storage/dump_payload.h"
 
 namespace strata {
@@ -138,6 +143,11 @@ void DebugHelp(ReplyBuilder& rb) {
       "QUICKLIST-PACKED-THRESHOLD <size>",
       "    Sets the threshold for elements to be inserted as plain vs packed nodes",
       "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+      "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+      "    Take a snapshot and load it back into memory. Options:",
+      "    * NOSAVE: load the last snapshot without taking a new one.",
+      "    * NOFLUSH: keep the current data; loaded keys replace keys of the same name.",
+      "    * MERGE: accepted with NOFLUSH (loaded keys always replace).",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not accessed "
       "(otherwise the Redis behavior). Setting it to 1 reenables back the default.",
@@ -271,6 +281,24 @@ Fiber DebugFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       rb.Error("ERR Not a listpack encoded object.");
     } else {
       rb.Simple("Listpack structure printed on stdout");
+    }
+  } else if (sub == "reload") {
+    SnapshotManager::ReloadOptions o;
+    bool bad = false;
+    for (size_t i = 2; i < args.size(); i++) {
+      if (EqualsIgnoreCase(args[i], "nosave")) {
+        o.save = false;
+      } else if (EqualsIgnoreCase(args[i], "noflush")) {
+        o.flush = false;
+      } else if (!EqualsIgnoreCase(args[i], "merge")) {
+        bad = true;
+      }
+    }
+    if (bad) {
+      rb.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+    } else {
+      Status st = co_await SnapshotAwait::Reload(o);
+      st.ok() ? rb.Ok() : rb.Error(st.message());
     }
   } else if (sub == "change-repl-id" && args.size() == 2) {
     rb.Ok();

@@ -113,6 +113,14 @@ struct SnapshotManager::Run {
   std::shared_ptr<Cut> cut;
 };
 
+struct SnapshotManager::ReloadRun {
+  ReloadOptions options;
+  uint32_t origin = 0;
+  Done done;
+  uint32_t acks = 0;
+  bool loads_hold_gate = false;  // the gate's holds went to the shards' load jobs
+};
+
 SnapshotManager::SnapshotManager(Engine* engine) : engine_(engine) {
   last_save_s_.store(WallClockMs() / 1000);
   for (uint32_t i = 0; i < engine->shard_count(); i++) shards_.push_back(std::make_unique<Shard>());
@@ -163,6 +171,63 @@ std::string SnapshotManager::fatal_error() const {
 
 // ---------------------------------------------------------------------------- loading
 
+Status SnapshotManager::CheckManifest(const std::string& dir, const std::string& path,
+                                      bool replace_functions, Manifest* out, bool* found) {
+  std::string data;
+  Status s = ReadWholeFile(path, &data);
+  *found = s.code() != Status::Code::kNotFound;
+  if (!*found) return Status::Ok();
+  Manifest& m = *out;
+  if (s.ok()) s = DecodeManifest(data, path, &m);
+  if (s.ok()) {
+    for (const ManifestLink& l : m.chain) {
+      for (const ManifestFile& f : l.files) {
+        std::string fp = JoinPath(dir, f.name);
+        std::string probe;
+        MappedFile mf;
+        Status fs = mf.Open(fp);
+        if (!fs.ok()) {
+          s = Status::Corruption(fp + " (named by " + path + "): " + fs.message());
+          break;
+        }
+        if (mf.data().size() != f.bytes) {
+          s = Status::Corruption(fp + ": " + std::to_string(mf.data().size()) +
+                                 " bytes, the manifest says " + std::to_string(f.bytes) +
+                                 " (truncated at offset " + std::to_string(mf.data().size()) + ")");
+          break;
+        }
+      }
+      if (!s.ok()) break;
+    }
+  }
+  if (s.ok() && !m.functions.empty()) {
+    // The libraries go in before any key: a library that no longer loads (a damaged
+    // manifest would not decode) refuses the snapshot like any damage.
+    std::string error;
+    if (!FunctionStore::Get().RestoreCodes(m.functions, replace_functions, &error)) {
+      s = Status::Corruption(path + ": a function library it holds does not load: " + error);
+    }
+  }
+  if (s.ok() && !m.chain.empty()) {
+    // Spilled values live in the newest link's checkpoints of the shards' stores.
+    for (const ManifestFile& f : m.chain.back().files) {
+      if (f.cold.empty()) continue;
+      if (tier_ == nullptr) {
+        s = Status::InvalidArgument(path + " holds spilled values (" + f.cold +
+                                    "); set spill-dir to load it");
+      } else if (m.shard_count != engine_->shard_count()) {
+        s = Status::InvalidArgument(path + " holds spilled values written by " +
+                                    std::to_string(m.shard_count) +
+                                    " threads; start with the same --threads to load it");
+      } else if (!std::filesystem::is_directory(JoinPath(dir, f.cold))) {
+        s = Status::Corruption(JoinPath(dir, f.cold) + " (named by " + path + ") is missing");
+      }
+      if (!s.ok()) break;
+    }
+  }
+  return s;
+}
+
 Status SnapshotManager::PrepareLoad() {
   Config& c = engine_->config();
   load_dir_ = c.String("dir");
@@ -195,57 +260,10 @@ Status SnapshotManager::PrepareLoad() {
     }
     return Status::Ok();
   }
-  std::string data;
-  Status s = ReadWholeFile(path, &data);
-  if (s.code() == Status::Code::kNotFound) return Status::Ok();
   Manifest m;
-  if (s.ok()) s = DecodeManifest(data, path, &m);
-  if (s.ok()) {
-    for (const ManifestLink& l : m.chain) {
-      for (const ManifestFile& f : l.files) {
-        std::string fp = JoinPath(load_dir_, f.name);
-        std::string probe;
-        MappedFile mf;
-        Status fs = mf.Open(fp);
-        if (!fs.ok()) {
-          s = Status::Corruption(fp + " (named by " + path + "): " + fs.message());
-          break;
-        }
-        if (mf.data().size() != f.bytes) {
-          s = Status::Corruption(fp + ": " + std::to_string(mf.data().size()) +
-                                 " bytes, the manifest says " + std::to_string(f.bytes) +
-                                 " (truncated at offset " + std::to_string(mf.data().size()) + ")");
-          break;
-        }
-      }
-      if (!s.ok()) break;
-    }
-  }
-  if (s.ok() && !m.functions.empty()) {
-    // The libraries go in before any key: a library that no longer loads (a damaged
-    // manifest would not decode) refuses the snapshot like any damage.
-    std::string error;
-    if (!FunctionStore::Get().RestoreCodes(m.functions, true, &error)) {
-      s = Status::Corruption(path + ": a function library it holds does not load: " + error);
-    }
-  }
-  if (s.ok() && !m.chain.empty()) {
-    // Spilled values live in the newest link's checkpoints of the shards' stores.
-    for (const ManifestFile& f : m.chain.back().files) {
-      if (f.cold.empty()) continue;
-      if (tier_ == nullptr) {
-        s = Status::InvalidArgument(path + " holds spilled values (" + f.cold +
-                                    "); set spill-dir to load it");
-      } else if (m.shard_count != engine_->shard_count()) {
-        s = Status::InvalidArgument(path + " holds spilled values written by " +
-                                    std::to_string(m.shard_count) +
-                                    " threads; start with the same --threads to load it");
-      } else if (!std::filesystem::is_directory(JoinPath(load_dir_, f.cold))) {
-        s = Status::Corruption(JoinPath(load_dir_, f.cold) + " (named by " + path + ") is missing");
-      }
-      if (!s.ok()) break;
-    }
-  }
+  bool found = false;
+  Status s = CheckManifest(load_dir_, path, true, &m, &found);
+  if (s.ok() && !found) return Status::Ok();
   if (!s.ok()) {
     if (c.String("snapshot-on-corrupt") == "start-empty") {
       LogWarning("Snapshot not loaded, starting empty (snapshot-on-corrupt start-empty): %s",
@@ -266,7 +284,9 @@ Status SnapshotManager::PrepareLoad() {
   return Status::Ok();
 }
 
-void SnapshotManager::OnWorkerStart(Worker& w) {
+void SnapshotManager::OnWorkerStart(Worker& w) { StartLoadJob(w); }
+
+void SnapshotManager::StartLoadJob(Worker& w) {
   Shard& sh = *shards_[w.index()];
   if (!load_rdb_.empty()) {
     RdbShardLoadJob::Options o;
@@ -292,7 +312,8 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     bool empty = engine_->config().String("snapshot-on-corrupt") == "start-empty";
     LogWarning("Can't load the snapshot: %s", s.message().c_str());
     sh.load.reset();
-    if (!empty) {
+    bool reload = reloading_.load(std::memory_order_acquire);
+    if (!empty && !reload) {
       {
         std::lock_guard<std::mutex> l(info_mu_);
         info_.fatal = s.message();
@@ -311,7 +332,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     loading_shards_.fetch_sub(1);
     engine_->ReleaseLoading(1);
     for (uint32_t i = 0; i < n; i++) {
-      w.Post(i, MakeTask([this] {
+      w.Post(i, MakeTask([this, reload] {
                Worker& x = *Worker::Current();
                Shard& xs = *shards_[x.index()];
                if (xs.load != nullptr) {
@@ -322,7 +343,16 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
                x.keyspace().FlushAll(false);
                bool last = flush_pending_.fetch_sub(1) == 1;
                engine_->ReleaseLoading(1);
-               if (last) LogWarning("Started with no data (snapshot-on-corrupt start-empty)");
+               if (!last) return;
+               if (!reload) {
+                 LogWarning("Started with no data (snapshot-on-corrupt start-empty)");
+                 return;
+               }
+               LogWarning("DEBUG RELOAD: the server is left empty");
+               x.Post(0, MakeTask([this] {
+                        FinishReload(Status::InvalidArgument(
+                            "ERR Error trying to load the RDB dump, check server logs."));
+                      }));
              }));
     }
     return;
@@ -347,6 +377,12 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   bool last = loading_shards_.fetch_sub(1) == 1;
   engine_->ReleaseLoading(1);
   if (last) {
+    // A reload's reply comes after the libraries of an RDB are in and after the chain's
+    // hand-over (worker 0 runs the tasks in the order they are posted).
+    bool reload = reloading_.load(std::memory_order_acquire);
+    auto reply_reload = [&] {
+      if (reload) w.Post(0, MakeTask([this] { FinishReload(Status::Ok()); }));
+    };
     int64_t ms = WallClockMs() - load_start_ms_;
     uint64_t loaded = 0, expired = 0;
     {
@@ -371,6 +407,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
         }
         rdb_functions_.clear();
       }
+      reply_reload();
       return;
     }
     // The loaded chain is the one the next snapshot extends.
@@ -385,6 +422,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
              tracking_valid_ = tracking;
            }));
     (void)w0;
+    reply_reload();
   }
 }
 
@@ -818,6 +856,131 @@ void SnapshotManager::Finish(const Status& st) {
   in_progress_.store(false, std::memory_order_release);
   current_start_ms_.store(0);
   if (!queue_.empty()) w0.Post(0, MakeTask([this] { StartNext(); }));
+}
+
+// ---------------------------------------------------------------------------- reload
+
+void SnapshotManager::Reload(ReloadOptions o, Done done) {
+  Worker* w = Worker::Current();
+  uint32_t origin = w->index();
+  auto task = [this, o, origin, done = std::move(done)]() mutable {
+    auto refuse = [&](const char* error) {
+      Worker::Current()->Post(origin, MakeTask([done, error] {
+                                done(Status::InvalidArgument(error));
+                              }));
+    };
+    if (reload_ != nullptr) return refuse("ERR DEBUG RELOAD is already in progress");
+    if (loading()) return refuse("LOADING Redis is loading the dataset in memory");
+    if (tier_ != nullptr) {
+      return refuse(
+          "ERR DEBUG RELOAD is not available with spill-dir set (spilled values live in the "
+          "spill store)");
+    }
+    reload_ = std::make_unique<ReloadRun>();
+    reload_->options = o;
+    reload_->origin = origin;
+    reload_->done = std::move(done);
+    engine_->HoldLoading(engine_->shard_count());
+    LogNotice("DEBUG RELOAD: %s", o.save ? "saving, then loading" : "loading");
+    ReloadDrain(2);
+  };
+  if (origin == 0) {
+    task();
+  } else {
+    w->Post(0, MakeTask(std::move(task)));
+  }
+}
+
+void SnapshotManager::ReloadDrain(int rounds) {
+  if (rounds == 0) {
+    if (!reload_->options.save) return ReloadLoad();
+    Enqueue(Request_{Reason::kSave, 0, [this](const Status& st) {
+                       if (!st.ok()) {
+                         LogWarning("DEBUG RELOAD: the save failed: %s", st.message().c_str());
+                         return FinishReload(Status::InvalidArgument("ERR"));
+                       }
+                       ReloadLoad();
+                     }});
+    return;
+  }
+  uint32_t n = engine_->shard_count();
+  reload_->acks = 0;
+  Worker& w0 = *Worker::Current();
+  for (uint32_t i = 0; i < n; i++) {
+    w0.Post(i, MakeTask([this, rounds, n] {
+              Worker::Current()->Post(0, MakeTask([this, rounds, n] {
+                                        if (++reload_->acks == n) ReloadDrain(rounds - 1);
+                                      }));
+            }));
+  }
+}
+
+void SnapshotManager::ReloadLoad() {
+  Config& c = engine_->config();
+  std::string dir = c.String("dir");
+  std::string path = JoinPath(dir, c.String("dbfilename"));
+  bool flush = reload_->options.flush;
+  Manifest m;
+  std::string rdb;
+  Status s;
+  if (RdbShardLoadJob::LooksLikeRdb(path)) {
+    std::string err = RdbShardLoadJob::CheckHeader(path);
+    if (!err.empty()) s = Status::Corruption(err);
+    rdb = path;
+  } else {
+    bool found = false;
+    s = CheckManifest(dir, path, flush, &m, &found);
+    if (s.ok() && !found) s = Status::NotFound(path + " is not there");
+  }
+  if (!s.ok()) {
+    LogWarning("DEBUG RELOAD: nothing loaded, the data is as it was: %s", s.message().c_str());
+    return FinishReload(
+        Status::InvalidArgument("ERR Error trying to load the RDB dump, check server logs."));
+  }
+  uint32_t n = engine_->shard_count();
+  load_dir_ = dir;
+  load_rdb_ = rdb;
+  if (rdb.empty()) {
+    next_seq_ = std::max(next_seq_, m.seq + 1);
+    load_manifest_ = std::move(m);
+  } else {
+    load_manifest_.reset();
+    tracking_valid_ = false;  // the data is the RDB's: the next snapshot is a full one
+  }
+  {
+    std::lock_guard<std::mutex> l(info_mu_);
+    info_.loaded = info_.expired = info_.skipped = info_.functions = 0;
+  }
+  load_start_ms_ = WallClockMs();
+  loading_shards_.store(n, std::memory_order_release);
+  reloading_.store(true, std::memory_order_release);
+  reload_->loads_hold_gate = true;
+  Worker& w0 = *Worker::Current();
+  for (uint32_t i = 0; i < n; i++) {
+    w0.Post(i, MakeTask([this, flush] {
+              Worker& w = *Worker::Current();
+              if (flush) w.keyspace().FlushAll(false);
+              StartLoadJob(w);
+              if (shards_[w.index()]->load == nullptr) {  // nothing to load: done at once
+                bool last = loading_shards_.fetch_sub(1) == 1;
+                engine_->ReleaseLoading(1);
+                if (last) w.Post(0, MakeTask([this] { FinishReload(Status::Ok()); }));
+              }
+            }));
+  }
+}
+
+void SnapshotManager::FinishReload(const Status& st) {
+  if (reload_ == nullptr) return;
+  std::unique_ptr<ReloadRun> r = std::move(reload_);
+  if (!r->loads_hold_gate) engine_->ReleaseLoading(engine_->shard_count());
+  // Kept data is in no snapshot of the chain, and the shards' change tracking restarted
+  // at the load: the next snapshot must be a full one.
+  if (!r->options.flush) tracking_valid_ = false;
+  reloading_.store(false, std::memory_order_release);
+  if (st.ok()) LogNotice("DB reloaded by DEBUG RELOAD");
+  Done done = std::move(r->done);
+  Worker::Current()->Post(r->origin, MakeTask([done, st] { done(st); }));
 }
 
 // ---------------------------------------------------------------------------- schedules

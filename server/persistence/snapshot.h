@@ -34,6 +34,18 @@
 // damaged file stops the server with the file and offset, unless snapshot-on-corrupt is start-empty
 // (then every shard drops what it loaded and the server starts empty).
 //
+// Reloading (DEBUG RELOAD), on worker 0: take the loading gate first, so other clients
+// get -LOADING from then on; let two rounds of no-op tasks reach every worker, so a
+// command dispatched before the gate (a hop still in a worker's inbox) has run; then
+// take a snapshot as SAVE does (unless NOSAVE); check the files as at start-up; flush
+// every shard (unless NOFLUSH: loaded keys then replace keys of the same name); and
+// load on every shard in parallel as at start-up. The gate opens when the last shard
+// has loaded, and the caller's `done` gets the result. Nothing is flushed when the save
+// or the check fails. A file found damaged mid-load leaves the server empty, as
+// snapshot-on-corrupt start-empty would (Redis leaves what it loaded), never exits it.
+// Refused while the spill tier is on: spilled values live in its stores, which a
+// reload would have to swap under the shards.
+//
 // With `save ""` and no snapshot-cron, nothing runs unless asked for (SAVE, BGSAVE,
 // SHUTDOWN SAVE), and no change tracking is installed.
 //
@@ -110,6 +122,13 @@ class SnapshotManager final : public ShardService {
   Status SaveAndWait(Reason reason);
   // True when `save` has rules or snapshot-cron is set (SIGTERM then saves).
   bool AutoSaveEnabled() const;
+  // Any worker: DEBUG RELOAD (see above). `done` runs on the calling worker: Ok, or an
+  // error reply's text.
+  struct ReloadOptions {
+    bool save = true;
+    bool flush = true;
+  };
+  void Reload(ReloadOptions o, Done done);
   int64_t last_save_time() const { return last_save_s_.load(std::memory_order_relaxed); }
   // INFO persistence.
   void AppendInfo(std::string* out) const;
@@ -118,6 +137,7 @@ class SnapshotManager final : public ShardService {
   struct Shard;
   struct Cut;
   struct Run;
+  struct ReloadRun;
   struct Request_ {
     Reason reason;
     uint32_t origin;
@@ -142,6 +162,17 @@ class SnapshotManager final : public ShardService {
   // both done.
   void ReportWritten(Worker& w, Shard& sh);
   bool WantTracking() const;
+  // Reads the manifest at `path` and checks the files it names in `dir` (sizes, spill
+  // checkpoints), restoring its function libraries on the way (replace_all as
+  // FunctionStore::RestoreCodes). *found is false when there is no manifest.
+  Status CheckManifest(const std::string& dir, const std::string& path, bool replace_functions,
+                       Manifest* m, bool* found);
+  // Creates this shard's load job for load_rdb_ or load_manifest_ (none when neither).
+  void StartLoadJob(Worker& w);
+  // Reload steps, on worker 0.
+  void ReloadDrain(int rounds);
+  void ReloadLoad();
+  void FinishReload(const Status& st);
 
   Engine* engine_;
   TierService* tier_ = nullptr;
@@ -156,6 +187,10 @@ class SnapshotManager final : public ShardService {
 
   // Worker 0 only.
   std::unique_ptr<Run> run_;
+  std::unique_ptr<ReloadRun> reload_;
+  // Set by worker 0 before a reload's load tasks are posted, cleared when it ends: a
+  // damaged file then empties the server instead of stopping it.
+  std::atomic<bool> reloading_{false};
   std::vector<Request_> queue_;
   std::optional<Manifest> manifest_;  // the committed chain
   std::string manifest_dbfilename_;
@@ -168,7 +203,8 @@ class SnapshotManager final : public ShardService {
   int64_t cron_next_s_ = -1;
   std::thread committer_;
 
-  // Startup load (set on the main thread before workers start, then read-only).
+  // The load: set on the main thread before workers start, or by worker 0 for a reload
+  // before it posts the load tasks; read-only while shards load.
   std::optional<Manifest> load_manifest_;
   std::string load_rdb_;  // a Redis RDB file to load instead (rdb_loader.h)
   std::string load_dir_;

@@ -134,6 +134,23 @@ def test_dbfilename_holding_an_rdb_is_loaded(redis_server, server_factory, tmp_p
     assert "Loading RDB" in s.read_log()
 
 
+def test_debug_reload_loads_the_rdb_then_the_snapshot_that_replaces_it(
+        redis_server, server_factory, tmp_path):
+    path, expected = redis_rdb(redis_server, tmp_path)
+    s = server_factory(extra_args=["--dbfilename", "dump.rdb", "--enable-debug-command", "yes"],
+                       data_dir=str(tmp_path))
+    c = s.client()
+    c.set("extra", "1")
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE") == b"OK"  # the RDB, as it was
+    assert_same(expected, snapshot_of(c))
+    c.set("extra", "1")
+    assert c.execute_command("DEBUG", "RELOAD") == b"OK"  # a snapshot replaces the RDB
+    assert c.get("extra") == b"1"
+    c.delete("extra")
+    assert_same(expected, snapshot_of(c))
+    assert not path.read_bytes().startswith(b"REDIS")
+
+
 def test_every_thread_count_loads_the_same(redis_server, server_factory, tmp_path):
     path, expected = redis_rdb(redis_server, tmp_path)
     for threads in (1, 3):
