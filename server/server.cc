@@ -22,6 +22,7 @@
 #include "server/engine/worker.h"
 #include "server/metrics/metrics_exporter.h"
 #include "server/net/event_loop.h"
+#include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
 #include "server/sd_notify.h"
@@ -53,6 +54,7 @@ Server::Server(Config* config) : config_(config) {
 }
 
 Server::~Server() {
+  replica_.reset();
   snapshots_.reset();
   tier_.reset();  // the workers have stopped; the keyspaces it hooks go with the engine
   engine_.reset();
@@ -147,6 +149,8 @@ bool Server::Start(std::string* error) {
   snapshots_ = std::make_unique<SnapshotManager>(engine_.get());
   snapshots_->set_tier(tier_.get());
   engine_->AddService(snapshots_.get());
+  replica_ = std::make_unique<ReplicaLink>(engine_.get(), snapshots_.get());
+  engine_->AddService(replica_.get());
   Status load = snapshots_->PrepareLoad();
   if (!load.ok()) {
     *error = "Can't load the snapshot: " + load.message() +
@@ -191,6 +195,10 @@ bool Server::Start(std::string* error) {
       return false;
     }
   }
+  if (std::string master = config_->String("replicaof"); !master.empty()) {
+    size_t sp = master.find(' ');
+    replica_->Start(master.substr(0, sp), std::atoi(master.c_str() + sp + 1));
+  }
   LogNotice("strata %s started: %u worker threads, io_backend=%s, port %d", STRATA_VERSION, threads,
             process.io_backend.c_str(), port_);
   LogNotice("Ready to accept connections tcp");
@@ -224,6 +232,7 @@ void Server::RunUntilSignal() {
     LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
   if (metrics_ != nullptr) metrics_->Stop();
+  replica_->Shutdown();
   engine_->Stop();
   LogNotice("strata is now ready to exit, bye bye...");
 }

@@ -24,6 +24,7 @@ class Engine;
 class MetricsServer;
 class SnapshotManager;
 class TierService;
+class ReplicaLink;
 
 class Server {
  public:
@@ -44,6 +45,7 @@ class Server {
   Config* config_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<SnapshotManager> snapshots_;
+  std::unique_ptr<ReplicaLink> replica_;
   std::unique_ptr<TierService> tier_;  // spill-dir set
   std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;

@@ -143,6 +143,53 @@ Config::Config() {
       .min = 0;
   Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
   {
+    // Replication (strata as a replica: server/persistence/replica_link.h).
+    Option& o = Add("replicaof", Kind::kString, "", false,
+                    "\"<host> <port>\": start as a replica of that master (REPLICAOF changes it "
+                    "at runtime); \"\" = a master");
+    o.aliases.push_back("slaveof");
+    by_name_["slaveof"] = &o;
+    o.validate = [](std::string_view v) -> std::string {
+      if (v.empty()) return "";
+      size_t sp = v.find(' ');
+      if (sp == std::string_view::npos || sp == 0 || sp + 1 >= v.size()) {
+        return "replicaof takes a host and a port";
+      }
+      int64_t port = 0;
+      if (!ParseInt64(v.substr(sp + 1), &port) || port <= 0 || port > 65535) {
+        return "Invalid master port";
+      }
+      return "";
+    };
+  }
+  Add("masterauth", Kind::kString, "", true, "the password the replica sends to its master");
+  Add("masteruser", Kind::kString, "", true,
+      "the user the replica authenticates as (AUTH <masteruser> <masterauth>)");
+  {
+    Option& o = Add("replica-read-only", Kind::kBool, "yes", true,
+                    "a replica refuses writes from its clients (-READONLY)");
+    o.aliases.push_back("slave-read-only");
+    by_name_["slave-read-only"] = &o;
+  }
+  {
+    Option& o = Add("replica-serve-stale-data", Kind::kBool, "yes", true,
+                    "a replica whose master link is down still serves its data; no = only "
+                    "INFO, PING and the replication commands, others get -MASTERDOWN");
+    o.aliases.push_back("slave-serve-stale-data");
+    by_name_["slave-serve-stale-data"] = &o;
+  }
+  Add("repl-timeout", Kind::kInt, "60", true,
+      "seconds without data from the master before a replica drops the link").min = 1;
+  {
+    Option& o = Add("replica-priority", Kind::kInt, "100", true,
+                    "Sentinel's preference when promoting a replica (lower first; 0 = never)");
+    o.aliases.push_back("slave-priority");
+    by_name_["slave-priority"] = &o;
+    o.min = 0;
+  }
+  Add("replica-announced", Kind::kBool, "yes", true,
+      "whether Sentinel lists this replica (INFO replication's replica_announced)");
+  {
     // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
     Option& o = Add("proto-max-bulk-len", Kind::kMemory, "512mb", true,
                     "largest bulk string, bytes (at most 4gb - 1)");

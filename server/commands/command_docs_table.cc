@@ -311,6 +311,10 @@ const std::vector<CommandDoc>& AllCommandDocs() {
     {.name = "xinfo|consumers", .syntax = "key groupname", .keys = "RO access", .complexity = "O(1)", .summary = "Returns the consumers of a consumer group.", .since = "5.0.0"},
     {.name = "xinfo|help", .complexity = "O(1)", .summary = "Returns usage text for the XINFO subcommands.", .since = "5.0.0"},
     {.name = "client|setinfo", .syntax = "attr(LIB-NAME=libname|LIB-VER=libver)", .complexity = "O(1)", .summary = "Records the name or version of the client library on the connection.", .since = "7.2.0"},
+    {.name = "replicaof", .syntax = "args(host-port{host port:integer}|no-one{!NO !ONE})", .complexity = "O(1)", .since = "5.0.0"},
+    {.name = "slaveof", .syntax = "args(host-port{host port:integer}|no-one{!NO !ONE})", .complexity = "O(1)", .since = "1.0.0", .doc_flags = "deprecated", .deprecated_since = "5.0.0", .replaced_by = "REPLICAOF"},
+    {.name = "role", .complexity = "O(1)", .since = "2.8.12"},
+    {.name = "replconf", .complexity = "O(1)", .since = "3.0.0", .doc_flags = "syscmd"},
   };
   return kDocs;
 }

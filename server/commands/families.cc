@@ -10,6 +10,7 @@ void RegisterAllCommands() {
   if (r.size() > 0) return;
   RegisterConnectionFamily(r);
   RegisterCommandFamily(r);
+  RegisterReplicationFamily(r);
   RegisterStringFamily(r);
   RegisterLcsCommand(r);
   RegisterBitmapFamily(r);

@@ -35,6 +35,7 @@ void RegisterAllCommands();
 // One per family, and one per file of the families split over several.
 void RegisterConnectionFamily(CommandRegistry& r);
 void RegisterCommandFamily(CommandRegistry& r);
+void RegisterReplicationFamily(CommandRegistry& r);
 void RegisterStringFamily(CommandRegistry& r);
 void RegisterLcsCommand(CommandRegistry& r);
 void RegisterBitmapFamily(CommandRegistry& r);

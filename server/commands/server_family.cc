@@ -204,8 +204,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   }
   if (want("replication", true)) {
     section("Replication");
-    AddLine(&out, "role", "master");
-    AddLine(&out, "connected_slaves", "0");
+    out += srv.replication().InfoLines(WallClockMs(), srv.config().Int("replica-priority"),
+                                       srv.config().Bool("replica-announced"));
   }
   if (want("cpu", true)) {
     section("CPU");

@@ -118,6 +118,10 @@ class Client {
   virtual void ResetState() = 0;
   // One line of CLIENT LIST / CLIENT INFO.
   virtual std::string InfoLine(int64_t now_ms) const = 0;
+  // The replica's connection to its master (replication_state.h), and bytes sent to it
+  // whatever the reply mode (REPLCONF ACK).
+  virtual bool is_master() const { return false; }
+  virtual void SendToMaster(std::string_view bytes) { (void)bytes; }
   virtual size_t query_buffer_bytes() const = 0;
   virtual size_t output_bytes() const = 0;
   // The blocking command this client waits in, if any (blocking.h); a disconnect

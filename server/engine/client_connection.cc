@@ -178,6 +178,8 @@ void ClientConnection::ProcessInput() {
   if (closing()) return;
   ResumeInput();
   worker_->RefreshClock();
+  if (is_master_) [[unlikely]]
+    worker_->engine().replication().NoteMasterIo(worker_->now_ms());
   // A subscriber reads the messages published before its command ahead of its reply.
   if (subs != nullptr && subs->total() > 0) [[unlikely]] {
     worker_->DeliverPendingMessages();
@@ -229,7 +231,8 @@ void ClientConnection::ProcessInput() {
       PauseInput();
       break;
     }
-    if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom)) [[unlikely]] {
+    if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom) && !is_master_)
+        [[unlikely]] {
       // Over maxmemory while values are being moved to disk: the write (and what this
       // client sent after it) waits for memory, at most Worker::kSpillWaitMs. Once a
       // wait ran out, the client's writes are refused at once until memory is under
@@ -249,6 +252,10 @@ void ClientConnection::ProcessInput() {
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);
+    // The master's stream: each command's bytes move the offset once it has run (REPLCONF
+    // GETACK answers the offset before its own bytes, as Redis's replicas do).
+    if (is_master_) [[unlikely]]
+      engine.replication().AddOffset(static_cast<int64_t>(consumed));
     if (tracking.on && (tracking.caching_yes || tracking.caching_no)) [[unlikely]]
       AfterCachingCommand(spec);
     // Invalidations this command caused for this worker's clients go out now: right
@@ -318,7 +325,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(spec, "LOADING Redis is loading the dataset in memory");
     return true;
   }
-  if ((spec->flags & kCmdDenyOom) &&
+  if (spec->is_write() && engine.replication().refuses_writes() && !is_master_) [[unlikely]] {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    Refuse(spec, "READONLY You can't write against a read only replica.");
+    return true;
+  }
+  if ((spec->flags & kCmdDenyOom) && !is_master_ &&
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
     worker_->stats().commands[spec->id].rejected_calls++;
     Refuse(spec, "OOM command not allowed when used memory > 'maxmemory'.");
@@ -668,7 +680,21 @@ void ClientConnection::ResetState() {
   TrackingOff(*this);
 }
 
+void ClientConnection::MakeMaster() {
+  is_master_ = true;
+  authenticated = true;
+  reply_mode = ReplyMode::kOff;
+  SetName("");
+}
+
+void ClientConnection::SendToMaster(std::string_view bytes) {
+  if (closing()) return;
+  AppendPush(bytes);
+  ScheduleFlush();
+}
+
 void ClientConnection::OnClosing() {
+  if (is_master_) worker_->MasterClosed(this);
   worker_->RemoveMonitor(this);
   worker_->pubsub().UnsubscribeAll(*this);
   TrackingOff(*this);

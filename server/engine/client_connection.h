@@ -93,6 +93,13 @@ class ClientConnection final : public Connection, public Client {
   size_t MemoryBytes() const;
   size_t charged_bytes() const { return charged_bytes_; }
   bool closing() const { return Connection::closing(); }
+  // This connection is the replica's link to its master (Worker::AdoptMasterConnection):
+  // its commands run without replies, past replica-read-only and maxmemory, and each
+  // moves the replication offset (replication_state.h).
+  void MakeMaster();
+  bool is_master() const override { return is_master_; }
+  // Bytes for the master whatever the reply mode: REPLCONF ACK.
+  void SendToMaster(std::string_view bytes) override;
   // maxmemory-clients chose this client: logged, closed, and its bytes no longer
   // counted from now on (so the next loop turn does not evict for them again).
   void Evict();
@@ -192,6 +199,7 @@ class ClientConnection final : public Connection, public Client {
   int64_t memory_wait_since_ms_ = 0;
   bool memory_wait_expired_ = false;
   bool memory_waiting_ = false;  // registered with the worker (holds inflight_)
+  bool is_master_ = false;
 };
 
 }  // namespace strata

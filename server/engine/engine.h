@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/engine/replication_state.h"
 #include "server/engine/tracking.h"
 
 namespace strata {
@@ -172,6 +173,9 @@ class Engine {
     if (function) busy_functions_.fetch_add(delta, std::memory_order_relaxed);
   }
 
+  // Replication: the role, the master link's state and the offset (replication_state.h).
+  ReplicationState& replication() { return replication_; }
+
   // Which workers have subscribers of each channel and pattern (pubsub.h).
   PubSubDirectory& pubsub() { return *pubsub_; }
   // Client-side caching: BCAST prefixes, and how many clients track (tracking.h).
@@ -212,6 +216,7 @@ class Engine {
   std::atomic<int64_t> over_since_ms_{0};  // 0: under maxmemory
   std::atomic<int64_t> over_total_ms_{0};  // finished spells over it
   std::atomic<uint32_t> loading_holds_{0};
+  ReplicationState replication_;
   std::atomic<bool> shutdown_save_done_{false};
   std::atomic<int> exit_code_{0};
 };

@@ -390,6 +390,52 @@ void Worker::AdoptConnection(int fd) {
   c->Start();
 }
 
+void Worker::AdoptMasterConnection(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  uint64_t id = engine_->next_client_id.fetch_add(1);
+  auto* c =
+      new ClientConnection(this, loop_.get(), fd, id, SockName(fd, true), SockName(fd, false));
+  engine_->connected_clients.fetch_add(1);
+  conns_[id] = c;
+  c->MakeMaster();
+  master_conn_ = c;
+  engine_->replication().NoteMasterIo(now_ms_);
+  engine_->replication().SetLink(ReplicationState::Link::kUp);
+  next_ack_ms_ = 0;
+  c->Start();
+  MasterLinkTimer();  // the first ACK at once: a diskless master waits for it
+}
+
+void Worker::MasterClosed(ClientConnection* c) {
+  if (master_conn_ != c) return;
+  master_conn_ = nullptr;
+  ReplicationState& r = engine_->replication();
+  if (r.is_replica()) r.SetLink(ReplicationState::Link::kDown);
+  if (r.on_master_closed) r.on_master_closed();
+}
+
+void Worker::CloseMasterConnection() {
+  if (master_conn_ != nullptr) master_conn_->Kill();
+}
+
+void Worker::MasterLinkTimer() {
+  ReplicationState& r = engine_->replication();
+  int64_t timeout_ms = engine_->config().Int("repl-timeout") * 1000;
+  if (now_ms_ - r.last_io_ms() > timeout_ms) {
+    LogWarning("MASTER timeout: no data nor PING received for %lld seconds",
+               static_cast<long long>(timeout_ms / 1000));
+    master_conn_->Kill();
+    return;
+  }
+  if (now_ms_ < next_ack_ms_) return;
+  next_ack_ms_ = now_ms_ + 1000;
+  std::string off = std::to_string(r.offset());
+  std::string ack = "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) +
+                    "\r\n" + off + "\r\n";
+  master_conn_->SendToMaster(ack);
+}
+
 void Worker::UpdateMemoryState() {
   PublishUsed();
   published_client_.store(client_bytes_, std::memory_order_relaxed);
@@ -472,9 +518,12 @@ void Worker::RunTimers() {
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
-  if (engine_->active_expire()) keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+  // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
+  if (engine_->active_expire() && !engine_->replication().is_replica())
+    keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
   if (index_ == 0) {
     for (ShardService* s : engine_->services()) s->OnTimer(*this);
+    if (master_conn_ != nullptr) MasterLinkTimer();
   }
   loop_->RefreshBufferBytes();
   // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.

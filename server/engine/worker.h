@@ -258,6 +258,14 @@ class Worker {
   void RemoveConnection(Client* c);
   // Takes an accepted socket: checks maxclients, creates its ClientConnection.
   void AdoptConnection(int fd);
+  // Worker 0: the replica's socket to its master, after the handshake and the sync
+  // (replication_state.h): it becomes the master client. Acknowledges the offset once a
+  // second and drops the link after repl-timeout seconds without data.
+  void AdoptMasterConnection(int fd);
+  // Worker 0: the master client is closing (its OnClosing); the link is told.
+  void MasterClosed(ClientConnection* c);
+  // Worker 0: closes the master client, if any (REPLICAOF).
+  void CloseMasterConnection();
   const std::unordered_map<uint64_t, Client*>& connections() const { return conns_; }
   uint64_t next_random();
   // Delivers the Pub/Sub messages already in this worker's rings now, before a
@@ -284,6 +292,8 @@ class Worker {
   bool InboxEmpty() const;
   void Wake();
   void RunTimers();
+  // Worker 0's replication chores on the timer: REPLCONF ACK, repl-timeout.
+  void MasterLinkTimer();
   bool ServicesHaveWork() const;
   // maxmemory-clients: when every worker's clients together use more, this worker closes
   // its share of the excess, biggest clients first (not those with CLIENT NO-EVICT on).
@@ -292,6 +302,8 @@ class Worker {
 
   Engine* engine_;
   uint32_t index_;
+  ClientConnection* master_conn_ = nullptr;  // worker 0: the replica's master client
+  int64_t next_ack_ms_ = 0;
   int cpu_ = -1;
   Keyspace keyspace_;
   LockTable locks_;

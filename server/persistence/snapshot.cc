@@ -881,7 +881,10 @@ void SnapshotManager::Reload(ReloadOptions o, Done done) {
     reload_->origin = origin;
     reload_->done = std::move(done);
     engine_->HoldLoading(engine_->shard_count());
-    LogNotice("DEBUG RELOAD: %s", o.save ? "saving, then loading" : "loading");
+    if (!o.rdb.empty()) o.save = false;
+    reload_->options.save = o.save;
+    LogNotice("%s: %s", o.rdb.empty() ? "DEBUG RELOAD" : "MASTER <-> REPLICA sync",
+              o.save ? "saving, then loading" : "loading");
     ReloadDrain(2);
   };
   if (origin == 0) {
@@ -918,7 +921,8 @@ void SnapshotManager::ReloadDrain(int rounds) {
 void SnapshotManager::ReloadLoad() {
   Config& c = engine_->config();
   std::string dir = c.String("dir");
-  std::string path = JoinPath(dir, c.String("dbfilename"));
+  std::string path = reload_->options.rdb.empty() ? JoinPath(dir, c.String("dbfilename"))
+                                                  : reload_->options.rdb;
   bool flush = reload_->options.flush;
   Manifest m;
   std::string rdb;
@@ -978,7 +982,10 @@ void SnapshotManager::FinishReload(const Status& st) {
   // at the load: the next snapshot must be a full one.
   if (!r->options.flush) tracking_valid_ = false;
   reloading_.store(false, std::memory_order_release);
-  if (st.ok()) LogNotice("DB reloaded by DEBUG RELOAD");
+  if (st.ok()) {
+    LogNotice(r->options.rdb.empty() ? "DB reloaded by DEBUG RELOAD"
+                                     : "MASTER <-> REPLICA sync: Finished with success");
+  }
   Done done = std::move(r->done);
   Worker::Current()->Post(r->origin, MakeTask([done, st] { done(st); }));
 }

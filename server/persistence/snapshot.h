@@ -122,11 +122,13 @@ class SnapshotManager final : public ShardService {
   Status SaveAndWait(Reason reason);
   // True when `save` has rules or snapshot-cron is set (SIGTERM then saves).
   bool AutoSaveEnabled() const;
-  // Any worker: DEBUG RELOAD (see above). `done` runs on the calling worker: Ok, or an
-  // error reply's text.
+  // Any worker: DEBUG RELOAD, or a replica's load of its master's RDB (see above).
+  // `done` runs on the calling worker: Ok, or an error reply's text.
   struct ReloadOptions {
     bool save = true;
     bool flush = true;
+    // An RDB file to load instead of dbfilename's data (a replica's full sync; no save).
+    std::string rdb;
   };
   void Reload(ReloadOptions o, Done done);
   int64_t last_save_time() const { return last_save_s_.load(std::memory_order_relaxed); }

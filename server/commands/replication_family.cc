@@ -1,0 +1,128 @@
+// Replication commands: REPLICAOF (and SLAVEOF), ROLE and REPLCONF, for strata as a
+// replica (server/persistence/replica_link.h; server/engine/replication_state.h). They
+// run on the client's own thread.
+#include <string>
+
+#include "core/string_util.h"
+#include "server/base/config.h"
+#include "server/base/log.h"
+#include "server/commands/errors.h"
+#include "server/commands/families.h"
+#include "server/engine/client.h"
+#include "server/engine/command.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
+#include "server/persistence/replica_link.h"
+
+namespace strata {
+namespace {
+
+void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  Engine& engine = c.worker().engine();
+  ReplicationState& state = engine.replication();
+  ReplicaLink& link = engine.Service<ReplicaLink>();
+  if (EqualsIgnoreCase(args[1], "no") && EqualsIgnoreCase(args[2], "one")) {
+    if (state.is_replica()) {
+      link.Stop();
+      state.BecomeMaster();
+      LogNotice("MASTER MODE enabled (user request from 'id=%llu addr=%s')",
+                static_cast<unsigned long long>(c.id()), c.addr().c_str());
+    }
+    rb.Ok();
+    return;
+  }
+  int64_t port = 0;
+  if (!ParseInt64(args[2], &port) || port < 0 || port > 65535) {
+    rb.Error("ERR Invalid master port");
+    return;
+  }
+  std::string host(args[1]);
+  std::string cur_host;
+  int cur_port = 0;
+  if (state.MasterOf(&cur_host, &cur_port) && EqualsIgnoreCase(cur_host, host) &&
+      cur_port == port) {
+    LogNotice("REPLICAOF would result into synchronization with the master we are already "
+              "connected with. No operation performed.");
+    rb.Simple("OK Already connected to specified master");
+    return;
+  }
+  link.Start(host, static_cast<int>(port));
+  LogNotice("REPLICAOF %s:%lld enabled (user request from 'id=%llu addr=%s')", host.c_str(),
+            static_cast<long long>(port), static_cast<unsigned long long>(c.id()),
+            c.addr().c_str());
+  rb.Ok();
+}
+
+void CmdRole(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  Engine& engine = c.worker().engine();
+  ReplicationState& state = engine.replication();
+  std::string host;
+  int port = 0;
+  if (state.MasterOf(&host, &port)) {
+    bool up = state.link() == ReplicationState::Link::kUp;
+    rb.Array(5);
+    rb.Bulk("slave");
+    rb.Bulk(host);
+    rb.Integer(port);
+    rb.Bulk(engine.Service<ReplicaLink>().RoleState());
+    rb.Integer(up ? state.offset() : -1);
+    return;
+  }
+  rb.Array(3);
+  rb.Bulk("master");
+  rb.Integer(state.offset());
+  rb.Array(0);
+}
+
+// REPLCONF: GETACK from the master (answered on the master link whatever the reply
+// mode); the options a replica sends its master are accepted (strata does not serve
+// replicas yet); ACK gets no reply, as in Redis.
+void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  if (args.size() % 2 == 0) {
+    rb.Error(errors::kSyntax);
+    return;
+  }
+  for (size_t i = 1; i < args.size(); i += 2) {
+    std::string opt = Lowercase(args[i]);
+    if (opt == "getack") {
+      if (c.is_master()) {
+        std::string off = std::to_string(c.worker().engine().replication().offset());
+        c.SendToMaster("*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) +
+                       "\r\n" + off + "\r\n");
+      }
+      return;
+    }
+    if (opt == "ack") return;
+    if (opt != "listening-port" && opt != "ip-address" && opt != "capa" && opt != "rdb-only" &&
+        opt != "rdb-filter-only") {
+      rb.Error("ERR Unrecognized REPLCONF option: " + std::string(args[i]));
+      return;
+    }
+  }
+  rb.Ok();
+}
+
+}  // namespace
+
+void RegisterReplicationFamily(CommandRegistry& r) {
+  auto add = [&](const char* name, int arity, uint32_t flags, ConnFn fn, const char* since,
+                 const char* summary) {
+    CommandSpec s{name, arity, flags, 0, 0, 0};
+    s.conn_fn = fn;
+    s.group = "server";
+    s.since = since;
+    s.summary = summary;
+    r.Add(std::move(s));
+  };
+  add("replicaof", 3, kCmdAdmin | kCmdServer | kCmdNoScript | kCmdStale, CmdReplicaOf, "5.0.0",
+      "Makes the server a replica of another, or turns it back into a master.");
+  add("slaveof", 3, kCmdAdmin | kCmdServer | kCmdNoScript | kCmdStale, CmdReplicaOf, "1.0.0",
+      "Makes the server a replica of another, or turns it back into a master.");
+  add("role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, CmdRole, "2.8.12",
+      "Returns the replication role.");
+  add("replconf", -1,
+      kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+      CmdReplconf, "3.0.0", "An internal command for configuring the replication stream.");
+}
+
+}  // namespace strata

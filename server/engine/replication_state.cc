@@ -1,0 +1,112 @@
+#include "server/engine/replication_state.h"
+
+#include <random>
+
+namespace strata {
+
+std::string RandomHexId() {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::string id(40, '0');
+  for (char& c : id) c = kHex[rng() & 15];
+  return id;
+}
+
+ReplicationState::ReplicationState() : replid_(RandomHexId()), replid2_(40, '0') {}
+
+void ReplicationState::BecomeReplica(const std::string& host, int port, bool read_only) {
+  std::lock_guard<std::mutex> l(mu_);
+  host_ = host;
+  port_ = port;
+  read_only_ = read_only;
+  is_replica_.store(true, std::memory_order_release);
+  refuses_writes_.store(read_only, std::memory_order_relaxed);
+  link_.store(Link::kConnecting, std::memory_order_release);
+}
+
+void ReplicationState::BecomeMaster() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!is_replica_.load(std::memory_order_acquire)) return;
+  // As Redis: the old history stays valid up to where it ended, so replicas of the old
+  // master could continue from here; a new id starts this one's own history.
+  replid2_ = replid_;
+  second_offset_ = offset_.load(std::memory_order_relaxed) + 1;
+  replid_ = RandomHexId();
+  host_.clear();
+  port_ = 0;
+  is_replica_.store(false, std::memory_order_release);
+  refuses_writes_.store(false, std::memory_order_relaxed);
+  link_.store(Link::kNone, std::memory_order_release);
+}
+
+void ReplicationState::SetReadOnly(bool read_only) {
+  std::lock_guard<std::mutex> l(mu_);
+  read_only_ = read_only;
+  refuses_writes_.store(read_only && is_replica_.load(std::memory_order_acquire),
+                        std::memory_order_relaxed);
+}
+
+void ReplicationState::SetMasterStream(const std::string& replid, int64_t offset) {
+  std::lock_guard<std::mutex> l(mu_);
+  replid_ = replid;
+  offset_.store(offset, std::memory_order_relaxed);
+}
+
+bool ReplicationState::MasterOf(std::string* host, int* port) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!is_replica_.load(std::memory_order_acquire)) return false;
+  *host = host_;
+  *port = port_;
+  return true;
+}
+
+std::string ReplicationState::replid() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return replid_;
+}
+
+std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority,
+                                        bool announced) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string out;
+  auto line = [&](const char* k, const std::string& v) {
+    out += k;
+    out += ':';
+    out += v;
+    out += "\r\n";
+  };
+  int64_t offset = offset_.load(std::memory_order_relaxed);
+  if (is_replica_.load(std::memory_order_acquire)) {
+    Link link = link_.load(std::memory_order_acquire);
+    line("role", "slave");
+    line("master_host", host_);
+    line("master_port", std::to_string(port_));
+    line("master_link_status", link == Link::kUp ? "up" : "down");
+    int64_t io = last_io_ms_.load(std::memory_order_relaxed);
+    line("master_last_io_seconds_ago",
+         std::to_string(link == Link::kUp && io > 0 ? (now_ms - io) / 1000 : -1));
+    line("master_sync_in_progress",
+         link == Link::kTransfer || link == Link::kLoading ? "1" : "0");
+    line("slave_read_repl_offset", std::to_string(offset));
+    line("slave_repl_offset", std::to_string(offset));
+    line("slave_priority", std::to_string(replica_priority));
+    line("slave_read_only", read_only_ ? "1" : "0");
+    line("replica_announced", announced ? "1" : "0");
+  } else {
+    line("role", "master");
+  }
+  line("connected_slaves", "0");
+  line("master_failover_state", "no-failover");
+  line("master_replid", replid_);
+  line("master_replid2", replid2_);
+  line("master_repl_offset", std::to_string(offset));
+  line("second_repl_offset", std::to_string(second_offset_));
+  line("repl_backlog_active", "0");
+  line("repl_backlog_size", "1048576");
+  line("repl_backlog_first_byte_offset", "0");
+  line("repl_backlog_histlen", "0");
+  return out;
+}
+
+}  // namespace strata

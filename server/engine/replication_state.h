@@ -1,0 +1,75 @@
+// ReplicationState: what the process knows of its replication role, shared by the
+// dispatcher (a replica refuses its clients' writes), the master client (it counts the
+// offset and acknowledges it), the replica link (persistence/replica_link.h) and INFO
+// replication / ROLE.
+//
+// strata as a replica: the link thread connects to the master, runs the handshake and
+// takes the RDB, the snapshot manager loads it, and the socket then becomes worker 0's
+// master client (Worker::AdoptMasterConnection): a ClientConnection whose commands run
+// as any client's, without replies, past replica-read-only and maxmemory, each adding its
+// bytes to the offset. When the master client closes, the link is told (on_master_closed)
+// and reconnects. (strata as a master, with replicas of its own, is not there yet.)
+//
+// Thread-safety: the flags and counters are atomics; the strings are under mu_.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace strata {
+
+class ReplicationState {
+ public:
+  enum class Link { kNone, kConnecting, kTransfer, kLoading, kUp, kDown };
+
+  ReplicationState();
+
+  // Read on every write command's path: a replica whose clients may not write.
+  bool refuses_writes() const { return refuses_writes_.load(std::memory_order_relaxed); }
+  bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
+  Link link() const { return link_.load(std::memory_order_acquire); }
+
+  // The replica link (any thread).
+  void BecomeReplica(const std::string& host, int port, bool read_only);
+  void BecomeMaster();  // REPLICAOF NO ONE: keeps the data, starts a new history
+  void SetLink(Link l) { link_.store(l, std::memory_order_release); }
+  void SetReadOnly(bool read_only);
+  // The master's replication id and the offset of its stream this replica has applied.
+  void SetMasterStream(const std::string& replid, int64_t offset);
+  bool MasterOf(std::string* host, int* port) const;
+
+  // The master client (worker 0): bytes of commands it has run.
+  void AddOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }
+  int64_t offset() const { return offset_.load(std::memory_order_relaxed); }
+  void NoteMasterIo(int64_t now_ms) { last_io_ms_.store(now_ms, std::memory_order_relaxed); }
+  int64_t last_io_ms() const { return last_io_ms_.load(std::memory_order_relaxed); }
+
+  std::string replid() const;
+  // INFO replication's lines (Redis's names), and ROLE's reply fields.
+  std::string InfoLines(int64_t now_ms, int64_t replica_priority, bool announced) const;
+
+  // Set by the replica link: runs on worker 0 when the master client closes.
+  std::function<void()> on_master_closed;
+
+ private:
+  std::atomic<bool> refuses_writes_{false};
+  std::atomic<bool> is_replica_{false};
+  std::atomic<Link> link_{Link::kNone};
+  std::atomic<int64_t> offset_{0};
+  std::atomic<int64_t> last_io_ms_{0};
+  mutable std::mutex mu_;
+  std::string host_;
+  int port_ = 0;
+  std::string replid_;   // ours as a master; the master's as a replica
+  std::string replid2_;  // the history before the last switch, and where it ended
+  int64_t second_offset_ = -1;
+  bool read_only_ = true;
+};
+
+// 40 random hex digits: a replication id (and the run id).
+std::string RandomHexId();
+
+}  // namespace strata

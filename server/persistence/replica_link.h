@@ -1,0 +1,82 @@
+// ReplicaLink: strata as a replica of a Redis (or strata) master: REPLICAOF host port,
+// or `replicaof` in the config.
+//
+// One link thread per REPLICAOF runs the master link's life:
+//   1. connect (repl-timeout bounds it), then the handshake Redis 7's replicas send:
+//      PING, AUTH [masteruser] masterauth (when set), REPLCONF listening-port <port>,
+//      REPLCONF capa eof capa psync2, and PSYNC <replid> <offset+1> of the history this
+//      process holds once it has synced (PSYNC ? -1 before);
+//   2. +FULLRESYNC <replid> <offset>: the master's RDB arrives, as `$<length>` or
+//      diskless `$EOF:<40-byte mark>` (newlines before it are the master's keep-alives),
+//      into dir/temp-<pid>-<n>.rdb; the snapshot manager then flushes every shard and
+//      loads the file on all of them in parallel behind the loading gate
+//      (SnapshotManager::Reload with an rdb), and the file is removed.
+//      +CONTINUE [<new replid>]: the master still holds the stream from our offset; the
+//      data stays as it is;
+//   3. the socket is handed to worker 0 as the master client (ReplicationState has the
+//      rest: no replies, ACKs once a second, repl-timeout), and the thread waits;
+//   4. when the master client closes, the thread reconnects a second later (step 1,
+//      with PSYNC of the replid and offset reached, so a master whose backlog still
+//      holds them continues without a full sync).
+// A failure at any step is logged and retried a second later, as Redis's replicas do.
+// REPLICAOF NO ONE stops the thread (closing its socket or the master client) and keeps
+// the data; REPLICAOF of another master also starts a new thread. The handshake reads
+// byte by byte and the RDB by its length, so nothing of the stream that follows is read
+// by the thread (a diskless master sends nothing after the mark until the first ACK).
+//
+// Thread-safety: Start/Stop from any worker; the link thread touches the engine only by
+// posting tasks to worker 0. Threads stopped by REPLICAOF are joined at shutdown.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/engine/engine.h"
+#include "storage/status.h"
+
+namespace strata {
+
+class SnapshotManager;
+
+class ReplicaLink final : public ShardService {
+ public:
+  ReplicaLink(Engine* engine, SnapshotManager* snapshots);
+  ~ReplicaLink() override;
+
+  // Any thread: follow host:port from now on (a new link thread).
+  void Start(const std::string& host, int port);
+  // Any thread: stop following (REPLICAOF NO ONE); the data stays.
+  void Stop();
+  // At shutdown, before the workers stop: stops and joins every link thread.
+  void Shutdown();
+
+  // ROLE's state word for a replica: connect, connecting, handshake, sync, connected.
+  std::string RoleState() const;
+
+ private:
+  struct Run;
+  void Loop(std::shared_ptr<Run> run);
+  // One connection's life; returns when it ended (the reason logged).
+  void Session(Run& run);
+  Status Handshake(Run& run, int fd, bool* full, std::string* replid, int64_t* offset);
+  Status ReceiveRdb(Run& run, int fd, const std::string& path);
+  Status LoadRdb(const std::string& path);
+
+  Engine* engine_;
+  SnapshotManager* snapshots_;
+  mutable std::mutex mu_;
+  std::shared_ptr<Run> current_;
+  std::vector<std::thread> threads_;
+  // Set once a sync succeeded: later links ask to continue ReplicationState's replid
+  // and offset (PSYNC2) instead of PSYNC ? -1.
+  std::atomic<bool> has_history_{false};
+  std::atomic<uint64_t> temp_seq_{0};
+};
+
+}  // namespace strata

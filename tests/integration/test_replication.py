@@ -1,0 +1,230 @@
+"""strata as a replica of a real redis-server master: REPLICAOF, the full sync (diskless
+and through a file), the command stream with writes running throughout, partial resync
+after a dropped link, READONLY, REPLICAOF NO ONE, ROLE, INFO replication, masterauth and
+WAIT. With STRATA_TEST_TARGET=redis the replica is a redis-server too: the same tests."""
+import threading
+import time
+
+import pytest
+import redis
+
+from helpers import read_value, start_redis_server
+
+
+def wait_for(pred, timeout=30.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+@pytest.fixture
+def master():
+    m = start_redis_server(extra_args=["--repl-diskless-sync-delay", "0"])
+    yield m
+    m.stop()
+
+
+def replica_of(server_factory, m, *extra):
+    return server_factory(extra_args=["--replicaof", "127.0.0.1 %d" % m.port] + list(extra))
+
+
+def synced(m, r):
+    """True once the replica's link is up and it has applied the master's whole stream."""
+    mi = m.client().info("replication")
+    ri = r.client().info("replication")
+    return (ri.get("master_link_status") == "up" and
+            ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
+
+
+def image(c, dbs=(0, 1)):
+    out = {}
+    for db in dbs:
+        c.execute_command("SELECT", db)
+        for key in c.scan_iter(count=1000):
+            kind = c.type(key).decode()
+            if kind == "stream":
+                value = c.xrange(key)
+            else:
+                value = read_value(c, key, kind)
+            ttl = c.pttl(key)
+            out[(db, key)] = (kind, value, ttl > 0)
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def fill(c, n=2000):
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set("s%d" % i, "v%d" % i)
+    pipe.execute()
+    c.set("ttl", "x", ex=1000)
+    c.rpush("list", *range(300))
+    c.hset("hash", mapping={"f%d" % i: i for i in range(200)})
+    c.sadd("intset", *range(100))
+    c.sadd("set", *["m%d" % i for i in range(300)])
+    c.zadd("zset", {"z%d" % i: i * 1.5 for i in range(200)})
+    c.xadd("stream", {"a": "1"})
+    c.pfadd("hll", *range(100))
+    c.select(1)
+    c.set("db1", "yes")
+    c.select(0)
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_full_sync_then_the_stream(master, server_factory, diskless):
+    mc = master.client()
+    mc.config_set("repl-diskless-sync", diskless)
+    fill(mc)
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the first sync")
+    rc = r.client()
+    assert image(rc) == image(mc)
+    # The stream: every kind of write, a transaction and a script.
+    mc.incr("counter")
+    mc.delete("s1")
+    mc.expire("s2", 500)
+    mc.lpush("list", "new")
+    mc.hset("hash", "f0", "changed")
+    mc.srem("set", "m1")
+    mc.zincrby("zset", 10, "z1")
+    mc.xadd("stream", {"b": "2"})
+    with mc.pipeline(transaction=True) as p:
+        p.set("tx1", "a")
+        p.incrby("counter", 5)
+        p.execute()
+    mc.eval("redis.call('SET', KEYS[1], ARGV[1]); return 1", 1, "scripted", "yes")
+    mc.select(1)
+    mc.set("db1-later", "1")
+    mc.select(0)
+    mc.flushdb()  # db 0 only
+    mc.set("after-flush", "1")
+    wait_for(lambda: synced(master, r), what="the stream")
+    assert image(rc) == image(mc)
+
+
+def test_writes_throughout_the_sync(master, server_factory):
+    mc = master.client()
+    fill(mc, 20000)
+    stop = threading.Event()
+
+    def writer():
+        w = master.client()
+        i = 0
+        while not stop.is_set():
+            w.set("live%d" % (i % 500), i)
+            w.incr("live-counter")
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        r = replica_of(server_factory, master)
+        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
+                 what="the link")
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        t.join(10)
+    wait_for(lambda: synced(master, r), what="catch-up")
+    assert image(r.client()) == image(mc)
+
+
+def test_partial_resync_after_the_link_drops(master, server_factory):
+    mc = master.client()
+    fill(mc, 500)
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the first sync")
+    full_syncs = int(mc.info("stats")["sync_full"])
+    mc.execute_command("CLIENT", "KILL", "TYPE", "replica")
+    mc.set("while-down", "1")
+    wait_for(lambda: synced(master, r), what="the resync")
+    stats = mc.info("stats")
+    assert int(stats["sync_full"]) == full_syncs
+    assert int(stats["sync_partial_ok"]) >= 1
+    assert r.client().get("while-down") == b"1"
+    assert image(r.client()) == image(mc)
+
+
+def test_readonly_role_info_and_replicaof_no_one(master, server_factory):
+    mc = master.client()
+    mc.set("a", "1")
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client()
+    with pytest.raises(redis.ResponseError) as e:
+        rc.set("b", "2")
+    assert str(e.value) == "You can't write against a read only replica."
+    assert rc.get("a") == b"1"
+    role = rc.execute_command("ROLE")
+    assert role[:3] == [b"slave", b"127.0.0.1", master.port]
+    assert role[3] == b"connected"
+    info = rc.info("replication")
+    for field in ("master_host", "master_port", "master_link_status", "master_last_io_seconds_ago",
+                  "master_sync_in_progress", "slave_repl_offset", "slave_priority",
+                  "slave_read_only", "replica_announced", "connected_slaves", "master_replid",
+                  "master_repl_offset"):
+        assert field in info, field
+    assert info["role"] == "slave" and info["slave_read_only"] == 1
+    assert rc.execute_command("REPLICAOF", "127.0.0.1", str(master.port)) == \
+        b"OK Already connected to specified master"
+    assert rc.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    assert rc.get("a") == b"1"
+    rc.set("b", "2")
+    info = rc.info("replication")
+    assert info["role"] == "master"
+    assert info["master_replid2"] == mc.info("replication")["master_replid"]
+    assert rc.execute_command("ROLE")[0] == b"master"
+    # Master writes no longer arrive.
+    mc.set("a", "changed")
+    time.sleep(0.3)
+    assert rc.get("a") == b"1"
+
+
+def test_replica_read_only_no_accepts_writes(master, server_factory):
+    r = replica_of(server_factory, master, "--replica-read-only", "no")
+    wait_for(lambda: synced(master, r), what="the sync")
+    assert r.client().set("local", "1")
+
+
+def test_replicaof_errors(server_factory):
+    s = server_factory()
+    c = s.client()
+    with pytest.raises(redis.ResponseError) as e:
+        c.execute_command("REPLICAOF", "127.0.0.1", "notaport")
+    assert "Invalid master port" in str(e.value)
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("REPLICAOF", "127.0.0.1")
+    assert c.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    assert c.execute_command("ROLE") == [b"master", 0, []]
+
+
+def test_masterauth(server_factory):
+    m = start_redis_server(extra_args=["--repl-diskless-sync-delay", "0", "--requirepass", "pw"])
+    try:
+        mc = m.client(password="pw")
+        mc.set("secret", "1")
+        r = replica_of(server_factory, m, "--masterauth", "pw")
+        wait_for(lambda: r.client().get("secret") == b"1", what="the sync")
+        bad = replica_of(server_factory, m, "--masterauth", "wrong")
+        time.sleep(1.5)
+        info = bad.client().info("replication")
+        assert info["master_link_status"] == "down"
+        assert bad.client().get("secret") is None
+    finally:
+        m.stop()
+
+
+def test_wait_counts_the_replica_and_a_dead_master_leaves_the_data(master, server_factory):
+    mc = master.client()
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the sync")
+    mc.set("k", "v")
+    assert mc.execute_command("WAIT", 1, 5000) == 1
+    assert r.client().get("k") == b"v"
+    master.stop()
+    wait_for(lambda: r.client().info("replication")["master_link_status"] == "down",
+             what="the link to go down")
+    assert r.client().get("k") == b"v"
