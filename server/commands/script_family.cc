@@ -198,7 +198,7 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     home.stats().scripts_across_shards++;
     if (every) home.stats().scripts_every_shard++;
     home.RefreshClock();
-    ShardCtx ctx{home, home.keyspace(), c->db, home.now_ms()};
+    ShardCtx ctx{home, home.keyspace(), c->db, home.now_ms(), c->is_master()};
     ScriptScope scope{c, &held, owner};
     c->txn_owner = owner;
     out.clear();

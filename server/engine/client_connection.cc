@@ -40,7 +40,7 @@ void DeliverReply(void* p) {
 void RunRemoteCommand(RemoteCommand* rc) {
   Worker* w = Worker::Current();
   ReplyBuilder rb(&rc->reply, rc->resp);
-  ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms()};
+  ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms(), rc->conn->is_master()};
   if (w->eviction().active() && (rc->spec->flags & kCmdDenyOom)) [[unlikely]]
     w->eviction().BeforeWrite(rc->args->span());
   uint64_t client = rc->conn->id();  // fixed at creation: readable from any thread
@@ -325,10 +325,19 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(spec, "LOADING Redis is loading the dataset in memory");
     return true;
   }
-  if (spec->is_write() && engine.replication().refuses_writes() && !is_master_) [[unlikely]] {
-    worker_->stats().commands[spec->id].rejected_calls++;
-    Refuse(spec, "READONLY You can't write against a read only replica.");
-    return true;
+  if (uint8_t rf = engine.replication().dispatch_flags(); rf != 0 && !is_master_) [[unlikely]] {
+    if ((rf & ReplicationState::kRefuseStale) && !(spec->flags & kCmdStale)) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec,
+             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+      return true;
+    }
+    // A script's own writes are refused where it makes them (lua_vm.cc), as in Redis.
+    if ((rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript)) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec, "READONLY You can't write against a read only replica.");
+      return true;
+    }
   }
   if ((spec->flags & kCmdDenyOom) && !is_master_ &&
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
@@ -473,7 +482,7 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     std::string* t = ReplyTarget(suppress);
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
-    ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
+    ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
       w.eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();

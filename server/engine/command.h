@@ -84,6 +84,9 @@ struct ShardCtx {
   Keyspace& ks;
   uint32_t db;
   int64_t now_ms;
+  // The call comes from a replica's master client (replication_state.h): a script's
+  // writes then pass replica-read-only.
+  bool from_master = false;
 };
 
 // Arguments copied out of the read buffer, for commands that outlive it.

@@ -101,7 +101,7 @@ void ExecuteRemoteBatch(void* p) {
     }
     item.reply_offset = static_cast<uint32_t>(batch->replies.size());
     ReplyBuilder rb(&batch->replies, item.resp);
-    ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms()};
+    ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms(), item.conn->is_master()};
     if (w->eviction().active() && (item.spec->flags & kCmdDenyOom)) [[unlikely]]
       w->eviction().BeforeWrite(args);
     uint64_t client = item.conn->id();  // fixed at creation: readable from any thread

@@ -15,14 +15,38 @@ std::string RandomHexId() {
 
 ReplicationState::ReplicationState() : replid_(RandomHexId()), replid2_(40, '0') {}
 
+void ReplicationState::RecomputeLocked() {
+  bool replica = is_replica_.load(std::memory_order_acquire);
+  uint8_t f = 0;
+  if (replica && read_only_) f |= kRefuseWrites;
+  if (replica && !serve_stale_ && link_.load(std::memory_order_acquire) != Link::kUp) {
+    f |= kRefuseStale;
+  }
+  dispatch_.store(f, std::memory_order_relaxed);
+}
+
 void ReplicationState::BecomeReplica(const std::string& host, int port, bool read_only) {
   std::lock_guard<std::mutex> l(mu_);
   host_ = host;
   port_ = port;
   read_only_ = read_only;
   is_replica_.store(true, std::memory_order_release);
-  refuses_writes_.store(read_only, std::memory_order_relaxed);
   link_.store(Link::kConnecting, std::memory_order_release);
+  RecomputeLocked();
+}
+
+void ReplicationState::SetLink(Link link) {
+  std::lock_guard<std::mutex> l(mu_);
+  link_.store(link, std::memory_order_release);
+  RecomputeLocked();
+}
+
+void ReplicationState::Configure(bool read_only, bool serve_stale) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (read_only == read_only_ && serve_stale == serve_stale_) return;
+  read_only_ = read_only;
+  serve_stale_ = serve_stale;
+  RecomputeLocked();
 }
 
 void ReplicationState::BecomeMaster() {
@@ -36,15 +60,8 @@ void ReplicationState::BecomeMaster() {
   host_.clear();
   port_ = 0;
   is_replica_.store(false, std::memory_order_release);
-  refuses_writes_.store(false, std::memory_order_relaxed);
   link_.store(Link::kNone, std::memory_order_release);
-}
-
-void ReplicationState::SetReadOnly(bool read_only) {
-  std::lock_guard<std::mutex> l(mu_);
-  read_only_ = read_only;
-  refuses_writes_.store(read_only && is_replica_.load(std::memory_order_acquire),
-                        std::memory_order_relaxed);
+  RecomputeLocked();
 }
 
 void ReplicationState::SetMasterStream(const std::string& replid, int64_t offset) {

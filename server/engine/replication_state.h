@@ -27,16 +27,20 @@ class ReplicationState {
 
   ReplicationState();
 
-  // Read on every write command's path: a replica whose clients may not write.
-  bool refuses_writes() const { return refuses_writes_.load(std::memory_order_relaxed); }
+  // Read on every command's path: what a replica refuses its clients (not its master).
+  static constexpr uint8_t kRefuseWrites = 1;  // replica-read-only yes
+  static constexpr uint8_t kRefuseStale = 2;   // link down and replica-serve-stale-data no
+  uint8_t dispatch_flags() const { return dispatch_.load(std::memory_order_relaxed); }
+  bool refuses_writes() const { return dispatch_flags() & kRefuseWrites; }
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
   Link link() const { return link_.load(std::memory_order_acquire); }
 
   // The replica link (any thread).
   void BecomeReplica(const std::string& host, int port, bool read_only);
   void BecomeMaster();  // REPLICAOF NO ONE: keeps the data, starts a new history
-  void SetLink(Link l) { link_.store(l, std::memory_order_release); }
-  void SetReadOnly(bool read_only);
+  void SetLink(Link l);
+  // Worker 0's timer: replica-read-only and replica-serve-stale-data as configured now.
+  void Configure(bool read_only, bool serve_stale);
   // The master's replication id and the offset of its stream this replica has applied.
   void SetMasterStream(const std::string& replid, int64_t offset);
   bool MasterOf(std::string* host, int* port) const;
@@ -55,7 +59,8 @@ class ReplicationState {
   std::function<void()> on_master_closed;
 
  private:
-  std::atomic<bool> refuses_writes_{false};
+  void RecomputeLocked();  // dispatch_ from the state (under mu_)
+  std::atomic<uint8_t> dispatch_{0};
   std::atomic<bool> is_replica_{false};
   std::atomic<Link> link_{Link::kNone};
   std::atomic<int64_t> offset_{0};
@@ -67,6 +72,7 @@ class ReplicationState {
   std::string replid2_;  // the history before the last switch, and where it ended
   int64_t second_offset_ = -1;
   bool read_only_ = true;
+  bool serve_stale_ = true;
 };
 
 // 40 random hex digits: a replication id (and the run id).

@@ -69,7 +69,7 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
                   std::string* out, const Client* who, uint32_t client_worker, uint8_t track) {
   uint64_t client = who->id();
   ReplyBuilder rb(out, resp);
-  ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
+  ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), who->is_master()};
   if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
     w.eviction().BeforeWrite(args);
   size_t start = out->size();

@@ -20,6 +20,7 @@ extern "C" {
 
 #include "core/string_util.h"
 #include "server/base/log.h"
+#include "server/engine/engine.h"
 #include "server/engine/function_store.h"
 #include "server/engine/worker.h"
 #include "server/scripting/lua_env.h"
@@ -379,6 +380,11 @@ LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, Reply
   }
   if (call.read_only && !(it->second & kScriptNoWrites)) {
     rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return RunResult::kDone;
+  }
+  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes()) {
+    rb.Error("READONLY You can't write against a read only replica.");
     return RunResult::kDone;
   }
   lua_State* L = L_;

@@ -255,6 +255,9 @@ int CallImpl(lua_State* L, bool raise) {
   }
   ShardCtx& ctx = *st->ctx;
   Worker& w = ctx.worker;
+  if (spec->is_write() && !ctx.from_master && w.engine().replication().refuses_writes()) {
+    return fail("READONLY You can't write against a read only replica.");
+  }
   if ((spec->flags & kCmdDenyOom) && !(st->flags & kScriptAllowOom) && w.over_memory_limit()) {
     return fail("OOM command not allowed when used memory > 'maxmemory'.");
   }
@@ -349,7 +352,7 @@ int CallImpl(lua_State* L, bool raise) {
       // The script's client, and whom its reads are remembered for (tracking.h).
       ExecOrigin origin = t_exec;
       auto run = [&](Worker& x) {
-        ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms()};
+        ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms(), st->ctx->from_master};
         if (x.eviction().active() && (spec->flags & kCmdDenyOom)) x.eviction().BeforeWrite(args);
         ExecOrigin saved = t_exec;
         t_exec = origin;
@@ -1021,6 +1024,11 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   }
   if (call.read_only && (it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites)) {
     rb.Error("ERR Can not execute a script with write flag using *_ro command.");
+    return RunResult::kDone;
+  }
+  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes()) {
+    rb.Error("READONLY You can't write against a read only replica.");
     return RunResult::kDone;
   }
   lua_State* L = L_;

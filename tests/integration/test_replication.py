@@ -228,3 +228,182 @@ def test_wait_counts_the_replica_and_a_dead_master_leaves_the_data(master, serve
     wait_for(lambda: r.client().info("replication")["master_link_status"] == "down",
              what="the link to go down")
     assert r.client().get("k") == b"v"
+
+
+def test_scripts_on_a_read_only_replica(master, server_factory):
+    mc = master.client()
+    mc.set("k", "v")
+    mc.execute_command("FUNCTION", "LOAD",
+                       "#!lua name=lib\n"
+                       "redis.register_function('w', function(keys) "
+                       "return redis.call('SET', keys[1], 'x') end)\n"
+                       "redis.register_function{function_name='r', callback=function(keys) "
+                       "return redis.call('GET', keys[1]) end, flags={'no-writes'}}")
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client()
+    assert rc.eval("return redis.call('GET', KEYS[1])", 1, "k") == b"v"
+    with pytest.raises(redis.ResponseError) as e:
+        rc.eval("return redis.call('SET', KEYS[1], 'x')", 1, "k")
+    assert "You can't write against a read only replica" in str(e.value)
+    assert rc.eval("#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", 1, "k") == b"v"
+    with pytest.raises(redis.ResponseError) as e:
+        rc.eval("#!lua\nreturn redis.call('SET', KEYS[1], 'x')", 1, "k")
+    assert "You can't write against a read only replica" in str(e.value)
+    assert rc.execute_command("FCALL", "r", 1, "k") == b"v"
+    with pytest.raises(redis.ResponseError) as e:
+        rc.execute_command("FCALL", "w", 1, "k")
+    assert "You can't write against a read only replica" in str(e.value)
+    assert rc.get("k") == b"v"
+    # The master's scripts reach the replica (as their effects).
+    mc.eval("return redis.call('SET', KEYS[1], 'from-master')", 1, "k")
+    wait_for(lambda: rc.get("k") == b"from-master", what="the script's write")
+
+
+def test_serve_stale_data_no(master, server_factory):
+    mc = master.client()
+    mc.set("k", "v")
+    r = replica_of(server_factory, master, "--replica-serve-stale-data", "no")
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client()
+    assert rc.get("k") == b"v"
+    master.stop()
+    wait_for(lambda: rc.info("replication")["master_link_status"] == "down", what="link down")
+
+    def refused():
+        try:
+            rc.get("k")
+            return False
+        except redis.ResponseError as e:
+            return str(e).startswith("Link with MASTER is down") or "MASTERDOWN" in str(e)
+    wait_for(refused, what="MASTERDOWN")
+    assert rc.info("replication")["role"] == "slave"  # INFO, CONFIG, ROLE... still answer
+    rc.config_set("replica-serve-stale-data", "yes")
+    wait_for(lambda: not refused(), what="stale data served again")
+    assert rc.get("k") == b"v"
+
+
+class FakeMaster:
+    """A master that answers the handshake, then sends what the test gives it as the RDB
+    transfer and holds the connection (or closes it). Counts the connections it gets."""
+
+    def __init__(self, transfer, close_after=True):
+        import socket
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.transfer = transfer
+        self.close_after = close_after
+        self.connections = 0
+        self.stopped = threading.Event()
+        self.held = []
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def read_command(conn, buf):
+        """One RESP command from conn (buf: bytes already read); returns (args, rest)."""
+        def need(n):
+            nonlocal buf
+            while len(buf) < n:
+                data = conn.recv(4096)
+                if not data:
+                    raise OSError("closed")
+                buf += data
+
+        def line():
+            nonlocal buf
+            while b"\r\n" not in buf:
+                need(len(buf) + 1)
+            head, buf = buf.split(b"\r\n", 1)
+            return head
+
+        count = int(line()[1:])
+        args = []
+        for _ in range(count):
+            n = int(line()[1:])
+            need(n + 2)
+            args.append(buf[:n])
+            buf = buf[n + 2:]
+        return args, buf
+
+    def serve(self):
+        self.sock.settimeout(0.2)
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            try:
+                conn.settimeout(5)
+                buf = b""
+                while True:
+                    args, buf = self.read_command(conn, buf)
+                    name = args[0].upper()
+                    if name == b"PING":
+                        conn.sendall(b"+PONG\r\n")
+                    elif name == b"PSYNC":
+                        conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n" + self.transfer)
+                        break
+                    else:
+                        conn.sendall(b"+OK\r\n")
+                if self.close_after:
+                    time.sleep(0.2)
+                    conn.close()
+                else:
+                    self.held.append(conn)
+            except OSError:
+                conn.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(5)
+        for c in self.held:
+            c.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("transfer", [
+    b"$30\r\nNOT AN RDB FILE AT ALL........",         # refused at the header
+    b"$100000\r\nREDIS0010",                          # the master goes away mid-transfer
+    b"$EOF:" + b"m" * 40 + b"\r\nREDIS0010\xfa\x00",  # no mark: never ends, then closed
+], ids=["garbage", "truncated", "eof-unfinished"])
+def test_a_bad_transfer_keeps_the_data_and_retries(server, server_factory, transfer):
+    if server.is_redis and transfer.startswith(b"$30"):
+        pytest.skip("Redis flushes before it finds the file bad; strata checks first")
+    fake = FakeMaster(transfer)
+    try:
+        s = server_factory()
+        c = s.client()
+        c.set("mine", "1")
+        c.execute_command("REPLICAOF", "127.0.0.1", str(fake.port))
+        wait_for(lambda: fake.connections >= 2, what="a retry")
+        c.execute_command("REPLICAOF", "NO", "ONE")
+        assert c.get("mine") == b"1"
+        assert c.info("replication")["role"] == "master"
+    finally:
+        fake.stop()
+
+
+def test_a_replica_killed_during_a_full_sync_syncs_again(master, server_factory, tmp_path):
+    mc = master.client()
+    fill(mc, 1000)
+    # A first master that starts a transfer and stalls: the replica is killed mid-sync.
+    fake = FakeMaster(b"$1000000\r\nREDIS0010", close_after=False)
+    try:
+        data_dir = str(tmp_path)
+        r = server_factory(data_dir=data_dir,
+                           extra_args=["--replicaof", "127.0.0.1 %d" % fake.port])
+        wait_for(lambda: r.client().info("replication")["master_sync_in_progress"] == 1,
+                 what="the transfer to start")
+        r.proc.kill()
+        r.proc.wait(10)
+    finally:
+        fake.stop()
+    r2 = server_factory(data_dir=data_dir,
+                        extra_args=["--replicaof", "127.0.0.1 %d" % master.port])
+    wait_for(lambda: synced(master, r2), what="the sync after the restart")
+    assert image(r2.client()) == image(mc)
