@@ -552,9 +552,15 @@ namespace {
 // A value as a config file line takes it: bare when it is one plain word, else quoted
 // with Redis's escapes. Lists of words (save, bind, client-output-buffer-limit,
 // snapshot-cron) are written as they are.
+// Options whose value is several words on a config line (`save 900 1 300 10`,
+// `replicaof host port`); the others take one.
+bool IsWordListOption(std::string_view name) {
+  return name == "save" || name == "bind" || name == "client-output-buffer-limit" ||
+         name == "snapshot-cron" || name == "replicaof" || name == "slaveof";
+}
+
 std::string ConfigWord(std::string_view name, std::string_view v) {
-  bool list = name == "save" || name == "bind" || name == "client-output-buffer-limit" ||
-              name == "snapshot-cron";
+  bool list = IsWordListOption(name);
   bool plain = !v.empty();
   for (unsigned char ch : v) {
     if (ch <= ' ' || ch == '"' || ch == '\'' || ch == '\\' || ch >= 0x7f) plain = false;
@@ -768,11 +774,8 @@ bool Config::LoadFileText(std::string_view text, std::string* error) {
       if (o == nullptr) {
         reason = "Bad directive or wrong number of arguments";
       } else {
-        // `save 900 1 300 10` lists pairs as separate words (so may a cron schedule);
-        // others take one value.
         std::string value = argv[1];
-        if (name == "save" || name == "bind" || name == "snapshot-cron" ||
-            name == "client-output-buffer-limit") {
+        if (IsWordListOption(name)) {
           for (size_t i = 2; i < argv.size(); i++) value += " " + argv[i];
         } else if (argv.size() != 2) {
           reason = "wrong number of arguments";

@@ -25,6 +25,8 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
     if (state.is_replica()) {
       link.Stop();
       state.BecomeMaster();
+      // What CONFIG GET replicaof shows and CONFIG REWRITE writes, as in Redis.
+      engine.config().Set("replicaof", "", false);
       LogNotice("MASTER MODE enabled (user request from 'id=%llu addr=%s')",
                 static_cast<unsigned long long>(c.id()), c.addr().c_str());
     }
@@ -47,6 +49,7 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
     return;
   }
   link.Start(host, static_cast<int>(port));
+  engine.config().Set("replicaof", host + " " + std::to_string(port), false);
   LogNotice("REPLICAOF %s:%lld enabled (user request from 'id=%llu addr=%s')", host.c_str(),
             static_cast<long long>(port), static_cast<unsigned long long>(c.id()),
             c.addr().c_str());

@@ -35,8 +35,10 @@ void ReplicationState::BecomeReplica(const std::string& host, int port, bool rea
   RecomputeLocked();
 }
 
-void ReplicationState::SetLink(Link link) {
+void ReplicationState::SetLink(Link link, int64_t now_ms) {
   std::lock_guard<std::mutex> l(mu_);
+  Link before = link_.load(std::memory_order_acquire);
+  if (before == Link::kUp && link != Link::kUp) down_since_ms_ = now_ms;
   link_.store(link, std::memory_order_release);
   RecomputeLocked();
 }
@@ -105,6 +107,11 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
          std::to_string(link == Link::kUp && io > 0 ? (now_ms - io) / 1000 : -1));
     line("master_sync_in_progress",
          link == Link::kTransfer || link == Link::kLoading ? "1" : "0");
+    if (link != Link::kUp) {
+      // Sentinel reads it; -1 before the link was ever up, as Redis.
+      int64_t down = down_since_ms_ > 0 ? (now_ms - down_since_ms_) / 1000 : -1;
+      line("master_link_down_since_seconds", std::to_string(down));
+    }
     line("slave_read_repl_offset", std::to_string(offset));
     line("slave_repl_offset", std::to_string(offset));
     line("slave_priority", std::to_string(replica_priority));

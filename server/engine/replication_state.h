@@ -38,7 +38,8 @@ class ReplicationState {
   // The replica link (any thread).
   void BecomeReplica(const std::string& host, int port, bool read_only);
   void BecomeMaster();  // REPLICAOF NO ONE: keeps the data, starts a new history
-  void SetLink(Link l);
+  // now_ms: when the link went down, for master_link_down_since_seconds.
+  void SetLink(Link l, int64_t now_ms);
   // Worker 0's timer: replica-read-only and replica-serve-stale-data as configured now.
   void Configure(bool read_only, bool serve_stale);
   // The master's replication id and the offset of its stream this replica has applied.
@@ -73,6 +74,7 @@ class ReplicationState {
   int64_t second_offset_ = -1;
   bool read_only_ = true;
   bool serve_stale_ = true;
+  int64_t down_since_ms_ = 0;  // when the link last went down (0: never up)
 };
 
 // 40 random hex digits: a replication id (and the run id).

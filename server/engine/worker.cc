@@ -401,7 +401,7 @@ void Worker::AdoptMasterConnection(int fd) {
   c->MakeMaster();
   master_conn_ = c;
   engine_->replication().NoteMasterIo(now_ms_);
-  engine_->replication().SetLink(ReplicationState::Link::kUp);
+  engine_->replication().SetLink(ReplicationState::Link::kUp, WallClockMs());
   next_ack_ms_ = 0;
   c->Start();
   MasterLinkTimer();  // the first ACK at once: a diskless master waits for it
@@ -411,7 +411,7 @@ void Worker::MasterClosed(ClientConnection* c) {
   if (master_conn_ != c) return;
   master_conn_ = nullptr;
   ReplicationState& r = engine_->replication();
-  if (r.is_replica()) r.SetLink(ReplicationState::Link::kDown);
+  if (r.is_replica()) r.SetLink(ReplicationState::Link::kDown, WallClockMs());
   if (r.on_master_closed) r.on_master_closed();
 }
 

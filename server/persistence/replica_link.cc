@@ -131,7 +131,7 @@ void ReplicaLink::Loop(std::shared_ptr<Run> run) {
   while (!run->stop.load()) {
     Session(*run);
     if (run->stop.load()) break;
-    engine_->replication().SetLink(ReplicationState::Link::kDown);
+    engine_->replication().SetLink(ReplicationState::Link::kDown, WallClockMs());
     run->phase.store(kConnect);
     // Reconnect a second later, as Redis's replicas do.
     std::unique_lock<std::mutex> l(run->mu);
@@ -273,7 +273,7 @@ class LinkIo {
 void ReplicaLink::Session(Run& run) {
   int64_t timeout_ms = engine_->config().Int("repl-timeout") * 1000;
   run.phase.store(kConnecting);
-  engine_->replication().SetLink(ReplicationState::Link::kConnecting);
+  engine_->replication().SetLink(ReplicationState::Link::kConnecting, WallClockMs());
   std::string error;
   int fd = Connect(run.host, run.port, MonoMs() + timeout_ms, run.stop, &error);
   if (fd < 0) {
@@ -302,13 +302,13 @@ void ReplicaLink::Session(Run& run) {
   ReplicationState& state = engine_->replication();
   if (full) {
     run.phase.store(kSync);
-    state.SetLink(ReplicationState::Link::kTransfer);
+    state.SetLink(ReplicationState::Link::kTransfer, WallClockMs());
     std::string path = JoinPath(engine_->config().String("dir"),
                                 "temp-" + std::to_string(getpid()) + "-" +
                                     std::to_string(temp_seq_.fetch_add(1)) + ".rdb");
     s = ReceiveRdb(run, fd, path);
     if (s.ok() && !run.stop.load()) {
-      state.SetLink(ReplicationState::Link::kLoading);
+      state.SetLink(ReplicationState::Link::kLoading, WallClockMs());
       LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
       s = LoadRdb(path);
     }

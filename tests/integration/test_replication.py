@@ -407,3 +407,31 @@ def test_a_replica_killed_during_a_full_sync_syncs_again(master, server_factory,
                         extra_args=["--replicaof", "127.0.0.1 %d" % master.port])
     wait_for(lambda: synced(master, r2), what="the sync after the restart")
     assert image(r2.client()) == image(mc)
+
+
+def test_replicaof_is_kept_by_config_rewrite(master, server_factory):
+    s = server_factory(config_text="port 0\n")
+    c = s.client(decode_responses=True)
+    assert c.config_get("replicaof") == {"replicaof": ""}
+    c.execute_command("REPLICAOF", "127.0.0.1", str(master.port))
+    assert c.config_get("replicaof") == {"replicaof": "127.0.0.1 %d" % master.port}
+    c.config_rewrite()
+    conf = open(s.cmd[1]).read()
+    assert "replicaof 127.0.0.1 %d" % master.port in conf
+    info = c.info("replication")
+    wait_for(lambda: c.info("replication")["master_link_status"] == "up", what="link up")
+    master.stop()
+    wait_for(lambda: "master_link_down_since_seconds" in c.info("replication"),
+             what="link down")
+    assert c.info("replication")["master_link_down_since_seconds"] >= 0
+    c.execute_command("REPLICAOF", "NO", "ONE")
+    assert c.config_get("replicaof") == {"replicaof": ""}
+
+
+def test_replicaof_in_the_config_file(master, server_factory):
+    master.client().set("k", "v")
+    s = server_factory(config_text="replicaof 127.0.0.1 %d\n" % master.port)
+    wait_for(lambda: synced(master, s), what="the sync")
+    assert s.client().get("k") == b"v"
+    bad = server_factory(config_text="replicaof 127.0.0.1\n", expect_fail=True)
+    assert bad.wait_exit() not in (None, 0)
