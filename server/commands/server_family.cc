@@ -423,14 +423,36 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
+// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE). A replica of this server
+// ("replica", "slave") would be its own type; strata serves none yet.
+enum class ClientType { kNormal, kReplica, kPubSub, kMaster, kUnknown };
+
+ClientType ClientTypeByName(std::string_view name) {
+  if (EqualsIgnoreCase(name, "normal")) return ClientType::kNormal;
+  if (EqualsIgnoreCase(name, "replica") || EqualsIgnoreCase(name, "slave"))
+    return ClientType::kReplica;
+  if (EqualsIgnoreCase(name, "pubsub")) return ClientType::kPubSub;
+  if (EqualsIgnoreCase(name, "master")) return ClientType::kMaster;
+  return ClientType::kUnknown;
+}
+
+// On the client's own worker.
+ClientType ClientTypeOf(const Client& c) {
+  if (c.is_master()) return ClientType::kMaster;
+  if (c.subscribed()) return ClientType::kPubSub;
+  return ClientType::kNormal;
+}
+
 struct KillFilter {
   std::unordered_set<uint64_t> ids;  // a set: many ids over many clients stay linear
   std::string addr, laddr;
-  bool has_id = false, has_addr = false, has_laddr = false;
+  bool has_id = false, has_addr = false, has_laddr = false, has_type = false;
+  ClientType type = ClientType::kNormal;
   bool skipme = true;
   uint64_t me = 0;
   bool Matches(const Client& conn) const {
     if (skipme && conn.id() == me) return false;
+    if (has_type && ClientTypeOf(conn) != type) return false;
     if (has_id && ids.count(conn.id()) == 0) return false;
     if (has_addr && conn.addr() != addr) return false;
     if (has_laddr && conn.laddr() != laddr) return false;
@@ -553,9 +575,18 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "list") {
     std::unordered_set<uint64_t> ids;
     bool bad = false;
+    bool has_type = false;
+    ClientType type = ClientType::kNormal;
+    std::string type_error;
     for (size_t i = 2; i < args.size(); i++) {
       if (EqualsIgnoreCase(args[i], "type") && i + 1 < args.size()) {
         i++;
+        has_type = true;
+        type = ClientTypeByName(args[i]);
+        if (type == ClientType::kUnknown) {
+          type_error = "ERR Unknown client type '" + std::string(args[i]) + "'";
+          break;
+        }
       } else if (EqualsIgnoreCase(args[i], "id") && i + 1 < args.size()) {
         for (i = i + 1; i < args.size(); i++) {
           int64_t id = 0;
@@ -569,7 +600,9 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         bad = true;
       }
     }
-    if (bad) {
+    if (!type_error.empty()) {
+      rb.Error(type_error);
+    } else if (bad) {
       rb.Error(errors::kSyntax);
     } else {
       std::vector<std::string> lines(srv.shard_count());
@@ -579,6 +612,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         std::sort(conns.begin(), conns.end());
         for (auto& [id, conn] : conns) {
           if (!ids.empty() && ids.count(id) == 0) continue;
+          if (has_type && ClientTypeOf(*conn) != type) continue;
           lines[w.index()] += conn->InfoLine(w.now_ms()) + "\n";
         }
       });
@@ -626,8 +660,15 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
             error = std::string(errors::kSyntax);
             break;
           }
-        } else if (opt == "type" || opt == "user" || opt == "maxage") {
-          // Only normal clients and the default user exist.
+        } else if (opt == "type") {
+          f.has_type = true;
+          f.type = ClientTypeByName(val);
+          if (f.type == ClientType::kUnknown) {
+            error = "ERR Unknown client type '" + std::string(val) + "'";
+            break;
+          }
+        } else if (opt == "user" || opt == "maxage") {
+          // Only the default user exists.
         } else {
           error = std::string(errors::kSyntax);
           break;

@@ -732,8 +732,9 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       cmd += "|" + last_subcommand_;
   }
   size_t qbuf = Connection::query_buffer_bytes();
-  // Redis's flags: x in MULTI, b blocked, P subscribed, N none.
+  // Redis's flags: M the master, x in MULTI, b blocked, P subscribed, N none.
   std::string flags;
+  if (is_master_) flags += 'M';
   if (multi_ != nullptr) flags += 'x';
   if (blocked_ != nullptr) flags += 'b';
   if (subscribed()) flags += 'P';

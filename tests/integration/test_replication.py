@@ -435,3 +435,26 @@ def test_replicaof_in_the_config_file(master, server_factory):
     assert s.client().get("k") == b"v"
     bad = server_factory(config_text="replicaof 127.0.0.1\n", expect_fail=True)
     assert bad.wait_exit() not in (None, 0)
+
+
+def test_client_list_and_kill_by_type(master, server_factory):
+    mc = master.client()
+    mc.set("k", "v")
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client(decode_responses=True)
+    lines = rc.execute_command("CLIENT", "LIST", "TYPE", "master").strip().split("\n")
+    assert len(lines) == 1 and "flags=M" in lines[0]
+    assert "flags=M" not in rc.execute_command("CLIENT", "LIST", "TYPE", "normal")
+    for cmd in (("CLIENT", "LIST", "TYPE", "nope"), ("CLIENT", "KILL", "TYPE", "nope")):
+        with pytest.raises(redis.ResponseError) as e:
+            rc.execute_command(*cmd)
+        assert str(e.value) == "Unknown client type 'nope'"
+    other = r.client()
+    other.ping()
+    assert rc.execute_command("CLIENT", "KILL", "TYPE", "normal") >= 1
+    assert rc.info("replication")["master_link_status"] == "up"
+    assert rc.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    mc.set("after", "1")
+    wait_for(lambda: synced(master, r), what="the resync")
+    assert rc.get("after") == "1"
