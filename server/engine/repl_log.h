@@ -1,0 +1,123 @@
+// ReplLog: a master's replication stream in one order across shards, and its backlog
+// (docs/ARCHITECTURE.md "strata as a master").
+//
+// Producers: a shard's worker appends each propagated write as a record - its number
+// from the process-wide counter (NextSeq: one fetch_add), its database and its RESP
+// bytes (a whole MULTI ... EXEC group is one record) - to its ShardLog during a loop
+// turn, and publishes them at the turn's end. When it starts a turn's records it notes,
+// under its lock, that it is producing and a mark: the counter's value then, which none
+// of its numbers can be below.
+//
+// Merger (one thread at a time; worker 0): Merge() reads the counter (C), then takes
+// each shard's published records under its lock, noting the mark of every shard still
+// producing. It emits, in number order, the records numbered below C and below every
+// such mark, with SELECT before a record of another database than the last, into the
+// backlog and to the sink (the replicas' outputs); the rest wait for the next Merge.
+// Why nothing is missed: a record numbered below C had its number taken before C was
+// read. When the merger took that shard's records, either the record was among them, or
+// the shard was still producing it - and then its mark, no higher than the record's
+// number, holds everything at or above it back. Records of one shard are numbered in
+// the order they were made, so the merge keeps each shard's order too.
+//
+// Backlog: the last `capacity` bytes of the stream and where they start. The stream's
+// offset counts every byte ever emitted (master_repl_offset). From(offset) gives the
+// bytes from an offset still held - what a partial resync (PSYNC of offset+1) sends.
+//
+// Thread-safety: ShardLog::Append and Publish on the shard's own worker; Merge and the
+// backlog's readers on the merger's thread; the queues between them are under a mutex
+// per shard, taken once per turn by each side.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata {
+
+// A ring of the stream's last bytes.
+class ReplBacklog {
+ public:
+  explicit ReplBacklog(size_t capacity);
+  void Append(std::string_view bytes);
+  // The stream offset: every byte ever appended (Redis's master_repl_offset).
+  int64_t offset() const { return offset_; }
+  // The first offset still held (repl_backlog_first_byte_offset is this + 1, as Redis
+  // counts from 1), and how many bytes are held (repl_backlog_histlen).
+  int64_t first() const { return offset_ - static_cast<int64_t>(held_); }
+  size_t held() const { return held_; }
+  size_t capacity() const { return ring_.size(); }
+  // Bytes [from, offset()) when the backlog still holds them; false otherwise.
+  bool From(int64_t from, std::string* out) const;
+  // A new size keeps the newest bytes that fit.
+  void Resize(size_t capacity);
+
+ private:
+  std::vector<char> ring_;
+  size_t start_ = 0;  // where the oldest held byte is
+  size_t held_ = 0;
+  int64_t offset_ = 0;
+};
+
+class ReplLog {
+ public:
+  static constexpr uint64_t kNoMark = std::numeric_limits<uint64_t>::max();
+  using Sink = std::function<void(std::string_view bytes)>;
+
+  ReplLog(uint32_t shards, size_t backlog_bytes);
+
+  class ShardLog {
+   public:
+    // Appends one record: its bytes are a whole command (or MULTI ... EXEC group).
+    void Append(ReplLog& log, uint32_t db, std::string_view bytes);
+    // The turn's end: hands the records to the merger and clears the mark. True when it
+    // handed any (the merger should run).
+    bool Publish();
+
+   private:
+    friend class ReplLog;
+    struct Record {
+      uint64_t seq;
+      uint32_t db;
+      std::string bytes;
+    };
+    std::vector<Record> pending_;  // the shard's own
+    bool producing_here_ = false;  // the shard's own copy of producing_
+    std::mutex mu_;
+    bool producing_ = false;        // under mu_: records not yet published
+    uint64_t mark_ = 0;             // under mu_: no record of this turn is numbered below
+    std::deque<Record> published_;  // under mu_
+  };
+
+  ShardLog& shard(uint32_t i) { return *shards_[i]; }
+  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
+  uint64_t NextSeq() { return counter_.fetch_add(1, std::memory_order_seq_cst); }
+
+  // The merger: emits what it may (see above) to the backlog and the sink; returns the
+  // bytes emitted.
+  size_t Merge(const Sink& sink);
+  // The database the next record is compared with: -1 makes the next record start with
+  // SELECT (a replica that has just had a full sync).
+  void ForgetDb() { last_db_ = -1; }
+
+  ReplBacklog& backlog() { return backlog_; }
+
+ private:
+  friend class ShardLog;
+  std::atomic<uint64_t> counter_{0};
+  std::vector<std::unique_ptr<ShardLog>> shards_;
+  std::vector<std::deque<ShardLog::Record>> inbox_;  // the merger's: taken, not emitted
+  ReplBacklog backlog_;
+  int64_t last_db_ = -1;
+};
+
+// The RESP array of a command.
+std::string RespCommand(const std::vector<std::string_view>& args);
+
+}  // namespace strata

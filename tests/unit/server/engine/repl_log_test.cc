@@ -1,0 +1,194 @@
+#include "server/engine/repl_log.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strata {
+namespace {
+
+std::string Set(const std::string& k) { return RespCommand({"SET", k, "v"}); }
+
+TEST(ReplBacklogTest, KeepsTheNewestBytesAndAnswersOffsetsItHolds) {
+  ReplBacklog b(10);
+  std::string out;
+  EXPECT_TRUE(b.From(0, &out));
+  EXPECT_EQ(out, "");
+  b.Append("abcd");
+  EXPECT_EQ(b.offset(), 4);
+  EXPECT_EQ(b.first(), 0);
+  ASSERT_TRUE(b.From(1, &out));
+  EXPECT_EQ(out, "bcd");
+  b.Append("efghijkl");  // 12 bytes in all: "cdefghijkl" held
+  EXPECT_EQ(b.offset(), 12);
+  EXPECT_EQ(b.first(), 2);
+  EXPECT_EQ(b.held(), 10u);
+  EXPECT_FALSE(b.From(1, &out));
+  ASSERT_TRUE(b.From(2, &out));
+  EXPECT_EQ(out, "cdefghijkl");
+  ASSERT_TRUE(b.From(11, &out));
+  EXPECT_EQ(out, "l");
+  ASSERT_TRUE(b.From(12, &out));
+  EXPECT_EQ(out, "");
+  EXPECT_FALSE(b.From(13, &out));
+  b.Append(std::string(25, 'z') + "0123456789");  // bigger than the ring
+  EXPECT_EQ(b.offset(), 47);
+  ASSERT_TRUE(b.From(b.first(), &out));
+  EXPECT_EQ(out, "0123456789");
+  b.Resize(4);
+  EXPECT_EQ(b.offset(), 47);
+  ASSERT_TRUE(b.From(b.first(), &out));
+  EXPECT_EQ(out, "6789");
+  b.Resize(8);
+  b.Append("ab");
+  ASSERT_TRUE(b.From(b.first(), &out));
+  EXPECT_EQ(out, "6789ab");
+}
+
+TEST(ReplBacklogTest, MatchesAReferenceUnderRandomAppends) {
+  std::mt19937 rng(7);
+  ReplBacklog b(97);
+  std::string all;
+  for (int i = 0; i < 2000; i++) {
+    std::string chunk(rng() % 60, static_cast<char>('a' + rng() % 26));
+    b.Append(chunk);
+    all += chunk;
+    ASSERT_EQ(b.offset(), static_cast<int64_t>(all.size()));
+    int64_t from = b.first() + static_cast<int64_t>(rng() % (b.held() + 1));
+    std::string out;
+    ASSERT_TRUE(b.From(from, &out));
+    ASSERT_EQ(out, all.substr(static_cast<size_t>(from)));
+  }
+}
+
+TEST(ReplLogTest, SelectGoesBeforeAChangeOfDatabase) {
+  ReplLog log(1, 1024);
+  auto& s = log.shard(0);
+  s.Append(log, 0, Set("a"));
+  s.Append(log, 0, Set("b"));
+  s.Append(log, 3, Set("c"));
+  EXPECT_TRUE(s.Publish());
+  std::string out;
+  log.Merge([&](std::string_view b) { out.append(b); });
+  EXPECT_EQ(out, RespCommand({"SELECT", "0"}) + Set("a") + Set("b") + RespCommand({"SELECT", "3"}) +
+                     Set("c"));
+  EXPECT_EQ(log.backlog().offset(), static_cast<int64_t>(out.size()));
+  EXPECT_FALSE(s.Publish());
+  out.clear();
+  log.ForgetDb();
+  s.Append(log, 3, Set("d"));
+  s.Publish();
+  log.Merge([&](std::string_view b) { out.append(b); });
+  EXPECT_EQ(out, RespCommand({"SELECT", "3"}) + Set("d"));
+}
+
+TEST(ReplLogTest, AShardStillProducingHoldsBackLaterRecords) {
+  ReplLog log(2, 1024);
+  auto& a = log.shard(0);
+  auto& b = log.shard(1);
+  a.Append(log, 0, Set("a1"));  // 0
+  b.Append(log, 0, Set("b1"));  // 1
+  a.Append(log, 0, Set("a2"));  // 2
+  b.Publish();
+  std::string out;
+  auto sink = [&](std::string_view x) { out.append(x); };
+  EXPECT_EQ(log.Merge(sink), 0u);  // a is producing from 0: b1 waits
+  a.Publish();
+  log.Merge(sink);
+  EXPECT_EQ(out, RespCommand({"SELECT", "0"}) + Set("a1") + Set("b1") + Set("a2"));
+}
+
+// Many producers and a merger at once: the stream is every record, in number order.
+TEST(ReplLogTest, ConcurrentProducersMergeInOneOrder) {
+  constexpr uint32_t kShards = 4;
+  constexpr int kPerShard = 20000;
+  ReplLog log(kShards, 1 << 16);
+  std::atomic<int> done{0};
+  std::vector<std::thread> producers;
+  for (uint32_t s = 0; s < kShards; s++) {
+    producers.emplace_back([&, s] {
+      auto& shard = log.shard(s);
+      std::mt19937 rng(s);
+      for (int i = 0; i < kPerShard; i++) {
+        // The record names its shard and index; the number is checked from the order.
+        shard.Append(log, 0, std::to_string(s) + ":" + std::to_string(i) + "\n");
+        if (rng() % 8 == 0) shard.Publish();
+      }
+      shard.Publish();
+      done++;
+    });
+  }
+  std::string out;
+  auto sink = [&](std::string_view x) { out.append(x); };
+  while (done.load() < static_cast<int>(kShards)) log.Merge(sink);
+  for (auto& t : producers) t.join();
+  log.Merge(sink);
+  // Each shard's records in its order, all of them.
+  std::vector<int> next(kShards, 0);
+  std::string select = RespCommand({"SELECT", "0"});
+  ASSERT_EQ(out.compare(0, select.size(), select), 0);
+  size_t pos = select.size();
+  size_t records = 0;
+  while (pos < out.size()) {
+    size_t nl = out.find('\n', pos);
+    std::string rec = out.substr(pos, nl - pos);
+    pos = nl + 1;
+    size_t colon = rec.find(':');
+    uint32_t s = static_cast<uint32_t>(std::stoul(rec.substr(0, colon)));
+    int i = std::stoi(rec.substr(colon + 1));
+    ASSERT_EQ(i, next[s]) << "shard " << s;
+    next[s]++;
+    records++;
+  }
+  EXPECT_EQ(records, static_cast<size_t>(kShards) * kPerShard);
+}
+
+// The number order itself: producers that each take numbers in turn must come out in
+// exactly the order the numbers were taken (a single global ticket per record).
+TEST(ReplLogTest, RecordsComeOutInTheOrderTheirNumbersWereTaken) {
+  constexpr uint32_t kShards = 3;
+  ReplLog log(kShards, 1 << 12);
+  std::atomic<int> turn{0};
+  std::atomic<bool> stop{false};
+  constexpr int kRecords = 600;
+  std::vector<std::thread> producers;
+  for (uint32_t s = 0; s < kShards; s++) {
+    producers.emplace_back([&, s] {
+      auto& shard = log.shard(s);
+      while (true) {
+        int t = turn.load();
+        if (t >= kRecords) break;
+        if (t % static_cast<int>(kShards) != static_cast<int>(s)) {
+          if (t % 5 == 0) shard.Publish();
+          std::this_thread::yield();
+          continue;
+        }
+        shard.Append(log, 0, std::to_string(t) + "\n");  // t-th number taken
+        turn.store(t + 1);
+        if (t % 3 == 0) shard.Publish();
+      }
+      shard.Publish();
+    });
+  }
+  std::string out;
+  std::thread merger([&] {
+    while (!stop.load()) {
+      log.Merge([&](std::string_view x) { out.append(x); });
+      std::this_thread::yield();
+    }
+  });
+  for (auto& t : producers) t.join();
+  stop.store(true);
+  merger.join();
+  log.Merge([&](std::string_view x) { out.append(x); });
+  std::string expect = RespCommand({"SELECT", "0"});
+  for (int t = 0; t < kRecords; t++) expect += std::to_string(t) + "\n";
+  EXPECT_EQ(out, expect);
+}
+
+}  // namespace
+}  // namespace strata
