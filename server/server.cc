@@ -141,6 +141,11 @@ bool Server::Start(std::string* error) {
   process.executable = executable_;
   process.port = port_;
   process.start_time_ms = start_time_ms;
+  if (!config_->String("spill-dir").empty() && !config_->String("replicaof").empty()) {
+    *error = "replicaof is not available with spill-dir set (a full sync reloads the data, "
+             "which the spill tier cannot take yet)";
+    return false;
+  }
   if (!config_->String("spill-dir").empty()) {
     // Before the snapshot manager: a worker's store is in place before its load starts.
     tier_ = std::make_unique<TierService>(engine_.get());

@@ -38,6 +38,11 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Error("ERR Invalid master port");
     return;
   }
+  if (!engine.config().String("spill-dir").empty()) {
+    // A full sync replaces the data by a reload, which the spill tier cannot take yet.
+    rb.Error("ERR REPLICAOF is not available with spill-dir set");
+    return;
+  }
   std::string host(args[1]);
   std::string cur_host;
   int cur_port = 0;

@@ -458,3 +458,17 @@ def test_client_list_and_kill_by_type(master, server_factory):
     mc.set("after", "1")
     wait_for(lambda: synced(master, r), what="the resync")
     assert rc.get("after") == "1"
+
+
+def test_refused_with_the_spill_tier(server, server_factory, tmp_path):
+    if server.is_redis:
+        pytest.skip("strata's spill tier")
+    args = ["--spill-dir", str(tmp_path / "spill"), "--maxmemory", "64mb"]
+    s = server_factory(extra_args=args)
+    with pytest.raises(redis.ResponseError) as e:
+        s.client().execute_command("REPLICAOF", "127.0.0.1", "6379")
+    assert "spill-dir" in str(e.value)
+    assert s.client().info("replication")["role"] == "master"
+    bad = server_factory(extra_args=args + ["--replicaof", "127.0.0.1 6379"], expect_fail=True)
+    assert bad.wait_exit() not in (None, 0)
+    assert "spill-dir" in bad.read_log()
