@@ -35,6 +35,11 @@ struct CommandDoc {
   const char* name = nullptr;        // lowercase; "container|sub" for a subcommand
   const char* syntax = nullptr;      // the arguments, in the syntax above; null: none
   const char* keys = nullptr;        // key-spec flags, ';' between specs; null: no keys
+  // What COMMAND INFO reports as Redis 7.0 does: "first last step flag... | @category..."
+  // (the legacy key range - 0 0 0 for keys found by a count or keyword, `movablekeys`
+  // among the flags - the command flags and the ACL categories). Routing keeps the
+  // registration's own range and flags. null: reported from the registration.
+  const char* info = nullptr;
   const char* complexity = nullptr;  // null: not stated
   const char* summary = nullptr;     // null: the registration's summary
   const char* since = nullptr;       // null: the registration's (subcommands need one)

@@ -16,6 +16,16 @@
 namespace strata {
 namespace {
 
+// The words of a space-separated list.
+void SetFlagNames(std::string_view text, std::vector<std::string_view>* out) {
+  while (!text.empty()) {
+    size_t sp = text.find(' ');
+    if (sp != 0) out->push_back(text.substr(0, sp));
+    if (sp == std::string_view::npos) break;
+    text.remove_prefix(sp + 1);
+  }
+}
+
 void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
   if (s.flags & kCmdWrite) out->push_back("write");
   if (s.flags & kCmdReadOnly) out->push_back("readonly");
@@ -88,14 +98,43 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Array(10);
   rb.Bulk(s.name);
   rb.Integer(s.arity);
-  std::vector<const char*> flags;
-  FlagNames(s, &flags);
+  const CommandDoc* doc = FindCommandDoc(s.name);
+  int64_t range[3] = {s.first_key, s.last_key, s.key_step};
+  std::vector<std::string_view> flags;
+  std::vector<std::string_view> doc_cats;
+  bool from_doc = doc != nullptr && doc->info != nullptr;
+  if (from_doc) {
+    std::vector<std::string_view> words;
+    SetFlagNames(doc->info, &words);
+    bool in_cats = false;
+    for (size_t i = 0; i < words.size(); i++) {
+      if (i < 3) {
+        (void)ParseInt64(words[i], &range[i]);
+      } else if (words[i] == "|") {
+        in_cats = true;
+      } else {
+        (in_cats ? doc_cats : flags).push_back(words[i]);
+      }
+    }
+  } else {
+    std::vector<const char*> names;
+    FlagNames(s, &names);
+    flags.assign(names.begin(), names.end());
+  }
   rb.Set(flags.size());
-  for (const char* f : flags) rb.Simple(f);
-  rb.Integer(s.first_key);
-  rb.Integer(s.last_key);
-  rb.Integer(s.key_step);
+  for (std::string_view f : flags) rb.Simple(f);
+  rb.Integer(range[0]);
+  rb.Integer(range[1]);
+  rb.Integer(range[2]);
   std::vector<std::string> cats;
+  if (from_doc) {
+    rb.Set(doc_cats.size());
+    for (std::string_view cat : doc_cats) rb.Simple(cat);
+    rb.Array(0);  // tips
+    KeySpecsInfo(s, rb);
+    rb.Array(0);  // subcommands
+    return;
+  }
   if (s.flags & kCmdKeyspace) cats.push_back("@keyspace");
   if (s.flags & kCmdString) cats.push_back("@string");
   if (s.flags & kCmdHash) cats.push_back("@hash");
@@ -213,15 +252,6 @@ bool FindDocTarget(std::string_view arg, DocTarget* t) {
     }
   }
   return false;
-}
-
-void SetFlagNames(std::string_view text, std::vector<std::string_view>* out) {
-  while (!text.empty()) {
-    size_t sp = text.find(' ');
-    if (sp != 0) out->push_back(text.substr(0, sp));
-    if (sp == std::string_view::npos) break;
-    text.remove_prefix(sp + 1);
-  }
 }
 
 // One command's COMMAND DOCS map: summary, since, group, complexity, deprecation, the

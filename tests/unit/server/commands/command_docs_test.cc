@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -28,7 +29,15 @@ TEST(CommandDocsTest, EveryEntryParsesAndNamesAreUnique) {
 TEST(CommandDocsTest, EveryCommandAndSubcommandHasAnEntry) {
   RegisterAllCommands();
   for (const auto& s : CommandRegistry::Get().all()) {
-    EXPECT_NE(FindCommandDoc(s->name), nullptr) << s->name;
+    const CommandDoc* doc = FindCommandDoc(s->name);
+    ASSERT_NE(doc, nullptr) << s->name;
+    // COMMAND INFO's line: "first last step flags... | @categories...".
+    ASSERT_NE(doc->info, nullptr) << s->name;
+    std::string info = doc->info;
+    int64_t first = 0, last = 0, step = 0;
+    EXPECT_EQ(std::sscanf(info.c_str(), "%ld %ld %ld", &first, &last, &step), 3) << s->name;
+    EXPECT_NE(info.find(" | @"), std::string::npos) << s->name;
+
     if (s->subcommands == nullptr) continue;
     for (const std::string& sub : *s->subcommands) {
       EXPECT_NE(FindCommandDoc(s->name + "|" + sub), nullptr) << s->name << "|" << sub;
