@@ -75,7 +75,10 @@ ReplicaLink::ReplicaLink(Engine* engine, SnapshotManager* snapshots)
   };
 }
 
-ReplicaLink::~ReplicaLink() { Shutdown(); }
+ReplicaLink::~ReplicaLink() {
+  Shutdown();
+  engine_->replication().on_master_closed = nullptr;
+}
 
 void ReplicaLink::Start(const std::string& host, int port) {
   Stop();
@@ -129,7 +132,7 @@ std::string ReplicaLink::RoleState() const {
 
 void ReplicaLink::Loop(std::shared_ptr<Run> run) {
   while (!run->stop.load()) {
-    Session(*run);
+    Session(run);
     if (run->stop.load()) break;
     engine_->replication().SetLink(ReplicationState::Link::kDown, WallClockMs());
     run->phase.store(kConnect);
@@ -270,7 +273,8 @@ class LinkIo {
 
 }  // namespace
 
-void ReplicaLink::Session(Run& run) {
+void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
+  Run& run = *run_ptr;
   int64_t timeout_ms = engine_->config().Int("repl-timeout") * 1000;
   run.phase.store(kConnecting);
   engine_->replication().SetLink(ReplicationState::Link::kConnecting, WallClockMs());
@@ -336,8 +340,15 @@ void ReplicaLink::Session(Run& run) {
     return;
   }
   run.phase.store(kConnected);
-  engine_->worker(0).PostExternal(
-      MakeTask([fd] { Worker::Current()->AdoptMasterConnection(fd); }));
+  // A REPLICAOF that stops this link may run before the hand-over reaches worker 0: its
+  // stop flag is set before it posts the close, so the hand-over sees it either way.
+  engine_->worker(0).PostExternal(MakeTask([run_ptr, fd] {
+    if (run_ptr->stop.load()) {
+      close(fd);
+      return;
+    }
+    Worker::Current()->AdoptMasterConnection(fd);
+  }));
   LogNotice("MASTER <-> REPLICA sync: link up, streaming");
   std::unique_lock<std::mutex> l(run.mu);
   run.cv.wait(l, [&] { return run.master_closed || run.stop.load(); });

@@ -63,7 +63,7 @@ class ReplicaLink final : public ShardService {
   struct Run;
   void Loop(std::shared_ptr<Run> run);
   // One connection's life; returns when it ended (the reason logged).
-  void Session(Run& run);
+  void Session(const std::shared_ptr<Run>& run);
   Status Handshake(Run& run, int fd, bool* full, std::string* replid, int64_t* offset);
   Status ReceiveRdb(Run& run, int fd, const std::string& path);
   Status LoadRdb(const std::string& path);
