@@ -232,6 +232,17 @@ def commands(g):
                                                 b"list-compress-depth"]),
                             g.r.choice([b"0", b"1", b"-1", b"100"])]),
         ("DEBUG", lambda: [b"SLEEP", b"0"]),
+        # A reload under the other clients' traffic (they get -LOADING meanwhile).
+        ("DEBUG", lambda: [b"RELOAD"] + g.r.choice([[], [b"NOFLUSH"], [b"BAD"]])),
+        ("COMMAND", lambda: [g.r.choice([b"GETKEYS", b"GETKEYSANDFLAGS"]),
+                             g.r.choice([b"SET", b"ZUNIONSTORE", b"SORT", b"MIGRATE", b"EVAL",
+                                         b"BITFIELD", b"GEORADIUS", b"XREAD", b"OBJECT",
+                                         b"LMPOP", b"BZMPOP", b"SMOVE", b"NOSUCH"])] +
+                            [g.any() for _ in range(g.r.randrange(0, 7))]),
+        ("COMMAND", lambda: [b"DOCS"] + [g.r.choice([b"set", b"config|get", b"x|y", b"nosuch",
+                                                     g.any()])]),
+        ("COMMAND", lambda: [b"INFO", g.r.choice([b"eval", b"get", b"nosuch"])]),
+        ("ROLE", lambda: []), ("REPLICAOF", lambda: [b"NO", b"ONE"]),
         ("LASTSAVE", lambda: []), ("BGSAVE", lambda: []),
         ("HELLO", lambda: [g.r.choice([b"2", b"3", b"4"])]),
         ("FLUSHDB", lambda: [g.r.choice([b"ASYNC", b"SYNC"])]),
@@ -539,7 +550,8 @@ def main():
     log_path = os.path.join(work, "server.log")
     log = open(log_path, "w")
     proc = subprocess.Popen([a.server_bin, "--port", str(port), "--bind", "127.0.0.1",
-                             "--threads", str(a.threads), "--save", "", "--dir", work],
+                             "--threads", str(a.threads), "--save", "", "--dir", work,
+                             "--enable-debug-command", "yes"],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     ok = False
     try:
@@ -575,10 +587,13 @@ def main():
             proc.kill()
             proc.wait()
         log.close()
+        with open(log_path, errors="replace") as f:
+            server_log = f.read()
         if not ok:
-            with open(log_path, errors="replace") as f:
-                tail = f.read()[-6000:]
-            print("--- server log (last lines) ---\n" + tail)
+            print("--- server log (last lines) ---\n" + server_log[-6000:])
+        else:
+            print("command_fuzz: %d DEBUG RELOADs ran" %
+                  server_log.count("DB reloaded by DEBUG RELOAD"))
         shutil.rmtree(work, ignore_errors=True)
     return 0 if ok else 1
 
