@@ -1,6 +1,6 @@
-// Replication commands: REPLICAOF (and SLAVEOF), ROLE and REPLCONF, for strata as a
-// replica (server/persistence/replica_link.h; server/engine/replication_state.h). They
-// run on the client's own thread.
+// Replication commands: REPLICAOF (and SLAVEOF), ROLE, REPLCONF and WAIT, for strata as
+// a replica (server/persistence/replica_link.h; server/engine/replication_state.h). They
+// run on the client's own thread (WAIT as a fiber that may block).
 #include <string>
 
 #include "core/string_util.h"
@@ -8,6 +8,7 @@
 #include "server/base/log.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/engine/blocking.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -110,6 +111,50 @@ void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
 }
 
+// WAIT's wait: no key; only its deadline, a disconnect or (once strata serves replicas)
+// their acknowledgements end it.
+struct ReplicaAckWait final : BlockedClient {
+  Readiness Check(Worker&, std::string_view) override { return Readiness::kEmpty; }
+  void Take(Worker&, std::string_view) override {}
+};
+
+// WAIT numreplicas timeout: how many replicas acknowledged this client's writes. strata
+// serves no replicas yet, so that is 0: at once when no replica is asked for (or inside
+// EXEC, as Redis answers there), otherwise once the timeout ends (0 waits for ever, as
+// Redis does with too few replicas).
+Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Worker& home = c->worker();
+  int64_t numreplicas = 0, timeout = 0;
+  if (home.engine().replication().is_replica()) {
+    rb.Error(
+        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+        "if a replica is configured to be writable (which is not the default) writes to "
+        "replicas are just local and are not propagated.");
+  } else if (!ParseInt64(args[2], &timeout)) {
+    rb.Error("ERR timeout is not an integer or out of range");
+  } else if (timeout < 0) {
+    rb.Error("ERR timeout is negative");
+  } else if (!ParseInt64(args[1], &numreplicas)) {
+    rb.Error(errors::kNotInteger);
+  } else if (numreplicas <= 0 || c->in_exec()) {
+    rb.Integer(0);
+  } else {
+    auto waiter = std::make_shared<ReplicaAckWait>();
+    waiter->origin = home.index();
+    waiter->db = c->db;
+    waiter->deadline_ms = timeout == 0 ? 0 : home.now_ms() + timeout;
+    c->set_blocked(waiter);
+    home.TrackBlocked(waiter);
+    co_await BlockAwait(waiter.get());
+    c->set_blocked(nullptr);
+    rb.Integer(0);
+  }
+  c->FinishFiber(std::move(out));
+}
+
 }  // namespace
 
 void RegisterReplicationFamily(CommandRegistry& r) {
@@ -128,6 +173,15 @@ void RegisterReplicationFamily(CommandRegistry& r) {
       "Makes the server a replica of another, or turns it back into a master.");
   add("role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, CmdRole, "2.8.12",
       "Returns the replication role.");
+  {
+    CommandSpec s{"wait", 3, kCmdNoScript | kCmdBlocking, 0, 0, 0};
+    s.fiber_fn = WaitFiber;
+    s.group = "generic";
+    s.since = "3.0.0";
+    s.summary = "Blocks until the given number of replicas have acknowledged this client's "
+                "writes, or the timeout ends.";
+    r.Add(std::move(s));
+  }
   add("replconf", -1,
       kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
       CmdReplconf, "3.0.0", "An internal command for configuring the replication stream.");

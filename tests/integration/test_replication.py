@@ -472,3 +472,28 @@ def test_refused_with_the_spill_tier(server, server_factory, tmp_path):
     bad = server_factory(extra_args=args + ["--replicaof", "127.0.0.1 6379"], expect_fail=True)
     assert bad.wait_exit() not in (None, 0)
     assert "spill-dir" in bad.read_log()
+
+
+def test_wait_without_replicas(server_factory, server):
+    s = server_factory()
+    c = s.client()
+    c.set("k", "v")
+    assert c.execute_command("WAIT", 0, 0) == 0
+    t0 = time.monotonic()
+    assert c.execute_command("WAIT", 1, 200) == 0
+    assert time.monotonic() - t0 >= 0.19
+    for args, err in ((("x", "0"), "value is not an integer or out of range"),
+                      (("1", "x"), "timeout is not an integer or out of range"),
+                      (("1", "-1"), "timeout is negative")):
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command("WAIT", *args)
+        assert str(e.value) == err
+    with c.pipeline(transaction=True) as p:  # inside EXEC: at once
+        p.execute_command("WAIT", 1, 0)
+        assert p.execute() == [0]
+    # A client blocked for ever leaves cleanly; others are served meanwhile.
+    blocked = s.client(socket_timeout=0.3)
+    with pytest.raises(redis.exceptions.TimeoutError):
+        blocked.execute_command("WAIT", 1, 0)
+    blocked.close()
+    assert c.ping()
