@@ -40,6 +40,7 @@ struct CommandDoc {
   // among the flags - the command flags and the ACL categories). Routing keeps the
   // registration's own range and flags. null: reported from the registration.
   const char* info = nullptr;
+  int arity = 0;  // a subcommand's (a command's is its registration's)
   const char* complexity = nullptr;  // null: not stated
   const char* summary = nullptr;     // null: the registration's summary
   const char* since = nullptr;       // null: the registration's (subcommands need one)

@@ -94,6 +94,54 @@ void KeySpecsInfo(const CommandSpec& s, ReplyBuilder& rb) {
   }
 }
 
+// A documented line of COMMAND INFO ("first last step flags... | @categories...").
+struct InfoLine {
+  int64_t range[3] = {0, 0, 0};
+  std::vector<std::string_view> flags;
+  std::vector<std::string_view> categories;
+};
+
+InfoLine ParseInfo(std::string_view text) {
+  InfoLine line;
+  std::vector<std::string_view> words;
+  SetFlagNames(text, &words);
+  bool in_cats = false;
+  for (size_t i = 0; i < words.size(); i++) {
+    if (i < 3) {
+      (void)ParseInt64(words[i], &line.range[i]);
+    } else if (words[i] == "|") {
+      in_cats = true;
+    } else {
+      (in_cats ? line.categories : line.flags).push_back(words[i]);
+    }
+  }
+  return line;
+}
+
+// A subcommand's COMMAND INFO entry, from its documentation.
+void SubcommandInfo(const std::string& full_name, const CommandDoc& doc, ReplyBuilder& rb) {
+  InfoLine line = ParseInfo(doc.info);
+  rb.Array(10);
+  rb.Bulk(full_name);
+  rb.Integer(doc.arity);
+  rb.Set(line.flags.size());
+  for (std::string_view f : line.flags) rb.Simple(f);
+  for (int64_t v : line.range) rb.Integer(v);
+  rb.Set(line.categories.size());
+  for (std::string_view cat : line.categories) rb.Simple(cat);
+  rb.Array(0);  // tips
+  std::vector<std::vector<std::string_view>> specs = DocKeySpecs(doc);
+  if (line.range[0] > 0 && !specs.empty()) {
+    rb.Array(1);
+    int lastkey = static_cast<int>(line.range[1] < 0 ? line.range[1] : line.range[1] - line.range[0]);
+    RangeSpec(specs[0], static_cast<int>(line.range[0]), lastkey,
+              static_cast<int>(line.range[2]), rb);
+  } else {
+    rb.Array(0);
+  }
+  rb.Array(0);  // subcommands
+}
+
 void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Array(10);
   rb.Bulk(s.name);
@@ -104,18 +152,10 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   std::vector<std::string_view> doc_cats;
   bool from_doc = doc != nullptr && doc->info != nullptr;
   if (from_doc) {
-    std::vector<std::string_view> words;
-    SetFlagNames(doc->info, &words);
-    bool in_cats = false;
-    for (size_t i = 0; i < words.size(); i++) {
-      if (i < 3) {
-        (void)ParseInt64(words[i], &range[i]);
-      } else if (words[i] == "|") {
-        in_cats = true;
-      } else {
-        (in_cats ? doc_cats : flags).push_back(words[i]);
-      }
-    }
+    InfoLine line = ParseInfo(doc->info);
+    std::copy(std::begin(line.range), std::end(line.range), range);
+    flags = std::move(line.flags);
+    doc_cats = std::move(line.categories);
   } else {
     std::vector<const char*> names;
     FlagNames(s, &names);
@@ -132,7 +172,16 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
     for (std::string_view cat : doc_cats) rb.Simple(cat);
     rb.Array(0);  // tips
     KeySpecsInfo(s, rb);
-    rb.Array(0);  // subcommands
+    std::vector<std::pair<std::string, const CommandDoc*>> subs;
+    if (s.subcommands != nullptr) {
+      for (const std::string& sub : *s.subcommands) {
+        std::string full = s.name + "|" + sub;
+        const CommandDoc* d = FindCommandDoc(full);
+        if (d != nullptr && d->info != nullptr) subs.emplace_back(full, d);
+      }
+    }
+    rb.Array(subs.size());
+    for (auto& [full, d] : subs) SubcommandInfo(full, *d, rb);
     return;
   }
   if (s.flags & kCmdKeyspace) cats.push_back("@keyspace");

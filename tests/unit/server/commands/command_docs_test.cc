@@ -40,7 +40,10 @@ TEST(CommandDocsTest, EveryCommandAndSubcommandHasAnEntry) {
 
     if (s->subcommands == nullptr) continue;
     for (const std::string& sub : *s->subcommands) {
-      EXPECT_NE(FindCommandDoc(s->name + "|" + sub), nullptr) << s->name << "|" << sub;
+      const CommandDoc* sub_doc = FindCommandDoc(s->name + "|" + sub);
+      ASSERT_NE(sub_doc, nullptr) << s->name << "|" << sub;
+      EXPECT_NE(sub_doc->info, nullptr) << s->name << "|" << sub;
+      EXPECT_NE(sub_doc->arity, 0) << s->name << "|" << sub;
     }
   }
 }
