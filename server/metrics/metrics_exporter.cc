@@ -155,6 +155,19 @@ constexpr Simple kSimple[] = {
     {"pubsub_patterns", "redis_pubsub_patterns", "gauge", "Patterns with subscribers."},
     {"total_error_replies", "redis_total_error_replies", "counter", "Error replies."},
     {"connected_slaves", "redis_connected_slaves", "gauge", "Connected replicas."},
+    {"master_repl_offset", "redis_master_repl_offset", "gauge", "The replication offset."},
+    {"second_repl_offset", "redis_second_repl_offset", "gauge",
+     "Where the previous replication history ended."},
+    {"slave_repl_offset", "redis_slave_repl_offset", "gauge",
+     "A replica's offset in its master's stream."},
+    {"master_last_io_seconds_ago", "redis_master_last_io_seconds_ago", "gauge",
+     "Seconds since a replica last heard from its master."},
+    {"master_sync_in_progress", "redis_master_sync_in_progress", "gauge",
+     "Whether a replica is taking a full sync."},
+    {"master_link_down_since_seconds", "redis_master_link_down_since_seconds", "gauge",
+     "Seconds a replica's master link has been down."},
+    {"slave_priority", "redis_slave_priority", "gauge", "replica-priority."},
+    {"slave_read_only", "redis_slave_read_only", "gauge", "replica-read-only."},
     {"thread_count", "strata_threads", "gauge", "Worker threads (shards)."},
     {"mem_keys", "strata_keys", "gauge", "Keys in every database."},
     {"mem_bytes_per_key", "strata_bytes_per_key", "gauge", "used_memory per key."},
@@ -168,6 +181,8 @@ std::string PrometheusFromInfo(std::string_view info) {
   std::map<std::string, const Simple*> simple;
   for (const Simple& s : kSimple) simple[s.field] = &s;
   std::map<std::string, std::string> server;
+  std::string role = "master";
+  std::string link_status;
   std::string section;
   size_t pos = 0;
   while (pos < info.size()) {
@@ -186,6 +201,8 @@ std::string PrometheusFromInfo(std::string_view info) {
     std::string k(line.substr(0, colon));
     std::string_view v = line.substr(colon + 1);
     if (section == "Server") server[k] = std::string(v);
+    if (k == "role") role = std::string(v);
+    if (k == "master_link_status") link_status = std::string(v);
     if (auto it = simple.find(k); it != simple.end()) {
       if (IsNumber(v))
         ex.Add(it->second->metric, it->second->type, it->second->help, "", std::string(v));
@@ -230,13 +247,17 @@ std::string PrometheusFromInfo(std::string_view info) {
       ex.Add(name, "gauge", "INFO field of the same name.", "", std::string(v));
     }
   }
+  if (!link_status.empty()) {
+    ex.Add("redis_master_link_up", "gauge", "Whether a replica's link to its master is up.", "",
+           link_status == "up" ? "1" : "0");
+  }
   ex.Add("strata_io_backend", "gauge", "The I/O backend in use.",
          Label("backend", server["io_backend"]), "1");
   ex.Add("redis_instance_info", "gauge", "Information about the server.",
          Label("redis_version", server["redis_version"]) + "," +
              Label("strata_version", server["strata_version"]) + "," +
              Label("redis_mode", server["redis_mode"]) + "," + Label("os", server["os"]) + "," +
-             Label("role", "master") + "," + Label("run_id", server["run_id"]) + "," +
+             Label("role", role) + "," + Label("run_id", server["run_id"]) + "," +
              Label("tcp_port", server["tcp_port"]),
          "1");
   return ex.Text();

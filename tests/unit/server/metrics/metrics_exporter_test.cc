@@ -52,6 +52,26 @@ TEST(MetricsExporterTest, RedisExporterNames) {
   EXPECT_EQ(t.find("snapshot_last_kind"), std::string::npos);
 }
 
+TEST(MetricsExporterTest, AReplicasFigures) {
+  std::string info =
+      "# Server\r\nrun_id:abc\r\n\r\n# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n"
+      "master_link_status:down\r\nmaster_last_io_seconds_ago:-1\r\n"
+      "master_sync_in_progress:0\r\nmaster_link_down_since_seconds:7\r\n"
+      "slave_repl_offset:123\r\nslave_priority:100\r\nslave_read_only:1\r\n"
+      "master_repl_offset:123\r\n";
+  std::string t = PrometheusFromInfo(info);
+  EXPECT_TRUE(Has(t, "redis_master_link_up 0"));
+  EXPECT_TRUE(Has(t, "redis_master_link_down_since_seconds 7"));
+  EXPECT_TRUE(Has(t, "redis_slave_repl_offset 123"));
+  EXPECT_TRUE(Has(t, "redis_master_repl_offset 123"));
+  EXPECT_TRUE(Has(t, "redis_slave_read_only 1"));
+  EXPECT_NE(t.find("role=\"slave\""), std::string::npos);
+  EXPECT_EQ(t.find("master_host"), std::string::npos);
+  // A master has no link to report.
+  EXPECT_EQ(PrometheusFromInfo(kInfo).find("redis_master_link_up"), std::string::npos);
+  EXPECT_NE(PrometheusFromInfo(kInfo).find("role=\"master\""), std::string::npos);
+}
+
 TEST(MetricsExporterTest, StrataFigures) {
   std::string t = PrometheusFromInfo(kInfo);
   EXPECT_TRUE(Has(t, "strata_type_keys{type=\"string\"} 1"));
