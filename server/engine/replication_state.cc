@@ -1,5 +1,6 @@
 #include "server/engine/replication_state.h"
 
+#include <cstdio>
 #include <random>
 
 namespace strata {
@@ -107,6 +108,19 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
          std::to_string(link == Link::kUp && io > 0 ? (now_ms - io) / 1000 : -1));
     line("master_sync_in_progress",
          link == Link::kTransfer || link == Link::kLoading ? "1" : "0");
+    if (link == Link::kTransfer) {
+      int64_t total = transfer_total_.load(std::memory_order_relaxed);
+      int64_t read = transfer_read_.load(std::memory_order_relaxed);
+      char perc[32];
+      std::snprintf(perc, sizeof(perc), "%.2f",
+                    total > 0 ? static_cast<double>(read) * 100 / static_cast<double>(total) : 0.0);
+      line("master_sync_total_bytes", std::to_string(total));
+      line("master_sync_read_bytes", std::to_string(read));
+      line("master_sync_left_bytes", std::to_string(total - read));
+      line("master_sync_perc", perc);
+      line("master_sync_last_io_seconds_ago",
+           std::to_string((now_ms - transfer_io_ms_.load(std::memory_order_relaxed)) / 1000));
+    }
     if (link != Link::kUp) {
       // Sentinel reads it; -1 before the link was ever up, as Redis.
       int64_t down = down_since_ms_ > 0 ? (now_ms - down_since_ms_) / 1000 : -1;

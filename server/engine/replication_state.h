@@ -50,6 +50,13 @@ class ReplicationState {
   void AddOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }
   int64_t offset() const { return offset_.load(std::memory_order_relaxed); }
   void NoteMasterIo(int64_t now_ms) { last_io_ms_.store(now_ms, std::memory_order_relaxed); }
+  // The full sync's transfer so far (INFO's master_sync_* lines): total -1 while the
+  // size is unknown (the diskless form).
+  void NoteTransfer(int64_t total, int64_t read, int64_t now_ms) {
+    transfer_total_.store(total, std::memory_order_relaxed);
+    transfer_read_.store(read, std::memory_order_relaxed);
+    transfer_io_ms_.store(now_ms, std::memory_order_relaxed);
+  }
   int64_t last_io_ms() const { return last_io_ms_.load(std::memory_order_relaxed); }
 
   std::string replid() const;
@@ -66,6 +73,9 @@ class ReplicationState {
   std::atomic<Link> link_{Link::kNone};
   std::atomic<int64_t> offset_{0};
   std::atomic<int64_t> last_io_ms_{0};
+  std::atomic<int64_t> transfer_total_{0};
+  std::atomic<int64_t> transfer_read_{0};
+  std::atomic<int64_t> transfer_io_ms_{0};
   mutable std::mutex mu_;
   std::string host_;
   int port_ = 0;

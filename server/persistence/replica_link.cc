@@ -453,6 +453,9 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
   if (out < 0) {
     return Status::InvalidArgument("opening the temp file " + path + ": " + strerror(errno));
   }
+  ReplicationState& state = engine_->replication();
+  int64_t received = 0;
+  state.NoteTransfer(eof_form ? -1 : length, 0, WallClockMs());
   std::vector<char> buf(kChunk);
   // The EOF form: the last 40 bytes are held back until more arrives, since they may be
   // the mark, which is not part of the RDB.
@@ -465,6 +468,8 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
     size_t got = 0;
     s = io.Read(buf.data(), want, &got);
     if (!s.ok()) break;
+    received += static_cast<int64_t>(got);
+    state.NoteTransfer(eof_form ? -1 : length, received, WallClockMs());
     if (!eof_form) {
       left -= static_cast<int64_t>(got);
       s = WriteAll(out, std::string_view(buf.data(), got), path);

@@ -399,6 +399,12 @@ def test_a_replica_killed_during_a_full_sync_syncs_again(master, server_factory,
                            extra_args=["--replicaof", "127.0.0.1 %d" % fake.port])
         wait_for(lambda: r.client().info("replication")["master_sync_in_progress"] == 1,
                  what="the transfer to start")
+        wait_for(lambda: r.client().info("replication").get("master_sync_read_bytes") == 9,
+                 what="the first bytes")
+        info = r.client().info("replication")
+        assert info["master_sync_total_bytes"] == 1000000
+        assert info["master_sync_left_bytes"] == 1000000 - 9
+        assert info["master_link_status"] == "down"
         r.proc.kill()
         r.proc.wait(10)
     finally:
