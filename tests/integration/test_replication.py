@@ -207,7 +207,9 @@ def test_masterauth(server_factory):
         mc = m.client(password="pw")
         mc.set("secret", "1")
         r = replica_of(server_factory, m, "--masterauth", "pw")
-        wait_for(lambda: r.client().get("secret") == b"1", what="the sync")
+        wait_for(lambda: r.client().info("replication")["master_link_status"] == "up",
+                 what="the sync")
+        assert r.client().get("secret") == b"1"
         bad = replica_of(server_factory, m, "--masterauth", "wrong")
         time.sleep(1.5)
         info = bad.client().info("replication")

@@ -399,7 +399,7 @@ def test_call_with_non_string_argument(conn, arg):
     "'MULTI'", "'EXEC'", "'WATCH','k'", "'EVAL','return 1','0'", "'SCRIPT','FLUSH'",
     "'SUBSCRIBE','ch'", "'CLIENT','LIST'",
     "'CONFIG','GET','port'", "'AUTH','x'", "'SHUTDOWN'",
-    pytest.param("'WAIT',0,0", marks=not_yet("no WAIT yet"))],
+    "'WAIT',0,0"],
     ids=["multi", "exec", "watch", "eval", "script", "subscribe", "client", "config",
          "auth", "shutdown", "wait"])
 def test_commands_not_allowed_from_scripts(conn, args):
