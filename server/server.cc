@@ -142,8 +142,9 @@ bool Server::Start(std::string* error) {
   process.port = port_;
   process.start_time_ms = start_time_ms;
   if (!config_->String("spill-dir").empty() && !config_->String("replicaof").empty()) {
-    *error = "replicaof is not available with spill-dir set (a full sync reloads the data, "
-             "which the spill tier cannot take yet)";
+    *error =
+        "replicaof is not available with spill-dir set (a full sync reloads the data, "
+        "which the spill tier cannot take yet)";
     return false;
   }
   if (!config_->String("spill-dir").empty()) {

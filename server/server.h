@@ -46,7 +46,7 @@ class Server {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<ReplicaLink> replica_;
-  std::unique_ptr<TierService> tier_;  // spill-dir set
+  std::unique_ptr<TierService> tier_;       // spill-dir set
   std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;
   std::string run_id_;

@@ -179,7 +179,8 @@ Config::Config() {
     by_name_["slave-serve-stale-data"] = &o;
   }
   Add("repl-timeout", Kind::kInt, "60", true,
-      "seconds without data from the master before a replica drops the link").min = 1;
+      "seconds without data from the master before a replica drops the link")
+      .min = 1;
   {
     Option& o = Add("replica-priority", Kind::kInt, "100", true,
                     "Sentinel's preference when promoting a replica (lower first; 0 = never)");

@@ -16,9 +16,7 @@ bool IsNameChar(char c) {
          c == '/';
 }
 
-bool IsWordChar(char c) {
-  return IsNameChar(c) || (c >= 'A' && c <= 'Z');
-}
+bool IsWordChar(char c) { return IsNameChar(c) || (c >= 'A' && c <= 'Z'); }
 
 class SyntaxParser {
  public:
@@ -38,7 +36,8 @@ class SyntaxParser {
         pos_++;
         return true;
       }
-      if (c != sep) return Fail(std::string("'") + sep + "' or '" + (end ? end : ' ') + "' expected");
+      if (c != sep)
+        return Fail(std::string("'") + sep + "' or '" + (end ? end : ' ') + "' expected");
       pos_++;
     }
   }
@@ -108,7 +107,8 @@ class SyntaxParser {
       if (!Token(&a->token)) return false;
       a->has_token = true;
       a->type = "pure-token";
-      for (char c : a->token) a->name += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      for (char c : a->token)
+        a->name += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
       if (!ValidName(a->name)) return Fail("a pure token without a name needs a plain word");
       return Suffixes(a);
     }
@@ -270,21 +270,24 @@ const std::vector<DocArg>& DocArgs(const CommandDoc& doc) {
   return it == p.args.end() ? kNone : it->second;
 }
 
+std::vector<std::string_view> DocWords(std::string_view text) {
+  std::vector<std::string_view> words;
+  while (!text.empty()) {
+    size_t sp = text.find(' ');
+    if (sp != 0) words.push_back(text.substr(0, sp));
+    if (sp == std::string_view::npos) break;
+    text.remove_prefix(sp + 1);
+  }
+  return words;
+}
+
 std::vector<std::vector<std::string_view>> DocKeySpecs(const CommandDoc& doc) {
   std::vector<std::vector<std::string_view>> specs;
   if (doc.keys == nullptr) return specs;
   std::string_view rest = doc.keys;
   while (true) {
     size_t semi = rest.find(';');
-    std::string_view spec = rest.substr(0, semi);
-    std::vector<std::string_view> flags;
-    while (!spec.empty()) {
-      size_t sp = spec.find(' ');
-      if (sp != 0) flags.push_back(spec.substr(0, sp));
-      if (sp == std::string_view::npos) break;
-      spec.remove_prefix(sp + 1);
-    }
-    specs.push_back(std::move(flags));
+    specs.push_back(DocWords(rest.substr(0, semi)));
     if (semi == std::string_view::npos) break;
     rest.remove_prefix(semi + 1);
   }

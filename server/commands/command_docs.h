@@ -32,15 +32,15 @@ namespace strata {
 class ReplyBuilder;
 
 struct CommandDoc {
-  const char* name = nullptr;        // lowercase; "container|sub" for a subcommand
-  const char* syntax = nullptr;      // the arguments, in the syntax above; null: none
-  const char* keys = nullptr;        // key-spec flags, ';' between specs; null: no keys
+  const char* name = nullptr;    // lowercase; "container|sub" for a subcommand
+  const char* syntax = nullptr;  // the arguments, in the syntax above; null: none
+  const char* keys = nullptr;    // key-spec flags, ';' between specs; null: no keys
   // What COMMAND INFO reports as Redis 7.0 does: "first last step flag... | @category..."
   // (the legacy key range - 0 0 0 for keys found by a count or keyword, `movablekeys`
   // among the flags - the command flags and the ACL categories). Routing keeps the
   // registration's own range and flags. null: reported from the registration.
   const char* info = nullptr;
-  int arity = 0;  // a subcommand's (a command's is its registration's)
+  int arity = 0;                     // a subcommand's (a command's is its registration's)
   const char* complexity = nullptr;  // null: not stated
   const char* summary = nullptr;     // null: the registration's summary
   const char* since = nullptr;       // null: the registration's (subcommands need one)
@@ -72,6 +72,9 @@ const std::vector<CommandDoc>& AllCommandDocs();
 
 // The parsed arguments of an entry (empty for none).
 const std::vector<DocArg>& DocArgs(const CommandDoc& doc);
+
+// The words of a space-separated list (the table's flags, categories and doc flags).
+std::vector<std::string_view> DocWords(std::string_view text);
 
 // The key-spec flags of an entry, one list per spec.
 std::vector<std::vector<std::string_view>> DocKeySpecs(const CommandDoc& doc);

@@ -16,16 +16,6 @@
 namespace strata {
 namespace {
 
-// The words of a space-separated list.
-void SetFlagNames(std::string_view text, std::vector<std::string_view>* out) {
-  while (!text.empty()) {
-    size_t sp = text.find(' ');
-    if (sp != 0) out->push_back(text.substr(0, sp));
-    if (sp == std::string_view::npos) break;
-    text.remove_prefix(sp + 1);
-  }
-}
-
 void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
   if (s.flags & kCmdWrite) out->push_back("write");
   if (s.flags & kCmdReadOnly) out->push_back("readonly");
@@ -83,7 +73,8 @@ void KeySpecsInfo(const CommandSpec& s, ReplyBuilder& rb) {
   if (doc != nullptr) specs = DocKeySpecs(*doc);
   if (specs.empty()) specs.emplace_back();
   int step = s.key_step > 0 ? s.key_step : 1;
-  size_t range_keys = s.last_key < 0 ? SIZE_MAX : static_cast<size_t>((s.last_key - s.first_key) / step + 1);
+  size_t range_keys =
+      s.last_key < 0 ? SIZE_MAX : static_cast<size_t>((s.last_key - s.first_key) / step + 1);
   if (specs.size() > 1 && range_keys < specs.size()) specs.resize(1);
   rb.Array(specs.size());
   for (size_t j = 0; j < specs.size(); j++) {
@@ -103,8 +94,7 @@ struct InfoLine {
 
 InfoLine ParseInfo(std::string_view text) {
   InfoLine line;
-  std::vector<std::string_view> words;
-  SetFlagNames(text, &words);
+  std::vector<std::string_view> words = DocWords(text);
   bool in_cats = false;
   for (size_t i = 0; i < words.size(); i++) {
     if (i < 3) {
@@ -133,9 +123,10 @@ void SubcommandInfo(const std::string& full_name, const CommandDoc& doc, ReplyBu
   std::vector<std::vector<std::string_view>> specs = DocKeySpecs(doc);
   if (line.range[0] > 0 && !specs.empty()) {
     rb.Array(1);
-    int lastkey = static_cast<int>(line.range[1] < 0 ? line.range[1] : line.range[1] - line.range[0]);
-    RangeSpec(specs[0], static_cast<int>(line.range[0]), lastkey,
-              static_cast<int>(line.range[2]), rb);
+    int lastkey =
+        static_cast<int>(line.range[1] < 0 ? line.range[1] : line.range[1] - line.range[0]);
+    RangeSpec(specs[0], static_cast<int>(line.range[0]), lastkey, static_cast<int>(line.range[2]),
+              rb);
   } else {
     rb.Array(0);
   }
@@ -220,8 +211,8 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
 // one). Routing (CommandSpec::Keys) may take a superset for commands whose keys follow a
 // count (it only picks shards); those are read exactly here, and a shard channel
 // (SPUBLISH) is no key.
-void GetKeys(const CommandSpec& s, CmdArgs call, size_t spec_count, std::vector<std::string_view>* keys,
-             std::vector<size_t>* specs) {
+void GetKeys(const CommandSpec& s, CmdArgs call, size_t spec_count,
+             std::vector<std::string_view>* keys, std::vector<size_t>* specs) {
   size_t last_spec = spec_count == 0 ? 0 : spec_count - 1;
   auto numkeys_at = [&](size_t pos, size_t dest) {
     size_t spec = 0;
@@ -311,7 +302,7 @@ void DocsReply(const CommandSpec& spec, const std::string& name, bool sub, Reply
   if (summary[0] == '\0' && doc != nullptr && doc->summary != nullptr) summary = doc->summary;
   const char* since = doc != nullptr && doc->since != nullptr ? doc->since : spec.since;
   std::vector<std::string_view> doc_flags;
-  if (doc != nullptr && doc->doc_flags != nullptr) SetFlagNames(doc->doc_flags, &doc_flags);
+  if (doc != nullptr && doc->doc_flags != nullptr) doc_flags = DocWords(doc->doc_flags);
   const std::vector<DocArg>* args = doc != nullptr ? &DocArgs(*doc) : nullptr;
   bool has_args = args != nullptr && !args->empty();
   bool has_subs = !sub && spec.subcommands != nullptr;
@@ -485,25 +476,26 @@ void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Array(names.size());
     for (auto n : names) rb.Bulk(n);
   } else if (sub == "help") {
-    const char* lines[] = {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                           "(no subcommand)",
-                           "    Return details about all commands.",
-                           "COUNT",
-                           "    Return the total number of commands.",
-                           "LIST [FILTERBY PATTERN <pattern>]",
-                           "    Return command names.",
-                           "INFO [<command-name> ...]",
-                           "    Return details about commands.",
-                           "    If no command names are given, details of all commands are returned.",
-                           "DOCS [<command-name> ...]",
-                           "    Return documentation of commands.",
-                           "    If no command names are given, documentation of all commands is returned.",
-                           "GETKEYS <full-command>",
-                           "    Return the keys from a full Redis command.",
-                           "GETKEYSANDFLAGS <full-command>",
-                           "    Return the keys and their access flags from a full Redis command.",
-                           "HELP",
-                           "    Prints this help."};
+    const char* lines[] = {
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all commands.",
+        "COUNT",
+        "    Return the total number of commands.",
+        "LIST [FILTERBY PATTERN <pattern>]",
+        "    Return command names.",
+        "INFO [<command-name> ...]",
+        "    Return details about commands.",
+        "    If no command names are given, details of all commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation of commands.",
+        "    If no command names are given, documentation of all commands is returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and their access flags from a full Redis command.",
+        "HELP",
+        "    Prints this help."};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {

@@ -613,7 +613,8 @@ void RegisterKeysFamily(CommandRegistry& r) {
   add("flushdb", -1, kW, 0, 0, 0, nullptr, FlushFiber);
   add("flushall", -1, kW, 0, 0, 0, nullptr, FlushFiber);
   add("swapdb", 3, kW | kCmdFast, 0, 0, 0, nullptr, SwapDbFiber);
-  for (const char* n : {"dbsize", "flushdb", "flushall", "swapdb"}) r.FindMutable(n)->group = "server";
+  for (const char* n : {"dbsize", "flushdb", "flushall", "swapdb"})
+    r.FindMutable(n)->group = "server";
   {
     CommandSpec s{"object", -2, kR | kCmdKeyspace, 2, 2, 1};
     s.shard_fn = CmdObject;

@@ -49,8 +49,9 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   int cur_port = 0;
   if (state.MasterOf(&cur_host, &cur_port) && EqualsIgnoreCase(cur_host, host) &&
       cur_port == port) {
-    LogNotice("REPLICAOF would result into synchronization with the master we are already "
-              "connected with. No operation performed.");
+    LogNotice(
+        "REPLICAOF would result into synchronization with the master we are already "
+        "connected with. No operation performed.");
     rb.Simple("OK Already connected to specified master");
     return;
   }
@@ -178,13 +179,14 @@ void RegisterReplicationFamily(CommandRegistry& r) {
     s.fiber_fn = WaitFiber;
     s.group = "generic";
     s.since = "3.0.0";
-    s.summary = "Blocks until the given number of replicas have acknowledged this client's "
-                "writes, or the timeout ends.";
+    s.summary =
+        "Blocks until the given number of replicas have acknowledged this client's "
+        "writes, or the timeout ends.";
     r.Add(std::move(s));
   }
   add("replconf", -1,
-      kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
-      CmdReplconf, "3.0.0", "An internal command for configuring the replication stream.");
+      kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, CmdReplconf,
+      "3.0.0", "An internal command for configuring the replication stream.");
 }
 
 }  // namespace strata

@@ -106,8 +106,7 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
     int64_t io = last_io_ms_.load(std::memory_order_relaxed);
     line("master_last_io_seconds_ago",
          std::to_string(link == Link::kUp && io > 0 ? (now_ms - io) / 1000 : -1));
-    line("master_sync_in_progress",
-         link == Link::kTransfer || link == Link::kLoading ? "1" : "0");
+    line("master_sync_in_progress", link == Link::kTransfer || link == Link::kLoading ? "1" : "0");
     if (link == Link::kTransfer) {
       int64_t total = transfer_total_.load(std::memory_order_relaxed);
       int64_t read = transfer_read_.load(std::memory_order_relaxed);

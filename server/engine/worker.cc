@@ -431,8 +431,8 @@ void Worker::MasterLinkTimer() {
   if (now_ms_ < next_ack_ms_) return;
   next_ack_ms_ = now_ms_ + 1000;
   std::string off = std::to_string(r.offset());
-  std::string ack = "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) +
-                    "\r\n" + off + "\r\n";
+  std::string ack =
+      "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) + "\r\n" + off + "\r\n";
   master_conn_->SendToMaster(ack);
 }
 

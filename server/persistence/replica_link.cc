@@ -13,6 +13,7 @@
 #include <cstring>
 #include <future>
 
+#include "core/split_args.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
 #include "server/base/log.h"
@@ -26,22 +27,6 @@ namespace strata {
 namespace {
 
 int64_t MonoMs() { return MonoNs() / 1000000; }
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-std::vector<std::string> SplitWords(std::string_view s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') i++;
-    size_t start = i;
-    while (i < s.size() && s[i] != ' ') i++;
-    if (i > start) out.emplace_back(s.substr(start, i - start));
-  }
-  return out;
-}
 
 enum Phase { kConnect, kConnecting, kHandshake, kSync, kConnected };
 constexpr size_t kMaxLine = 64 * 1024;  // a handshake reply line
@@ -211,7 +196,8 @@ class LinkIo {
         data.remove_prefix(static_cast<size_t>(n));
         continue;
       }
-      if (n < 0 && errno != EAGAIN && errno != EINTR) return Status::InvalidArgument(strerror(errno));
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        return Status::InvalidArgument(strerror(errno));
       if (!WaitFd(fd_, POLLOUT, MonoMs() + timeout_ms_, stop_)) return Timeout();
     }
     return Status::Ok();
@@ -307,9 +293,9 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
   if (full) {
     run.phase.store(kSync);
     state.SetLink(ReplicationState::Link::kTransfer, WallClockMs());
-    std::string path = JoinPath(engine_->config().String("dir"),
-                                "temp-" + std::to_string(getpid()) + "-" +
-                                    std::to_string(temp_seq_.fetch_add(1)) + ".rdb");
+    std::string path = JoinPath(
+        engine_->config().String("dir"),
+        "temp-" + std::to_string(getpid()) + "-" + std::to_string(temp_seq_.fetch_add(1)) + ".rdb");
     s = ReceiveRdb(run, fd, path);
     if (s.ok() && !run.stop.load()) {
       state.SetLink(ReplicationState::Link::kLoading, WallClockMs());
@@ -355,16 +341,15 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
   if (run.master_closed) LogNotice("Connection with master lost.");
 }
 
-Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
-                              int64_t* offset) {
+Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid, int64_t* offset) {
   Config& c = engine_->config();
   LinkIo io(fd, c.Int("repl-timeout") * 1000, run.stop);
   std::string reply;
   Status s = io.Command({"PING"}, &reply);
   if (!s.ok()) return s;
   // As Redis: an authentication error here is fine (AUTH follows), anything else not.
-  if (!reply.empty() && reply[0] == '-' && !StartsWith(reply, "-NOAUTH") &&
-      !StartsWith(reply, "-NOPERM") && !StartsWith(reply, "-ERR operation not permitted")) {
+  if (!reply.empty() && reply[0] == '-' && !reply.starts_with("-NOAUTH") &&
+      !reply.starts_with("-NOPERM") && !reply.starts_with("-ERR operation not permitted")) {
     return Status::InvalidArgument("error reply to PING from master: '" + reply + "'");
   }
   std::string pass = c.String("masterauth");
@@ -405,8 +390,9 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
     s = io.ReadLine(&reply);
     if (!s.ok()) return s;
   }
-  if (StartsWith(reply, "+FULLRESYNC")) {
-    std::vector<std::string> words = SplitWords(reply);
+  if (reply.starts_with("+FULLRESYNC")) {
+    std::vector<std::string> words;
+    SplitArgs(reply, &words);
     if (words.size() != 3 || words[1].size() != 40 || !ParseInt64(words[2], offset) ||
         *offset < 0) {
       return Status::InvalidArgument("master replied with wrong +FULLRESYNC syntax: " + reply);
@@ -416,8 +402,9 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
     LogNotice("Full resync from master: %s:%s", words[1].c_str(), words[2].c_str());
     return Status::Ok();
   }
-  if (StartsWith(reply, "+CONTINUE")) {
-    std::vector<std::string> words = SplitWords(reply);
+  if (reply.starts_with("+CONTINUE")) {
+    std::vector<std::string> words;
+    SplitArgs(reply, &words);
     *full = false;
     if (words.size() == 2 && words[1].size() == 40) *replid = words[1];
     return Status::Ok();
@@ -436,7 +423,7 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
   if (line[0] != '$') {
     return Status::InvalidArgument("bad protocol from MASTER, the first byte is not '$': " + line);
   }
-  bool eof_form = StartsWith(line, "$EOF:");
+  bool eof_form = line.starts_with("$EOF:");
   std::string mark;
   int64_t length = 0;
   if (eof_form) {
@@ -484,7 +471,8 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
     }
     if (done) break;
   }
-  if (s.ok() && fsync(out) != 0) s = Status::InvalidArgument("fsync " + path + ": " + strerror(errno));
+  if (s.ok() && fsync(out) != 0)
+    s = Status::InvalidArgument("fsync " + path + ": " + strerror(errno));
   close(out);
   return s;
 }

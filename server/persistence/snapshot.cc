@@ -865,9 +865,8 @@ void SnapshotManager::Reload(ReloadOptions o, Done done) {
   uint32_t origin = w->index();
   auto task = [this, o, origin, done = std::move(done)]() mutable {
     auto refuse = [&](const char* error) {
-      Worker::Current()->Post(origin, MakeTask([done, error] {
-                                done(Status::InvalidArgument(error));
-                              }));
+      Worker::Current()->Post(origin,
+                              MakeTask([done, error] { done(Status::InvalidArgument(error)); }));
     };
     if (reload_ != nullptr) return refuse("ERR DEBUG RELOAD is already in progress");
     if (loading()) return refuse("LOADING Redis is loading the dataset in memory");
@@ -921,8 +920,8 @@ void SnapshotManager::ReloadDrain(int rounds) {
 void SnapshotManager::ReloadLoad() {
   Config& c = engine_->config();
   std::string dir = c.String("dir");
-  std::string path = reload_->options.rdb.empty() ? JoinPath(dir, c.String("dbfilename"))
-                                                  : reload_->options.rdb;
+  std::string path =
+      reload_->options.rdb.empty() ? JoinPath(dir, c.String("dbfilename")) : reload_->options.rdb;
   bool flush = reload_->options.flush;
   Manifest m;
   std::string rdb;

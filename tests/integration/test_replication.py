@@ -505,3 +505,12 @@ def test_wait_without_replicas(server_factory, server):
         blocked.execute_command("WAIT", 1, 0)
     blocked.close()
     assert c.ping()
+
+
+def test_replconf_options_and_errors(pair):
+    from helpers import same
+    same(pair, "REPLCONF", "listening-port", "1234")
+    same(pair, "REPLCONF", "capa", "eof", "capa", "psync2")
+    same(pair, "REPLCONF", "nosuch", "x")
+    same(pair, "REPLCONF", "listening-port")
+    same(pair, "ROLE")

@@ -51,10 +51,10 @@ TEST(CommandDocsTest, EveryCommandAndSubcommandHasAnEntry) {
 TEST(CommandDocsTest, SyntaxBuildsTheTree) {
   std::vector<DocArg> args;
   std::string error;
-  ASSERT_TRUE(ParseDocSyntax(
-      "key dest:key value condition(!NX|xx!XX)?@2.6.12 EX=seconds:integer? "
-      "pair{f:double 'x'=v:unix-time}...+ GET=p:pattern#1 auto!'*' ip:port",
-      &args, &error))
+  ASSERT_TRUE(
+      ParseDocSyntax("key dest:key value condition(!NX|xx!XX)?@2.6.12 EX=seconds:integer? "
+                     "pair{f:double 'x'=v:unix-time}...+ GET=p:pattern#1 auto!'*' ip:port",
+                     &args, &error))
       << error;
   ASSERT_EQ(args.size(), 9u);
   EXPECT_EQ(args[0].name, "key");
@@ -98,8 +98,8 @@ TEST(CommandDocsTest, SyntaxBuildsTheTree) {
 TEST(CommandDocsTest, MalformedSyntaxIsAnErrorWithTheOffset) {
   std::vector<DocArg> args;
   std::string error;
-  for (const char* bad : {"a(b|c", "a{b c", "!'*'", "'x'", "a b)", "A=", "x@", "x#1.2",
-                          "'unterminated", "Bad"}) {
+  for (const char* bad :
+       {"a(b|c", "a{b c", "!'*'", "'x'", "a b)", "A=", "x@", "x#1.2", "'unterminated", "Bad"}) {
     EXPECT_FALSE(ParseDocSyntax(bad, &args, &error)) << bad;
     EXPECT_NE(error.find("offset"), std::string::npos) << bad << ": " << error;
     EXPECT_TRUE(args.empty());
