@@ -22,6 +22,7 @@
 #include "server/engine/worker.h"
 #include "server/metrics/metrics_exporter.h"
 #include "server/net/event_loop.h"
+#include "server/persistence/repl_master.h"
 #include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
@@ -54,6 +55,7 @@ Server::Server(Config* config) : config_(config) {
 }
 
 Server::~Server() {
+  repl_master_.reset();
   replica_.reset();
   snapshots_.reset();
   tier_.reset();  // the workers have stopped; the keyspaces it hooks go with the engine
@@ -157,6 +159,8 @@ bool Server::Start(std::string* error) {
   engine_->AddService(snapshots_.get());
   replica_ = std::make_unique<ReplicaLink>(engine_.get(), snapshots_.get());
   engine_->AddService(replica_.get());
+  repl_master_ = std::make_unique<ReplMaster>(engine_.get(), snapshots_.get());
+  engine_->AddService(repl_master_.get());
   Status load = snapshots_->PrepareLoad();
   if (!load.ok()) {
     *error = "Can't load the snapshot: " + load.message() +
@@ -239,6 +243,7 @@ void Server::RunUntilSignal() {
   }
   if (metrics_ != nullptr) metrics_->Stop();
   replica_->Shutdown();
+  repl_master_->Shutdown();
   engine_->Stop();
   LogNotice("strata is now ready to exit, bye bye...");
 }

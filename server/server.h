@@ -25,6 +25,7 @@ class MetricsServer;
 class SnapshotManager;
 class TierService;
 class ReplicaLink;
+class ReplMaster;
 
 class Server {
  public:
@@ -46,6 +47,7 @@ class Server {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<ReplicaLink> replica_;
+  std::unique_ptr<ReplMaster> repl_master_;
   std::unique_ptr<TierService> tier_;       // spill-dir set
   std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;

@@ -190,6 +190,34 @@ Config::Config() {
   }
   Add("replica-announced", Kind::kBool, "yes", true,
       "whether Sentinel lists this replica (INFO replication's replica_announced)");
+  Add("repl-backlog-size", Kind::kMemory, "1mb", true,
+      "bytes of the replication stream a master keeps for replicas that reconnect (a "
+      "partial resync from an offset still held)")
+      .min = 16 * 1024;
+  Add("repl-backlog-ttl", Kind::kInt, "3600", true,
+      "seconds a master without replicas keeps its backlog (0 = for ever)")
+      .min = 0;
+  Add("repl-diskless-sync", Kind::kBool, "yes", true,
+      "a full resync sends the image to a replica that can take it as it is made "
+      "($EOF: framing); no = through a file in dir first, sent with its length");
+  Add("repl-diskless-sync-delay", Kind::kInt, "5", true,
+      "accepted for Redis's configs: a full resync starts at once (every replica's image "
+      "comes from its own fork-free snapshot)")
+      .min = 0;
+  {
+    Option& o = Add("repl-ping-replica-period", Kind::kInt, "10", true,
+                    "seconds between the PINGs a master adds to its stream while it has "
+                    "replicas");
+    o.min = 1;
+    o.aliases.push_back("repl-ping-slave-period");
+    by_name_["repl-ping-slave-period"] = &o;
+  }
+  {
+    Option& o = Add("replica-announce-ip", Kind::kString, "", true,
+                    "the address a replica asks its master (and so Sentinel) to list it by");
+    o.aliases.push_back("slave-announce-ip");
+    by_name_["slave-announce-ip"] = &o;
+  }
   {
     // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
     Option& o = Add("proto-max-bulk-len", Kind::kMemory, "512mb", true,

@@ -317,6 +317,8 @@ const std::vector<CommandDoc>& AllCommandDocs() {
     {.name = "slaveof", .syntax = "args(host-port{host port:integer}|no-one{!NO !ONE})", .info = "0 0 0 admin noscript stale no_async_loading | @admin @slow @dangerous", .complexity = "O(1)", .since = "1.0.0", .doc_flags = "deprecated", .deprecated_since = "5.0.0", .replaced_by = "REPLICAOF"},
     {.name = "role", .info = "0 0 0 noscript loading stale fast | @admin @fast @dangerous", .complexity = "O(1)", .since = "2.8.12"},
     {.name = "replconf", .info = "0 0 0 admin noscript loading stale allow_busy | @admin @slow @dangerous", .complexity = "O(1)", .since = "3.0.0", .doc_flags = "syscmd"},
+    {.name = "psync", .syntax = "replicationid offset:integer", .info = "0 0 0 admin noscript no_async_loading no_multi | @admin @slow @dangerous", .summary = "An internal command used in replication.", .since = "2.8.0"},
+    {.name = "sync", .info = "0 0 0 admin noscript no_async_loading no_multi | @admin @slow @dangerous", .summary = "An internal command used in replication.", .since = "1.0.0"},
     {.name = "wait", .syntax = "numreplicas:integer timeout:integer", .info = "0 0 0 noscript | @slow @connection", .complexity = "O(1)", .since = "3.0.0"},
   };
   // clang-format on

@@ -1,6 +1,7 @@
-// Replication commands: REPLICAOF (and SLAVEOF), ROLE, REPLCONF and WAIT, for strata as
-// a replica (server/persistence/replica_link.h; server/engine/replication_state.h). They
-// run on the client's own thread (WAIT as a fiber that may block).
+// Replication commands: REPLICAOF (and SLAVEOF), ROLE, REPLCONF, PSYNC, SYNC and WAIT, for
+// strata as a replica (server/persistence/replica_link.h) and as a master
+// (server/persistence/repl_master.h). They run on the client's own thread (WAIT as a
+// fiber that may block).
 #include <string>
 
 #include "core/string_util.h"
@@ -13,6 +14,7 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
+#include "server/persistence/repl_master.h"
 #include "server/persistence/replica_link.h"
 
 namespace strata {
@@ -78,15 +80,23 @@ void CmdRole(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Integer(up ? state.offset() : -1);
     return;
   }
+  std::vector<ReplMaster::RoleEntry> replicas = engine.Service<ReplMaster>().RoleReplicas();
   rb.Array(3);
   rb.Bulk("master");
   rb.Integer(state.offset());
-  rb.Array(0);
+  rb.Array(replicas.size());
+  for (const auto& r : replicas) {
+    rb.Array(3);
+    rb.Bulk(r.ip);
+    rb.Bulk(std::to_string(r.port));
+    rb.Bulk(std::to_string(r.offset));
+  }
 }
 
 // REPLCONF: GETACK from the master (answered on the master link whatever the reply
-// mode); the options a replica sends its master are accepted (strata does not serve
-// replicas yet); ACK gets no reply, as in Redis.
+// mode); the options a replica sends its master before PSYNC (listening-port,
+// ip-address, capa) are kept on its connection; ACK from a replica records its offset
+// and gets no reply, as in Redis.
 void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (args.size() % 2 == 0) {
     rb.Error(errors::kSyntax);
@@ -94,6 +104,30 @@ void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
   for (size_t i = 1; i < args.size(); i += 2) {
     std::string opt = Lowercase(args[i]);
+    if (opt == "ack") {
+      int64_t offset = 0;
+      if (c.is_replica() && ParseInt64(args[i + 1], &offset))
+        c.worker().engine().Service<ReplMaster>().Ack(c, offset);
+      return;
+    }
+    if (opt == "listening-port") {
+      int64_t port = 0;
+      if (!ParseInt64(args[i + 1], &port) || port < 0 || port > 65535) {
+        rb.Error(errors::kNotInteger);
+        return;
+      }
+      c.repl_listening_port = static_cast<int>(port);
+      continue;
+    }
+    if (opt == "ip-address") {
+      c.repl_announced_ip.assign(args[i + 1]);
+      continue;
+    }
+    if (opt == "capa") {
+      if (EqualsIgnoreCase(args[i + 1], "eof")) c.repl_capa_eof = true;
+      if (EqualsIgnoreCase(args[i + 1], "psync2")) c.repl_capa_psync2 = true;
+      continue;
+    }
     if (opt == "getack") {
       if (c.is_master()) {
         std::string off = std::to_string(c.worker().engine().replication().offset());
@@ -102,9 +136,7 @@ void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
       }
       return;
     }
-    if (opt == "ack") return;
-    if (opt != "listening-port" && opt != "ip-address" && opt != "capa" && opt != "rdb-only" &&
-        opt != "rdb-filter-only") {
+    if (opt != "rdb-only" && opt != "rdb-filter-only") {
       rb.Error("ERR Unrecognized REPLCONF option: " + std::string(args[i]));
       return;
     }
@@ -112,17 +144,34 @@ void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
 }
 
-// WAIT's wait: no key; only its deadline, a disconnect or (once strata serves replicas)
-// their acknowledgements end it.
+// PSYNC replid offset, SYNC: the connection becomes a replica (repl_master.h); nothing
+// is replied here (the replica gets +FULLRESYNC or +CONTINUE from the master's side).
+void CmdPsync(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  bool psync = EqualsIgnoreCase(args[0], "psync");
+  int64_t offset = -1;
+  if (psync && !ParseInt64(args[2], &offset)) {
+    rb.Error(errors::kNotInteger);
+    return;
+  }
+  if (c.in_exec()) {
+    rb.Error("ERR Replica can't be in a transaction");
+    return;
+  }
+  std::string err = c.worker().engine().Service<ReplMaster>().Attach(
+      c, psync ? args[1] : std::string_view("?"), offset, psync);
+  if (!err.empty()) rb.Error(err);
+}
+
+// WAIT's wait: no key; its deadline, a disconnect or the replicas' acknowledgements end
+// it.
 struct ReplicaAckWait final : BlockedClient {
   Readiness Check(Worker&, std::string_view) override { return Readiness::kEmpty; }
   void Take(Worker&, std::string_view) override {}
 };
 
-// WAIT numreplicas timeout: how many replicas acknowledged this client's writes. strata
-// serves no replicas yet, so that is 0: at once when no replica is asked for (or inside
-// EXEC, as Redis answers there), otherwise once the timeout ends (0 waits for ever, as
-// Redis does with too few replicas).
+// WAIT numreplicas timeout: how many replicas acknowledged every write numbered before
+// it (repl_master.h): at once when none is asked for (or inside EXEC, as Redis answers
+// there), otherwise once enough have or the timeout ends (0 waits for ever).
 Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   std::string out;
@@ -141,17 +190,19 @@ Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (!ParseInt64(args[1], &numreplicas)) {
     rb.Error(errors::kNotInteger);
   } else if (numreplicas <= 0 || c->in_exec()) {
-    rb.Integer(0);
+    rb.Integer(home.engine().Service<ReplMaster>().CountAcked(-1));
   } else {
     auto waiter = std::make_shared<ReplicaAckWait>();
     waiter->origin = home.index();
     waiter->db = c->db;
     waiter->deadline_ms = timeout == 0 ? 0 : home.now_ms() + timeout;
+    auto acked = std::make_shared<std::atomic<int64_t>>(0);
     c->set_blocked(waiter);
     home.TrackBlocked(waiter);
+    home.engine().Service<ReplMaster>().Wait(home.index(), numreplicas, waiter, acked);
     co_await BlockAwait(waiter.get());
     c->set_blocked(nullptr);
-    rb.Integer(0);
+    rb.Integer(acked->load(std::memory_order_acquire));
   }
   c->FinishFiber(std::move(out));
 }
@@ -184,6 +235,10 @@ void RegisterReplicationFamily(CommandRegistry& r) {
         "writes, or the timeout ends.";
     r.Add(std::move(s));
   }
+  add("psync", -3, kCmdAdmin | kCmdServer | kCmdNoScript, CmdPsync, "2.8.0",
+      "An internal command used in replication.");
+  add("sync", 1, kCmdAdmin | kCmdServer | kCmdNoScript, CmdPsync, "1.0.0",
+      "An internal command used in replication.");
   add("replconf", -1,
       kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, CmdReplconf,
       "3.0.0", "An internal command for configuring the replication stream.");

@@ -423,8 +423,7 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
-// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE). A replica of this server
-// ("replica", "slave") would be its own type; strata serves none yet.
+// Redis's client types (CLIENT LIST TYPE, CLIENT KILL TYPE).
 enum class ClientType { kNormal, kReplica, kPubSub, kMaster, kUnknown };
 
 ClientType ClientTypeByName(std::string_view name) {
@@ -439,6 +438,7 @@ ClientType ClientTypeByName(std::string_view name) {
 // On the client's own worker.
 ClientType ClientTypeOf(const Client& c) {
   if (c.is_master()) return ClientType::kMaster;
+  if (c.is_replica()) return ClientType::kReplica;
   if (c.subscribed()) return ClientType::kPubSub;
   return ClientType::kNormal;
 }

@@ -12,6 +12,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -122,6 +123,18 @@ class Client {
   // whatever the reply mode (REPLCONF ACK).
   virtual bool is_master() const { return false; }
   virtual void SendToMaster(std::string_view bytes) { (void)bytes; }
+  // A replica of this server (PSYNC/SYNC turned it into one): it gets no replies, its
+  // output is the RDB and the stream (SendToReplica, whatever the reply mode), its
+  // output limit is the replica class's, and on_replica_close runs when it closes.
+  virtual void MakeReplica() {}
+  virtual bool is_replica() const { return false; }
+  virtual void SendToReplica(std::string_view bytes) { (void)bytes; }
+  std::function<void()> on_replica_close;
+  // What a replica said of itself in REPLCONF before its PSYNC.
+  int repl_listening_port = 0;
+  std::string repl_announced_ip;
+  bool repl_capa_eof = false;
+  bool repl_capa_psync2 = false;
   virtual size_t query_buffer_bytes() const = 0;
   virtual size_t output_bytes() const = 0;
   // The blocking command this client waits in, if any (blocking.h); a disconnect

@@ -47,6 +47,8 @@ void RunRemoteCommand(RemoteCommand* rc) {
   ExecScope exec(client, static_cast<TrackMode>(rc->track), rc->origin);
   uint64_t t0 = CycleClock::Now();
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
+  if (w->repl_on()) [[unlikely]]
+    w->Propagate(rc->spec, rc->args->span(), rc->db, rc->reply);
   if (rc->track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w->tracking().RememberKeys(rc->spec, rc->args->span(), client, rc->origin);
   w->CountCall(rc->spec, CycleClock::Now() - t0, !rc->reply.empty() && rc->reply[0] == '-',
@@ -496,6 +498,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     } else {
       spec->shard_fn(args, ctx, rb);
     }
+    if (w.repl_on()) [[unlikely]]
+      w.Propagate(spec, args, db, std::string_view(*t).substr(start));
     w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
                 this, false);
     CommitReply(t, suppress, start);
@@ -536,6 +540,8 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   if (tracking.on) [[unlikely]]
     PrepareFiberOrigin(spec, args, TrackModeFor(spec));
   std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
+  if (worker_->repl_on()) [[unlikely]]
+    worker_->ArmFiberPropagation(this, spec, owned, db);
   // A blocking command's wait is not its run: it is not timed (as in Redis).
   if (!(spec->flags & kCmdBlocking) && spec->may_block == nullptr) {
     fiber_args_ = owned;
@@ -696,6 +702,22 @@ void ClientConnection::MakeMaster() {
   SetName("");
 }
 
+void ClientConnection::MakeReplica() {
+  is_replica_ = true;
+  reply_mode = ReplyMode::kOff;
+  client_class = ClientClass::kReplica;
+}
+
+void ClientConnection::SendToReplica(std::string_view bytes) {
+  if (closing()) return;
+  AppendPush(bytes);
+  // The open block is sealed once big (replica output comes in large pieces), and the
+  // replica class's limits apply: a replica that cannot keep up is dropped.
+  SealIfLarge();
+  ScheduleFlush();
+  CheckOutputLimits();
+}
+
 void ClientConnection::SendToMaster(std::string_view bytes) {
   if (closing()) return;
   AppendPush(bytes);
@@ -704,6 +726,11 @@ void ClientConnection::SendToMaster(std::string_view bytes) {
 
 void ClientConnection::OnClosing() {
   if (is_master_) worker_->MasterClosed(this);
+  if (is_replica_ && on_replica_close) {
+    std::function<void()> f = std::move(on_replica_close);
+    on_replica_close = nullptr;
+    f();
+  }
   worker_->RemoveMonitor(this);
   worker_->pubsub().UnsubscribeAll(*this);
   TrackingOff(*this);
@@ -735,6 +762,7 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
   // Redis's flags: M the master, x in MULTI, b blocked, P subscribed, N none.
   std::string flags;
   if (is_master_) flags += 'M';
+  if (is_replica_) flags += 'S';
   if (multi_ != nullptr) flags += 'x';
   if (blocked_ != nullptr) flags += 'b';
   if (subscribed()) flags += 'P';

@@ -100,6 +100,9 @@ class ClientConnection final : public Connection, public Client {
   bool is_master() const override { return is_master_; }
   // Bytes for the master whatever the reply mode: REPLCONF ACK.
   void SendToMaster(std::string_view bytes) override;
+  void MakeReplica() override;
+  bool is_replica() const override { return is_replica_; }
+  void SendToReplica(std::string_view bytes) override;
   // maxmemory-clients chose this client: logged, closed, and its bytes no longer
   // counted from now on (so the next loop turn does not evict for them again).
   void Evict();
@@ -200,6 +203,7 @@ class ClientConnection final : public Connection, public Client {
   bool memory_wait_expired_ = false;
   bool memory_waiting_ = false;  // registered with the worker (holds inflight_)
   bool is_master_ = false;
+  bool is_replica_ = false;
 };
 
 }  // namespace strata

@@ -98,6 +98,19 @@ struct OwnedArgs {
 };
 
 using ShardFn = void (*)(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb);
+
+// What a master's replicas are sent for a write that changed its shard, when not the
+// call itself (repl_feed.h): the call's arguments, its shard's data after it ran, and
+// its reply. Writes to `out` the commands that reproduce the change; none propagates
+// nothing.
+class ReplOut;
+struct PropagateCtx {
+  Keyspace& ks;
+  uint32_t db;
+  int64_t now_ms;
+};
+using PropagateFn = void (*)(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
+                             ReplOut* out);
 using ConnFn = void (*)(Client& c, CmdArgs args, ReplyBuilder& rb);
 using FiberFn = Fiber (*)(Client* c, std::shared_ptr<OwnedArgs> args);
 
@@ -132,6 +145,12 @@ struct CommandSpec {
   bool (*needs_value)(CmdArgs args) = nullptr;
   // Container commands (CONFIG, CLIENT, COMMAND): their subcommand names, lowercase.
   const std::vector<std::string>* subcommands = nullptr;
+  // A write whose call does not reproduce its change on a replica (time, randomness,
+  // a blocking wait): what to propagate instead (see PropagateFn). Null: the call.
+  PropagateFn propagate = nullptr;
+  // A write fiber whose call must not be propagated as itself (a blocking command, whose
+  // pops propagate where a shard serves them; MIGRATE, whose deletes do).
+  bool no_fiber_propagation = false;
   uint32_t id = 0;
   const char* summary = "";
   const char* group = "generic";

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/engine/repl_log.h"
 #include "server/engine/replication_state.h"
 #include "server/engine/tracking.h"
 
@@ -175,6 +176,9 @@ class Engine {
 
   // Replication: the role, the master link's state and the offset (replication_state.h).
   ReplicationState& replication() { return replication_; }
+  // strata as a master: the stream in one order across shards and its backlog
+  // (repl_log.h); each worker's feed adds to it (repl_feed.h).
+  ReplLog& repl_log() { return *repl_log_; }
 
   // Which workers have subscribers of each channel and pattern (pubsub.h).
   PubSubDirectory& pubsub() { return *pubsub_; }
@@ -217,6 +221,7 @@ class Engine {
   std::atomic<int64_t> over_total_ms_{0};  // finished spells over it
   std::atomic<uint32_t> loading_holds_{0};
   ReplicationState replication_;
+  std::unique_ptr<ReplLog> repl_log_;
   std::atomic<bool> shutdown_save_done_{false};
   std::atomic<int> exit_code_{0};
 };

@@ -93,6 +93,7 @@ class RunOn {
   void RunStep(Worker& w, size_t i) {
     PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
     ExecScope exec(fiber_);
+    StepReplScope repl(fiber_);
     // Remembered before the step reads: a step may release its locks at its end, and a
     // write admitted then runs at once (it must find the keys tracked).
     if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
@@ -160,6 +161,7 @@ class RunLocked {
   void RunStep(Worker& w) {
     PublishCapture capture(capture_ ? &captured_ : nullptr);
     ExecScope exec(fiber_);
+    StepReplScope repl(fiber_);
     // Remembered before the step reads: a step may release its locks at its end, and a
     // write admitted then runs at once (it must find the keys tracked).
     if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]

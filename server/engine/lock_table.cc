@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "server/base/log.h"
+#include "server/engine/repl_feed.h"
+#include "server/engine/worker.h"
 
 namespace strata {
 
@@ -97,7 +99,16 @@ void LockTable::Drop(Key key) {
     keys_.erase(it);
 }
 
+namespace {
+// A write fiber releasing a lock: its replication record is numbered now (repl_feed.h).
+inline void BeforeRelease() {
+  if (t_step_repl != nullptr) [[unlikely]]
+    Worker::Current()->repl_feed().FiberReleasing(*t_step_repl);
+}
+}  // namespace
+
 void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
+  BeforeRelease();
   for (Key key : keys) {
     auto it = keys_.find(key);
     if (it == keys_.end()) continue;
@@ -117,6 +128,7 @@ void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
 }
 
 void LockTable::ReleaseWhole() {
+  BeforeRelease();
   if (whole_nested_ > 0) {
     whole_nested_--;
     return;

@@ -108,6 +108,9 @@ void ExecuteRemoteBatch(void* p) {
     ExecScope exec(client, static_cast<TrackMode>(item.track), batch->origin);
     uint64_t t0 = CycleClock::Now();
     item.spec->shard_fn(args, ctx, rb);
+    if (w->repl_on()) [[unlikely]]
+      w->Propagate(item.spec, args, item.db,
+                   std::string_view(batch->replies).substr(item.reply_offset));
     if (item.track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
       w->tracking().RememberKeys(item.spec, args, client, batch->origin);
     uint64_t ticks = CycleClock::Now() - t0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace strata {
 
@@ -69,6 +70,24 @@ void ReplLog::ShardLog::Append(ReplLog& log, uint32_t db, std::string_view bytes
   pending_.push_back(Record{seq, db, std::string(bytes)});
 }
 
+uint64_t ReplLog::ShardLog::Reserve(ReplLog& log) {
+  if (!producing_here_) {
+    std::lock_guard<std::mutex> l(mu_);
+    producing_ = true;
+    mark_ = log.counter_.load(std::memory_order_seq_cst);
+    producing_here_ = true;
+  }
+  return log.NextSeq();
+}
+
+void ReplLog::ShardLog::AppendAt(uint64_t seq, uint32_t db, std::string_view bytes) {
+  // Numbers of one shard stay in order: a later Append took a higher one, so the
+  // reserved record goes before any such.
+  auto it = pending_.end();
+  while (it != pending_.begin() && std::prev(it)->seq > seq) --it;
+  pending_.insert(it, Record{seq, db, std::string(bytes)});
+}
+
 bool ReplLog::ShardLog::Publish() {
   if (!producing_here_) return false;
   std::lock_guard<std::mutex> l(mu_);
@@ -109,7 +128,8 @@ size_t ReplLog::Merge(const Sink& sink) {
     }
     if (best == inbox_.size()) break;
     ShardLog::Record& r = inbox_[best].front();
-    if (static_cast<int64_t>(r.db) != last_db_) {
+    if (!cuts_.empty()) ResolveCuts(r.seq + 1);
+    if (r.db != kNoDb && static_cast<int64_t>(r.db) != last_db_) {
       std::string db = std::to_string(r.db);
       emit(RespCommand({"SELECT", db}));
       last_db_ = r.db;
@@ -117,7 +137,25 @@ size_t ReplLog::Merge(const Sink& sink) {
     emit(r.bytes);
     inbox_[best].pop_front();
   }
+  // Nothing numbered below the bound is still to come.
+  if (!cuts_.empty()) ResolveCuts(bound + 1);
+  merged_bound_ = std::max(merged_bound_, bound);
   return emitted;
+}
+
+void ReplLog::ResolveCuts(uint64_t below) {
+  // A cut at seq is resolved once every record numbered below seq is out: before the
+  // record numbered seq or more (below = its number + 1), or at the bound.
+  for (size_t i = 0; i < cuts_.size();) {
+    if (cuts_[i].seq < below) {
+      resolved_.push_back({cuts_[i].id, backlog_.offset()});
+      last_db_ = -1;
+      cuts_[i] = cuts_.back();
+      cuts_.pop_back();
+    } else {
+      i++;
+    }
+  }
 }
 
 std::string RespCommand(const std::vector<std::string_view>& args) {

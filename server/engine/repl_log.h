@@ -23,9 +23,21 @@
 // offset counts every byte ever emitted (master_repl_offset). From(offset) gives the
 // bytes from an offset still held - what a partial resync (PSYNC of offset+1) sends.
 //
+// A record of database kNoDb (PING, REPLCONF GETACK) needs no SELECT before it.
+//
+// Cuts (a full resync): the snapshot's cut reads the counter (C) while every shard is
+// stopped, so the image holds exactly the records numbered below C. AddCut(C, id) asks
+// the merger for the stream offset at that point: it is resolved when the merger is about
+// to emit the first record numbered C or more, or when it knows none below C can come;
+// the next record then starts with SELECT (the replica's database is unknown).
+//
+// Reserve (a command across shards): a number taken now, under the shard's producing
+// mark, for a record appended later in the same turn (AppendAt); a number reserved and
+// never used leaves a gap, which the merge does not mind.
+//
 // Thread-safety: ShardLog::Append and Publish on the shard's own worker; Merge and the
 // backlog's readers on the merger's thread; the queues between them are under a mutex
-// per shard, taken once per turn by each side.
+// per shard, taken once per turn by each side. AddCut on the merger's thread.
 #pragma once
 
 #include <atomic>
@@ -37,6 +49,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -57,6 +70,12 @@ class ReplBacklog {
   bool From(int64_t from, std::string* out) const;
   // A new size keeps the newest bytes that fit.
   void Resize(size_t capacity);
+  // Holds nothing, and the stream goes on from `offset` (a new history).
+  void Reset(int64_t offset) {
+    start_ = 0;
+    held_ = 0;
+    offset_ = offset;
+  }
 
  private:
   std::vector<char> ring_;
@@ -68,6 +87,7 @@ class ReplBacklog {
 class ReplLog {
  public:
   static constexpr uint64_t kNoMark = std::numeric_limits<uint64_t>::max();
+  static constexpr uint32_t kNoDb = std::numeric_limits<uint32_t>::max();
   using Sink = std::function<void(std::string_view bytes)>;
 
   ReplLog(uint32_t shards, size_t backlog_bytes);
@@ -76,6 +96,9 @@ class ReplLog {
    public:
     // Appends one record: its bytes are a whole command (or MULTI ... EXEC group).
     void Append(ReplLog& log, uint32_t db, std::string_view bytes);
+    // A number for a record this shard appends later in this turn (see above).
+    uint64_t Reserve(ReplLog& log);
+    void AppendAt(uint64_t seq, uint32_t db, std::string_view bytes);
     // The turn's end: hands the records to the merger and clears the mark. True when it
     // handed any (the merger should run).
     bool Publish();
@@ -105,6 +128,18 @@ class ReplLog {
   // The database the next record is compared with: -1 makes the next record start with
   // SELECT (a replica that has just had a full sync).
   void ForgetDb() { last_db_ = -1; }
+  // The merger: asks for the offset at number `seq` (see "Cuts" above).
+  void AddCut(uint64_t seq, uint64_t id) { cuts_.push_back({seq, id}); }
+  // Cuts resolved by the Merge calls so far: (id, offset), taken.
+  std::vector<std::pair<uint64_t, int64_t>> TakeResolvedCuts() {
+    std::vector<std::pair<uint64_t, int64_t>> r;
+    r.swap(resolved_);
+    return r;
+  }
+  // The counter now (any thread): every number taken so far is below it.
+  uint64_t counter() const { return counter_.load(std::memory_order_seq_cst); }
+  // The highest bound a Merge has reached: every record numbered below it is emitted.
+  uint64_t merged_bound() const { return merged_bound_; }
 
   ReplBacklog& backlog() { return backlog_; }
 
@@ -115,6 +150,14 @@ class ReplLog {
   std::vector<std::deque<ShardLog::Record>> inbox_;  // the merger's: taken, not emitted
   ReplBacklog backlog_;
   int64_t last_db_ = -1;
+  struct PendingCut {
+    uint64_t seq;
+    uint64_t id;
+  };
+  std::vector<PendingCut> cuts_;
+  std::vector<std::pair<uint64_t, int64_t>> resolved_;
+  uint64_t merged_bound_ = 0;
+  void ResolveCuts(uint64_t below);
 };
 
 // The RESP array of a command.

@@ -86,8 +86,27 @@ std::string ReplicationState::replid() const {
   return replid_;
 }
 
+std::string ReplicationState::replid2() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return replid2_;
+}
+
+int64_t ReplicationState::second_offset() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return second_offset_;
+}
+
+void ReplicationState::NewHistory() {
+  std::lock_guard<std::mutex> l(mu_);
+  replid_ = RandomHexId();
+  replid2_ = std::string(40, '0');
+  second_offset_ = -1;
+}
+
 std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority,
                                         bool announced) const {
+  MasterInfo m;
+  if (master_info) m = master_info();
   std::lock_guard<std::mutex> l(mu_);
   std::string out;
   auto line = [&](const char* k, const std::string& v) {
@@ -133,16 +152,17 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
   } else {
     line("role", "master");
   }
-  line("connected_slaves", "0");
+  line("connected_slaves", std::to_string(m.connected));
+  out += m.replica_lines;
   line("master_failover_state", "no-failover");
   line("master_replid", replid_);
   line("master_replid2", replid2_);
   line("master_repl_offset", std::to_string(offset));
   line("second_repl_offset", std::to_string(second_offset_));
-  line("repl_backlog_active", "0");
-  line("repl_backlog_size", "1048576");
-  line("repl_backlog_first_byte_offset", "0");
-  line("repl_backlog_histlen", "0");
+  line("repl_backlog_active", m.backlog_active ? "1" : "0");
+  line("repl_backlog_size", std::to_string(m.backlog_size));
+  line("repl_backlog_first_byte_offset", std::to_string(m.backlog_first));
+  line("repl_backlog_histlen", std::to_string(m.backlog_histlen));
   return out;
 }
 

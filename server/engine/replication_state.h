@@ -60,6 +60,22 @@ class ReplicationState {
   int64_t last_io_ms() const { return last_io_ms_.load(std::memory_order_relaxed); }
 
   std::string replid() const;
+  std::string replid2() const;
+  int64_t second_offset() const;
+  // strata as a master: the stream's offset (master_repl_offset) as the merger reaches it.
+  void SetOffset(int64_t offset) { offset_.store(offset, std::memory_order_relaxed); }
+  // A master whose history ended (its backlog was freed): a new id, and no second one.
+  void NewHistory();
+  // INFO's master-side lines, from the replicas' owner (persistence/repl_master.h).
+  struct MasterInfo {
+    int connected = 0;
+    std::string replica_lines;  // slave0:ip=...,port=...,state=...,offset=...,lag=...
+    bool backlog_active = false;
+    int64_t backlog_size = 1048576;
+    int64_t backlog_first = 0;  // repl_backlog_first_byte_offset
+    int64_t backlog_histlen = 0;
+  };
+  std::function<MasterInfo()> master_info;
   // INFO replication's lines (Redis's names), and ROLE's reply fields.
   std::string InfoLines(int64_t now_ms, int64_t replica_priority, bool announced) const;
 

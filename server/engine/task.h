@@ -44,11 +44,14 @@ Task MakeTask(F&& f) {
 // while its body runs (set at its start and at every resumption), so an awaitable reads
 // it in await_ready.
 struct TrackedRead;
+struct FiberRepl;
 struct FiberOrigin {
   uint64_t client = 0;
   uint32_t worker = 0;                       // the client's
   uint8_t track_mode = 0;                    // TrackMode (tracking.h)
   std::shared_ptr<const TrackedRead> track;  // for TrackMode::kRead
+  // A write's propagation to replicas as one record (repl_feed.h); null when none.
+  std::shared_ptr<FiberRepl> repl;
 };
 inline thread_local const FiberOrigin* t_fiber_origin = nullptr;
 

@@ -76,6 +76,8 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
   ExecScope exec(client, static_cast<TrackMode>(track), client_worker);
   uint64_t t0 = CycleClock::Now();
   spec->shard_fn(args, ctx, rb);
+  if (w.repl_on()) [[unlikely]]
+    w.Propagate(spec, args, db, std::string_view(*out).substr(start));
   if (track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
     w.tracking().RememberKeys(spec, args, client, client_worker);
   w.CountCall(spec, CycleClock::Now() - t0, out->size() > start && (*out)[start] == '-', args, db,
@@ -453,6 +455,9 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         w.watches().Unwatch(p.owner);
       }
       if (changed) return;
+      // Its writes reach replicas as one MULTI/EXEC record (repl_feed.h).
+      bool group = w.repl_on();
+      if (group) w.repl_feed().BeginGroup();
       for (size_t i = 0; i < p.calls.size(); i++) {
         ExecPlan::Call& call = p.calls[i];
         if (call.kind == ExecPlan::kShard) {
@@ -460,6 +465,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
                        c->worker_->index(), call.track);
         }
       }
+      if (group) w.repl_feed().EndGroup();
     });
     if (!changed) {
       for (size_t i = 0; i < p.calls.size(); i++) {
@@ -491,6 +497,8 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
           c->worker_->stats().total_commands_processed++;
           if (call.track != 0) [[unlikely]]
             c->PrepareFiberOrigin(call.spec, call.args->span(), static_cast<TrackMode>(call.track));
+          if (c->worker_->repl_on()) [[unlikely]]
+            c->worker_->ArmFiberPropagation(c, call.spec, call.args, call.db);
           call.spec->fiber_fn(c, call.args);
           co_await AwaitNested{&nested};
           if (!nested.reply.empty() && nested.reply[0] == '-') st.failed_calls++;
@@ -512,6 +520,9 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         // The last run also releases its shards' locks in the same step (one hop fewer).
         bool last = j == p.calls.size();
         co_await RunOn(seg, [&](Worker& w) {
+          // Each shard's writes of the run are one record there (repl_feed.h).
+          bool group = w.repl_on();
+          if (group) w.repl_feed().BeginGroup();
           for (size_t k = i; k < j; k++) {
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
@@ -520,6 +531,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
                            c->worker_->index(), x.track);
             }
           }
+          if (group) w.repl_feed().EndGroup();
           if (last) ReleaseOn(w, p, watching);
         });
         if (last) released = std::move(seg);

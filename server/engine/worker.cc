@@ -98,6 +98,7 @@ Worker::Worker(Engine* engine, uint32_t index)
     : engine_(engine),
       index_(index),
       keyspace_(static_cast<uint32_t>(engine->config().Int("databases"))),
+      repl_feed_(&engine->repl_log(), index),
       rng_state_(0x9E3779B97F4A7C15ull * (index + 1) ^ static_cast<uint64_t>(WallClockUs())) {
   uint32_t n = engine->shard_count();
   for (uint32_t i = 0; i < n; i++)
@@ -534,26 +535,52 @@ void Worker::RunTimers() {
 
 namespace {
 // "expired" and "new" keyspace notifications, as the keyspace reports them (notify.h).
+// A master's feed propagates keys deleted by expiry or eviction as DEL (repl_feed.h).
 class KeyEvents final : public KeyEventHook {
  public:
   void KeyExpired(uint32_t db, std::string_view key) override {
+    Propagate(db, key);
     NotifyKeyspaceEvent(kNotifyExpired, "expired", key, db);
   }
   void KeyCreated(uint32_t db, std::string_view key) override {
     NotifyKeyspaceEvent(kNotifyNew, "new", key, db);
   }
   void KeyEvicted(uint32_t db, std::string_view key) override {
+    Propagate(db, key);
     NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, db);
+  }
+
+ private:
+  static void Propagate(uint32_t db, std::string_view key) {
+    Worker* w = Worker::Current();
+    if (w != nullptr && w->repl_on()) [[unlikely]]
+      w->repl_feed().KeyDeleted(db, key, w->keyspace().changes());
   }
 };
 KeyEvents g_key_events;
 }  // namespace
 
+void Worker::ArmFiberPropagation(Client* c, const CommandSpec* spec,
+                                  const std::shared_ptr<OwnedArgs>& args, uint32_t db) {
+  if (!spec->is_write() || spec->no_fiber_propagation || (spec->flags & kCmdScript)) return;
+  auto r = std::make_shared<FiberRepl>();
+  r->args = args;
+  r->db = db;
+  c->next_fiber_origin.repl = std::move(r);
+}
+
+void Worker::SetReplFeed(bool on) {
+  if (on && !repl_feed_.on()) repl_feed_.Enable(keyspace_.changes());
+  if (!on) repl_feed_.Disable();
+  SyncKeyEventHook();
+}
+
 void Worker::SyncKeyEventHook() {
   uint32_t f = g_notify_gate.load(std::memory_order_relaxed);
   bool on = ((f & (kNotifyKeyspace | kNotifyKeyevent)) &&
              (f & (kNotifyExpired | kNotifyNew | kNotifyEvicted))) ||
-            (f & kNotifyTracking);  // expiry and eviction invalidate tracked keys
+            (f & kNotifyTracking) ||  // expiry and eviction invalidate tracked keys
+            repl_feed_.on();          // and reach a master's replicas as DEL
   keyspace_.set_event_hook(on ? &g_key_events : nullptr);
 }
 

@@ -37,6 +37,7 @@
 #include "server/engine/lock_table.h"
 #include "server/engine/pubsub.h"
 #include "server/engine/remote_batch.h"
+#include "server/engine/repl_feed.h"
 #include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
 #include "server/engine/task.h"
@@ -193,6 +194,20 @@ class Worker {
     if (ticks >= watch_ticks_) [[unlikely]]
       NoteSlowCall(spec, ticks, args, db, who, foreign);
   }
+  // strata as a master: this shard's part of the replication stream (repl_feed.h).
+  // Every shard path, after a shard_fn ran: Propagate when repl_on().
+  bool repl_on() const { return repl_feed_.on(); }
+  ReplFeed& repl_feed() { return repl_feed_; }
+  void Propagate(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply) {
+    repl_feed_.Command(spec, args, db, reply, keyspace_, now_ms_);
+  }
+  // Before a fiber of `spec` starts on this (its client's) worker: arms its propagation
+  // as one record when the feed is on and the command is a write (repl_feed.h).
+  void ArmFiberPropagation(Client* c, const CommandSpec* spec,
+                           const std::shared_ptr<OwnedArgs>& args, uint32_t db);
+  // Turns this worker's feed on (and the keyspace hook that propagates expiry and
+  // eviction with it) or off; on this worker's thread.
+  void SetReplFeed(bool on);
   // The slow-log side of CountCall, for runs counted elsewhere (a fiber's wall time).
   void NoteIfSlow(const CommandSpec* spec, uint64_t ticks, CmdArgs args, uint32_t db,
                   const Client* who) {
@@ -306,6 +321,7 @@ class Worker {
   int64_t next_ack_ms_ = 0;
   int cpu_ = -1;
   Keyspace keyspace_;
+  ReplFeed repl_feed_;
   LockTable locks_;
   WatchTable watches_{keyspace_};
   WorkerPubSub pubsub_{*this};

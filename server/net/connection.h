@@ -130,6 +130,11 @@ class Connection : public IoConn {
   void LargeReplyWritten(std::string* target) {
     if (target == &out_) SealBlock();
   }
+  // Seals the open block once it holds a block's worth and no reply is pending (output
+  // that is not replies: a replica's stream).
+  void SealIfLarge() {
+    if (slots_.empty() && IsLarge(&out_)) SealBlock();
+  }
   // Makes a reply written at target since `start` final (dropped when suppressed).
   [[gnu::always_inline]] void CommitReply(std::string* target, bool suppress, size_t start) {
     if (target == &out_) {

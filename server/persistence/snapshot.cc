@@ -1,8 +1,10 @@
 #include "server/persistence/snapshot.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -88,6 +90,7 @@ struct SnapshotManager::Cut {
   std::string dir;
   std::vector<std::string> cold_names;  // per shard, when the tier is on
   int64_t posted_ns = 0;
+  uint64_t repl_counter = 0;  // the replication stream's counter at the cut (shard 0)
 };
 
 struct SnapshotManager::Run {
@@ -491,6 +494,13 @@ void SnapshotManager::ReportWritten(Worker& w, Shard& sh) {
 
 // ---------------------------------------------------------------------------- requests
 
+void SnapshotManager::RequestImage(std::function<void(uint64_t)> at_cut, ImageDone done) {
+  Request_ r{Reason::kReplica, 0, [](const Status&) {}};
+  r.at_cut = std::move(at_cut);
+  r.image_done = std::move(done);
+  Enqueue(std::move(r));
+}
+
 void SnapshotManager::Request(Reason reason, bool queue, Done done) {
   Worker* w = Worker::Current();
   uint32_t origin = w->index();
@@ -547,7 +557,9 @@ void SnapshotManager::StartNext() {
   run_->codec = codec;
   run_->tracking = WantTracking();
   uint32_t n = engine_->shard_count();
-  bool delta = run_->tracking && tracking_valid_ && manifest_.has_value() &&
+  bool image = false;  // a replica's image must be whole in this snapshot's files
+  for (const Request_& r : run_->waiters) image = image || r.image_done != nullptr;
+  bool delta = !image && run_->tracking && tracking_valid_ && manifest_.has_value() &&
                manifest_->shard_count == n && manifest_dbfilename_ == run_->dbfilename &&
                manifest_->chain.size() <= static_cast<size_t>(c.Int("snapshot-max-deltas"));
   run_->kind = delta ? SnapshotKind::kDelta : SnapshotKind::kFull;
@@ -557,8 +569,8 @@ void SnapshotManager::StartNext() {
   in_progress_.store(true, std::memory_order_release);
   current_start_ms_.store(run_->start_ms);
   last_try_ms_ = run_->start_ms;
-  static constexpr const char* kWhy[] = {"SAVE", "BGSAVE", "save rule", "snapshot-cron",
-                                         "shutdown"};
+  static constexpr const char* kWhy[] = {"SAVE",     "BGSAVE", "save rule", "snapshot-cron",
+                                         "shutdown", "replica sync"};
   const char* why = kWhy[static_cast<int>(run_->waiters.front().reason)];
   LogNotice("Snapshot %" PRIu64 " (%s, %s) started", run_->seq, delta ? "incremental" : "full",
             why);
@@ -612,6 +624,7 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
   Arrive(w, cut->arrived1, n);
   // Every shard thread is here: nothing runs anywhere until all pass the second barrier.
   if (w.locks().AnyExclusive()) cut->conflicts.fetch_add(1);
+  if (w.index() == 0) cut->repl_counter = engine_->repl_log().counter();
   Arrive(w, cut->arrived2, n);
   bool conflict = cut->conflicts.load() != 0;
   bool ok = !conflict && cut->failures.load() == 0;
@@ -651,6 +664,12 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
     }
   } else {
     job->Abort();
+  }
+  if (ok && w.index() == 0) {
+    // Worker 0 is the stream's merger: the cut is registered before it merges again.
+    for (Request_& r : run_->waiters) {
+      if (r.at_cut) r.at_cut(cut->repl_counter);
+    }
   }
   std::string error;
   if (!ok && !conflict) {
@@ -849,6 +868,29 @@ void SnapshotManager::Finish(const Status& st) {
   }
   last_failed_ = !ok;
   for (Request_& r : run_->waiters) {
+    if (r.image_done) {
+      // Opened now, on worker 0, before another snapshot can start (and delete them).
+      Image image;
+      Status s = st;
+      if (s.ok() && manifest_.has_value()) {
+        image.functions = manifest_->functions;
+        for (const ManifestFile& f : manifest_->chain.back().files) {
+          std::string path = JoinPath(run_->dir, f.name);
+          int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd < 0) {
+            s = Status::FromErrno("open " + path, errno);
+            break;
+          }
+          image.fds.push_back(fd);
+        }
+      }
+      if (!s.ok()) {
+        for (int fd : image.fds) close(fd);
+        image.fds.clear();
+      }
+      r.image_done(s, std::move(image));
+      continue;
+    }
     Done d = std::move(r.done);
     w0.Post(r.origin, MakeTask([d, st] { d(st); }));
   }

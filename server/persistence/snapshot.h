@@ -78,7 +78,7 @@ class TierService;
 
 class SnapshotManager final : public ShardService {
  public:
-  enum class Reason { kSave, kBgsave, kRule, kCron, kShutdown };
+  enum class Reason { kSave, kBgsave, kRule, kCron, kShutdown, kReplica };
   using Done = std::function<void(const Status&)>;
 
   // Main thread, before the engine starts; the process adds it as a service.
@@ -131,6 +131,18 @@ class SnapshotManager final : public ShardService {
     std::string rdb;
   };
   void Reload(ReloadOptions o, Done done);
+  // Worker 0: a full resync's image (persistence/repl_master.h). A full snapshot (it is
+  // also the process's newest snapshot) whose cut also reads the replication stream's
+  // counter: at_cut(counter) runs on worker 0 right after the cut, before worker 0 does
+  // anything else, so no record numbered at or above it has been merged yet. done runs on
+  // worker 0 when it is committed: its shard files, opened for reading (the caller closes
+  // them; a later snapshot may delete the names), and the function libraries it holds.
+  struct Image {
+    std::vector<int> fds;
+    std::vector<std::string> functions;
+  };
+  using ImageDone = std::function<void(const Status&, Image)>;
+  void RequestImage(std::function<void(uint64_t)> at_cut, ImageDone done);
   int64_t last_save_time() const { return last_save_s_.load(std::memory_order_relaxed); }
   // INFO persistence.
   void AppendInfo(std::string* out) const;
@@ -141,9 +153,12 @@ class SnapshotManager final : public ShardService {
   struct Run;
   struct ReloadRun;
   struct Request_ {
+    Request_(Reason r, uint32_t o, Done d) : reason(r), origin(o), done(std::move(d)) {}
     Reason reason;
     uint32_t origin;
     Done done;
+    std::function<void(uint64_t)> at_cut;  // RequestImage's
+    ImageDone image_done;
   };
   // Worker 0.
   void Enqueue(Request_ r);

@@ -358,6 +358,8 @@ int CallImpl(lua_State* L, bool raise) {
         t_exec = origin;
         uint64_t t0 = CycleClock::Now();
         spec->shard_fn(args, call_ctx, rb);
+        if (x.repl_on()) [[unlikely]]
+          x.Propagate(spec, args, db, *out);
         if (origin.script_tracker != 0 && (spec->flags & kCmdReadOnly)) [[unlikely]]
           x.tracking().RememberKeys(spec, args, origin.script_tracker, origin.script_worker);
         t_exec = saved;
@@ -389,7 +391,10 @@ int CallImpl(lua_State* L, bool raise) {
       {
         ExecOrigin saved = t_exec;
         SyncHopScope sync;
-        spec->fiber_fn(c, OwnedArgs::Copy(args));
+        std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
+        if (c->worker().repl_on()) [[unlikely]]
+          c->worker().ArmFiberPropagation(c, spec, owned, db);
+        spec->fiber_fn(c, owned);
         t_exec = saved;
       }
       c->nested = saved_nested;
@@ -1069,7 +1074,12 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   running_since_us_.store(st.start_us, std::memory_order_release);
   lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   heap_limit_ = HeapLimit();
+  // The script's effects on this shard reach replicas as one record, a MULTI/EXEC block
+  // when it wrote more than once; replicas never run the script (repl_feed.h).
+  bool group = ctx.worker.repl_on();
+  if (group) ctx.worker.repl_feed().BeginGroup();
   int rc = lua_pcall(L, nargs, 1, -(nargs + 2));
+  if (group) ctx.worker.repl_feed().EndGroup();
   heap_limit_ = 0;
   lua_sethook(L, nullptr, 0, 0);
   if (rc == LUA_ERRMEM) {

@@ -102,6 +102,64 @@ TEST(ReplLogTest, AShardStillProducingHoldsBackLaterRecords) {
   EXPECT_EQ(out, RespCommand({"SELECT", "0"}) + Set("a1") + Set("b1") + Set("a2"));
 }
 
+TEST(ReplLogTest, ACutResolvesAtTheOffsetBeforeItsFirstRecordAndSelectsAgain) {
+  ReplLog log(2, 1024);
+  auto& a = log.shard(0);
+  auto& b = log.shard(1);
+  a.Append(log, 0, Set("a1"));  // 0
+  b.Append(log, 0, Set("b1"));  // 1
+  uint64_t cut = log.counter();  // 2: the image holds a1 and b1
+  log.AddCut(cut, 7);
+  a.Append(log, 0, Set("a2"));  // 2
+  a.Publish();
+  b.Publish();
+  std::string out;
+  log.Merge([&](std::string_view x) { out.append(x); });
+  auto r = log.TakeResolvedCuts();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].first, 7u);
+  std::string before = RespCommand({"SELECT", "0"}) + Set("a1") + Set("b1");
+  EXPECT_EQ(r[0].second, static_cast<int64_t>(before.size()));
+  // After the cut the stream selects its database again.
+  EXPECT_EQ(out, before + RespCommand({"SELECT", "0"}) + Set("a2"));
+  // A cut with nothing after it resolves at the bound.
+  log.AddCut(log.counter(), 8);
+  log.Merge([&](std::string_view x) { out.append(x); });
+  r = log.TakeResolvedCuts();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].second, static_cast<int64_t>(out.size()));
+  // ... unless a shard still producing may yet add a record below it.
+  b.Append(log, 0, Set("b2"));
+  log.AddCut(log.counter(), 9);
+  log.Merge([&](std::string_view x) { out.append(x); });
+  EXPECT_TRUE(log.TakeResolvedCuts().empty());
+  b.Publish();
+  log.Merge([&](std::string_view x) { out.append(x); });
+  r = log.TakeResolvedCuts();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].second, static_cast<int64_t>(out.size()));
+}
+
+TEST(ReplLogTest, AReservedNumberKeepsItsPlaceAndRecordsWithoutDatabaseNeedNoSelect) {
+  ReplLog log(1, 1024);
+  auto& s = log.shard(0);
+  uint64_t n = s.Reserve(log);  // 0
+  s.Append(log, 2, Set("later"));  // 1
+  s.AppendAt(n, 2, Set("first"));
+  s.Append(log, ReplLog::kNoDb, RespCommand({"PING"}));
+  s.Publish();
+  std::string out;
+  log.Merge([&](std::string_view x) { out.append(x); });
+  EXPECT_EQ(out, RespCommand({"SELECT", "2"}) + Set("first") + Set("later") + RespCommand({"PING"}));
+  // A number reserved and never used is a gap the merge passes.
+  s.Reserve(log);
+  s.Append(log, 2, Set("after-gap"));
+  s.Publish();
+  out.clear();
+  log.Merge([&](std::string_view x) { out.append(x); });
+  EXPECT_EQ(out, Set("after-gap"));
+}
+
 // Many producers and a merger at once: the stream is every record, in number order.
 TEST(ReplLogTest, ConcurrentProducersMergeInOneOrder) {
   constexpr uint32_t kShards = 4;

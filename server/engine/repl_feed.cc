@@ -1,0 +1,131 @@
+#include "server/engine/repl_feed.h"
+
+#include <string>
+
+namespace strata {
+
+namespace {
+
+void AppendBulk(std::string* out, std::string_view a) {
+  out->push_back('$');
+  out->append(std::to_string(a.size()));
+  out->append("\r\n");
+  out->append(a);
+  out->append("\r\n");
+}
+
+const std::string kMulti = RespCommand({"MULTI"});
+const std::string kExec = RespCommand({"EXEC"});
+
+}  // namespace
+
+void ReplOut::Add(std::initializer_list<std::string_view> args) {
+  bytes_.push_back('*');
+  bytes_.append(std::to_string(args.size()));
+  bytes_.append("\r\n");
+  for (std::string_view a : args) AppendBulk(&bytes_, a);
+  commands_++;
+}
+
+void ReplOut::Add(CmdArgs args) {
+  bytes_.push_back('*');
+  bytes_.append(std::to_string(args.size()));
+  bytes_.append("\r\n");
+  for (std::string_view a : args) AppendBulk(&bytes_, a);
+  commands_++;
+}
+
+void ReplFeed::Enable(uint64_t changes) {
+  on_ = true;
+  seen_changes_ = changes;
+}
+
+void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db,
+                       std::string_view reply, Keyspace& ks, int64_t now_ms) {
+  uint64_t changes = ks.changes();
+  bool changed = changes != seen_changes_;
+  seen_changes_ = changes;
+  // A script's own call is not propagated: its effects are, as the commands it ran.
+  if (!changed || !spec->is_write() || (spec->flags & kCmdScript)) return;
+  out_.Clear();
+  if (spec->propagate != nullptr) {
+    spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
+  } else {
+    out_.Add(args);
+  }
+  if (out_.commands() == 0) return;
+  Append(db, out_.bytes(), out_.commands());
+}
+
+void ReplFeed::KeyDeleted(uint32_t db, std::string_view key, uint64_t changes) {
+  out_.Clear();
+  out_.Add({"DEL", key});
+  Append(db, out_.bytes(), 1);
+  // The deletion is not the next command's change.
+  seen_changes_ = changes;
+}
+
+void ReplFeed::Record(uint32_t db, std::string_view resp) { Append(db, resp, 1); }
+
+void ReplFeed::Append(uint32_t db, std::string_view resp, size_t commands) {
+  if (group_depth_ == 0) {
+    log_->shard(shard_).Append(*log_, db, resp);
+    return;
+  }
+  if (db != ReplLog::kNoDb) {
+    if (group_db_ < 0) {
+      group_db_ = group_cur_db_ = db;
+    } else if (static_cast<int64_t>(db) != group_cur_db_) {
+      std::string d = std::to_string(db);
+      group_ += RespCommand({"SELECT", d});
+      group_commands_++;
+      group_cur_db_ = db;
+    }
+  }
+  group_.append(resp);
+  group_commands_ += commands;
+}
+
+void ReplFeed::EndGroup() {
+  if (--group_depth_ > 0) return;
+  if (group_commands_ == 0) {
+    group_.clear();
+    group_db_ = group_cur_db_ = -1;
+    return;
+  }
+  // The record leaves the replica in the database it started in (the merger's SELECT
+  // bookkeeping counts on it).
+  if (group_cur_db_ != group_db_) {
+    std::string d = std::to_string(group_db_);
+    group_ += RespCommand({"SELECT", d});
+    group_commands_++;
+  }
+  uint32_t db = group_db_ < 0 ? ReplLog::kNoDb : static_cast<uint32_t>(group_db_);
+  if (group_commands_ == 1) {
+    log_->shard(shard_).Append(*log_, db, group_);
+  } else {
+    std::string whole;
+    whole.reserve(kMulti.size() + group_.size() + kExec.size());
+    whole += kMulti;
+    whole += group_;
+    whole += kExec;
+    log_->shard(shard_).Append(*log_, db, whole);
+  }
+  group_.clear();
+  group_commands_ = 0;
+  group_db_ = group_cur_db_ = -1;
+}
+
+void ReplFeed::FiberReleasing(FiberRepl& f) {
+  if (f.claimed.load(std::memory_order_acquire)) return;
+  ReplLog::ShardLog& s = log_->shard(shard_);
+  // The number first, then the claim: a shard that loses the claim releases its lock
+  // only after the winner's number was taken.
+  uint64_t seq = s.Reserve(*log_);
+  if (f.claimed.exchange(true, std::memory_order_acq_rel)) return;  // a gap
+  out_.Clear();
+  out_.Add(f.args->span());
+  s.AppendAt(seq, f.db, out_.bytes());
+}
+
+}  // namespace strata

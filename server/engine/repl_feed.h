@@ -1,0 +1,122 @@
+// ReplFeed: what one worker adds to the master's replication stream (repl_log.h), and
+// how a write becomes the commands that reproduce it on a replica (docs/ARCHITECTURE.md
+// "strata as a master").
+//
+// Off (no replica has ever attached, or none and no backlog any more), nothing here runs:
+// every shard path tests one flag (Worker::repl_on). On, each shard path calls Command()
+// after a shard_fn ran:
+//   - a write that changed this shard (its keyspace's change counter moved since the
+//     feed last looked, as Redis's server.dirty) is propagated as itself, or as what its
+//     spec's `propagate` function writes instead (relative expiries as PEXPIREAT and SET
+//     ... PXAT, SPOP as SREM, INCRBYFLOAT as SET KEEPTTL: commands.h's PropagateFn). A
+//     write that changed nothing (SADD of a member already there) is not propagated.
+//   - keys deleted by expiry or eviction are propagated as DEL (KeyDeleted, from the
+//     keyspace's event hook), before the command that found them expired.
+//   - a group (BeginGroup/EndGroup: EXEC's calls, a script's effects) collects this
+//     worker's records into one, wrapped in MULTI/EXEC when it holds more than one
+//     command, so a replica never runs a script and sees a transaction whole. Calls of
+//     the group that ran on other workers are their own records there (still in key
+//     order: the transaction or script holds those keys until it ends).
+//   - a command run as a fiber across shards is propagated as itself, numbered when its
+//     first lock is released (FiberReleasing, from the lock table): every lock it took is
+//     still held then, so every earlier write to its keys has a lower number and every
+//     later one a higher. Its record is appended on the shard that released first.
+// Publish() hands the turn's records to the merger at the turn's end.
+//
+// Thread-safety: a worker's feed is touched only on that worker's thread; FiberRepl's
+// claim is an atomic shared by the shards a fiber runs on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/engine/command.h"
+#include "server/engine/repl_log.h"
+
+namespace strata {
+
+// The commands a write propagates instead of itself (PropagateFn's output).
+class ReplOut {
+ public:
+  void Add(std::initializer_list<std::string_view> args);
+  void Add(CmdArgs args);
+  size_t commands() const { return commands_; }
+  const std::string& bytes() const { return bytes_; }
+  void Clear() {
+    bytes_.clear();
+    commands_ = 0;
+  }
+
+ private:
+  std::string bytes_;
+  size_t commands_ = 0;
+};
+
+// A write fiber's propagation: its command, claimed by the first shard to release a lock.
+struct FiberRepl {
+  std::shared_ptr<OwnedArgs> args;
+  uint32_t db = 0;
+  std::atomic<bool> claimed{false};
+};
+
+class ReplFeed {
+ public:
+  ReplFeed(ReplLog* log, uint32_t shard) : log_(log), shard_(shard) {}
+
+  bool on() const { return on_; }
+  // On the worker's thread: from now on (changes: the keyspace's counter now).
+  void Enable(uint64_t changes);
+  void Disable() { on_ = false; }
+
+  // After a shard_fn ran here (see above). `reply` is its reply's bytes.
+  void Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
+               Keyspace& ks, int64_t now_ms);
+  // A key deleted by expiry or eviction.
+  void KeyDeleted(uint32_t db, std::string_view key, uint64_t changes);
+  // A whole record (RESP commands) of database db (ReplLog::kNoDb: none needed).
+  void Record(uint32_t db, std::string_view resp);
+  void BeginGroup() { group_depth_++; }
+  void EndGroup();
+  // A fiber of a write is about to release a lock here: the first such call of the
+  // fiber numbers and appends its record.
+  void FiberReleasing(FiberRepl& f);
+  // The turn's end: true when records went to the merger.
+  bool Publish() { return log_->shard(shard_).Publish(); }
+
+ private:
+  void Append(uint32_t db, std::string_view resp, size_t commands);
+  ReplLog* log_;
+  uint32_t shard_;
+  bool on_ = false;
+  uint64_t seen_changes_ = 0;
+  ReplOut out_;
+  // The open group: its commands, the database it started in and the one it is in now.
+  int group_depth_ = 0;
+  std::string group_;
+  size_t group_commands_ = 0;
+  int64_t group_db_ = -1;
+  int64_t group_cur_db_ = -1;
+};
+
+// The running fiber's step: set by the awaitables (hops.h) while a step of a fiber runs
+// on a shard, so the lock table can tell the feed (FiberReleasing).
+inline thread_local FiberRepl* t_step_repl = nullptr;
+class StepReplScope {
+ public:
+  explicit StepReplScope(const FiberOrigin* f) : saved_(t_step_repl) {
+    t_step_repl = f != nullptr ? f->repl.get() : nullptr;
+  }
+  ~StepReplScope() { t_step_repl = saved_; }
+  StepReplScope(const StepReplScope&) = delete;
+  StepReplScope& operator=(const StepReplScope&) = delete;
+
+ private:
+  FiberRepl* saved_;
+};
+
+}  // namespace strata

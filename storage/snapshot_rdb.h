@@ -1,0 +1,61 @@
+// SnapshotRdbEncoder: a full snapshot's shard files read back as one RDB stream - what a
+// master sends a replica in a full resync (server/persistence/repl_master.h).
+//
+// The files are mapped read-only and read in turn with ShardSnapshotReader; each record
+// becomes an RDB key (RdbWriter, Redis's compact encodings), with SELECTDB whenever the
+// database changes (a database's keys are spread over the shards' files; Redis's loader
+// takes a SELECTDB of a database it has seen before). Function libraries go first, as
+// FUNCTION2 records. Next() produces the stream a piece at a time, so the caller can send
+// it as it is made and never holds more than a piece of it.
+//
+// A file with spilled values (cold records) is refused: only the server's spill store
+// holds them.
+//
+// Thread-safety: one thread at a time (the master's encoder thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/rdb_writer.h"
+#include "storage/shard_snapshot.h"
+#include "storage/status.h"
+
+namespace strata {
+
+class SnapshotRdbEncoder {
+ public:
+  // Takes the open file descriptors (closed by the destructor).
+  SnapshotRdbEncoder(std::vector<int> fds, std::vector<std::string> functions,
+                     const rdb::RdbWriter::Options& opts, std::string redis_version);
+  ~SnapshotRdbEncoder();
+  SnapshotRdbEncoder(const SnapshotRdbEncoder&) = delete;
+  SnapshotRdbEncoder& operator=(const SnapshotRdbEncoder&) = delete;
+
+  // Appends the next piece of the RDB, about `piece` bytes or more, to *out; sets *done
+  // after the last (the EOF opcode and the checksum).
+  Status Next(size_t piece, std::string* out, bool* done);
+  uint64_t keys() const { return writer_.keys(); }
+
+ private:
+  Status OpenFile(size_t i);
+  void CloseFile();
+  std::vector<int> fds_;
+  std::vector<std::string> functions_;
+  std::string redis_version_;
+  rdb::RdbWriter writer_;
+  bool started_ = false;
+  bool finished_ = false;
+  size_t file_ = 0;  // the file being read
+  bool file_open_ = false;
+  const char* map_ = nullptr;
+  size_t map_len_ = 0;
+  ShardSnapshotReader reader_;
+  int64_t db_ = -1;
+};
+
+}  // namespace strata
