@@ -25,6 +25,26 @@ namespace {
 
 enum class Kind { kPop, kMove, kMPop };
 
+// Replicas get a blocking command's effects, never the command (engine/repl_feed.h): its
+// pop as LPOP/RPOP (with the count it took), its push as LPUSH/RPUSH. `after`: the pop
+// was served inside another command's call (the push that woke the client), so it goes
+// after that command.
+void PropagatePop(Worker& w, uint32_t db, std::string_view key, bool left, size_t n,
+                  bool counted, bool after) {
+  if (!w.repl_on()) return;
+  std::string count = std::to_string(n);
+  std::string_view v[3] = {left ? "LPOP" : "RPOP", key, count};
+  CmdArgs args(v, counted ? 3 : 2);
+  after ? w.repl_feed().EffectAfterCommand(db, args) : w.repl_feed().Effect(db, args);
+}
+
+void PropagatePush(Worker& w, uint32_t db, std::string_view key, bool left,
+                   std::string_view value) {
+  if (!w.repl_on()) return;
+  std::string_view v[3] = {left ? "LPUSH" : "RPUSH", key, value};
+  w.repl_feed().Effect(db, CmdArgs(v, 3));
+}
+
 // A client waiting in a blocking list pop (server/engine/blocking.h), served on the key's shard.
 struct ListWaiter final : BlockedClient {
   Kind kind = Kind::kPop;
@@ -54,7 +74,10 @@ struct ListWaiter final : BlockedClient {
     bool emptied = false;
     // A move publishes its push before its pop, as Redis: the pop's event waits.
     values = OpPop(ks, db, key, left, n, w.now_ms(), &wrong, !local_move, &emptied);
-    if (!local_move) return;
+    if (!local_move) {
+      if (!values.empty()) PropagatePop(w, db, key, left, values.size(), kind == Kind::kMPop, true);
+      return;
+    }
     // Both lists on this shard: the move is completed here, atomically.
     OpLength(ks, db, destination, w.now_ms(), &wrong);
     std::string_view v = values[0];
@@ -67,6 +90,11 @@ struct ListWaiter final : BlockedClient {
     } else {
       OpPush(ks, db, destination, to_left, std::span<const std::string_view>(&v, 1), false,
              w.now_ms(), &wrong);
+      if (w.repl_on()) {
+        std::string_view m[5] = {"LMOVE", key, destination, left ? "LEFT" : "RIGHT",
+                                 to_left ? "LEFT" : "RIGHT"};
+        w.repl_feed().EffectAfterCommand(db, CmdArgs(m, 5));
+      }
       NotifyPopped(db, key, left, emptied && key != destination);
       w.SignalKeyReady(db, destination);  // queued: served after this key
     }
@@ -213,6 +241,8 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.keys[i], n)), [&](Worker& w) {
       got = OpPop(w.keyspace(), db, a.keys[i], a.left, a.count, w.now_ms(), &wrong, !is_move,
                   &emptied);
+      if (!got.empty())
+        PropagatePop(w, db, a.keys[i], a.left, got.size(), a.kind == Kind::kMPop, false);
     });
     from = a.keys[i];
   }
@@ -222,6 +252,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       std::string_view v = got[0];
       OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
              false, w.now_ms(), &unused);
+      PropagatePush(w, db, a.destination, a.to_left, v);
       w.SignalKeyReady(db, a.destination);
     });
   }
@@ -289,6 +320,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         std::string_view v = blocked->values[0];
         OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
                false, w.now_ms(), &dst_wrong);
+        if (!dst_wrong) PropagatePush(w, db, a.destination, a.to_left, v);
         w.SignalKeyReady(db, a.destination);
       }
       w.locks().Release(dst_lock.keys, true);
@@ -301,6 +333,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         std::string_view v = blocked->values[0];
         OpPush(w.keyspace(), db, src, a.left, std::span<const std::string_view>(&v, 1), false,
                w.now_ms(), &unused);
+        PropagatePush(w, db, src, a.left, v);
         w.SignalKeyReady(db, src);
       });
       rb.Error(errors::kWrongType);

@@ -284,8 +284,14 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     if (!copy) {
       for (size_t p : g.positions[gi]) {
-        if (m[p].moved && w.keyspace().Delete(db, keys[p]))
+        if (m[p].moved && w.keyspace().Delete(db, keys[p])) {
           NotifyKeyspaceEvent(kNotifyGeneric, "del", keys[p], db);
+          // Replicas delete what moved (MIGRATE itself is not propagated).
+          if (w.repl_on()) {
+            std::string_view d[2] = {"DEL", keys[p]};
+            w.repl_feed().Effect(db, CmdArgs(d, 2));
+          }
+        }
       }
     }
     w.locks().Release(g.locks[gi].keys, !copy);

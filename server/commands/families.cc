@@ -37,6 +37,7 @@ void RegisterAllCommands() {
   RegisterStreamFamily(r);
   RegisterStreamReadCommands(r);
   RegisterStreamInfoCommands(r);
+  InstallPropagation(r);
   // Commands that read only their keys' metadata: a spilled value stays on disk.
   for (const char* name :
        {"exists",  "type",   "ttl",    "pttl",   "expiretime", "pexpiretime", "del",

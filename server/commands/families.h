@@ -66,5 +66,8 @@ void RegisterPubSubFamily(CommandRegistry& r);
 void RegisterStreamFamily(CommandRegistry& r);
 void RegisterStreamReadCommands(CommandRegistry& r);
 void RegisterStreamInfoCommands(CommandRegistry& r);
+// After every family: what writes propagate to replicas instead of themselves
+// (propagation.cc).
+void InstallPropagation(CommandRegistry& r);
 
 }  // namespace strata

@@ -198,7 +198,24 @@ void Restore(CmdArgs args, ReplyBuilder& rb) {
   error.empty() ? rb.Ok() : rb.Error(error);
 }
 
+void CmdFunctionCall(Client& c, CmdArgs args, ReplyBuilder& rb);
+
+// FUNCTION LOAD, DELETE, FLUSH and RESTORE that succeed reach a master's replicas as
+// themselves (engine/repl_feed.h).
 void CmdFunction(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  size_t start = rb.buffer()->size();
+  CmdFunctionCall(c, args, rb);
+  Worker& w = c.worker();
+  if (!w.repl_on()) return;
+  std::string sub = Lowercase(args[1]);
+  if (sub != "load" && sub != "delete" && sub != "flush" && sub != "restore") return;
+  if (rb.buffer()->size() > start && (*rb.buffer())[start] == '-') return;
+  ReplOut out;
+  out.Add(args);
+  w.repl_feed().Record(ReplLog::kNoDb, out.bytes());
+}
+
+void CmdFunctionCall(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   FunctionStore& store = FunctionStore::Get();
   auto wrong_arity = [&] {

@@ -27,6 +27,7 @@
 #include "server/engine/pubsub.h"
 #include "server/engine/slowlog.h"
 #include "server/engine/worker.h"
+#include "server/persistence/repl_master.h"
 #include "server/persistence/snapshot_await.h"
 #include "server/persistence/tier_service.h"
 
@@ -173,6 +174,11 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "total_net_input_bytes", std::to_string(total.total_net_input_bytes));
     AddLine(&out, "total_net_output_bytes", std::to_string(total.total_net_output_bytes));
     AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
+    if (ReplMaster* rm = srv.FindService<ReplMaster>(); rm != nullptr) {
+      AddLine(&out, "sync_full", std::to_string(rm->sync_full()));
+      AddLine(&out, "sync_partial_ok", std::to_string(rm->sync_partial_ok()));
+      AddLine(&out, "sync_partial_err", std::to_string(rm->sync_partial_err()));
+    }
     AddLine(&out, "expired_keys", std::to_string(ks.expired_keys));
     AddLine(&out, "evicted_keys", std::to_string(ks.evicted_keys));
     AddLine(&out, "evicted_clients", std::to_string(total.evicted_clients));

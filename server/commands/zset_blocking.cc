@@ -26,6 +26,17 @@
 namespace strata {
 namespace {
 
+// Replicas get the pop, never the blocking command (engine/repl_feed.h): ZPOPMIN/ZPOPMAX
+// key count. `after`: served inside the write that woke the client, so after it.
+void PropagateZPop(Worker& w, uint32_t db, std::string_view key, bool max, size_t n,
+                   bool after) {
+  if (!w.repl_on()) return;
+  std::string count = std::to_string(n);
+  std::string_view v[3] = {max ? "ZPOPMAX" : "ZPOPMIN", key, count};
+  after ? w.repl_feed().EffectAfterCommand(db, CmdArgs(v, 3))
+        : w.repl_feed().Effect(db, CmdArgs(v, 3));
+}
+
 // A client waiting in a blocking sorted-set pop (server/engine/blocking.h), served on the key's
 // shard.
 struct ZSetWaiter final : BlockedClient {
@@ -46,6 +57,7 @@ struct ZSetWaiter final : BlockedClient {
   void Take(Worker& w, std::string_view key) override {
     bool wrong = false;
     ZPopped got = OpZPop(w.keyspace(), db, key, max, count, w.now_ms(), &wrong);
+    if (!got.empty()) PropagateZPop(w, db, key, max, got.size(), true);
     for (auto& [m, s] : got) {
       values.push_back(std::move(m));
       scores.push_back(s);
@@ -151,6 +163,7 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   for (size_t i = 0; i < a.keys.size() && !wrong && got.empty(); i++) {
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.keys[i], n)), [&](Worker& w) {
       got = OpZPop(w.keyspace(), db, a.keys[i], a.max, a.count, w.now_ms(), &wrong);
+      if (!got.empty()) PropagateZPop(w, db, a.keys[i], a.max, got.size(), false);
     });
     from = a.keys[i];
   }

@@ -46,15 +46,38 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db,
   bool changed = changes != seen_changes_;
   seen_changes_ = changes;
   // A script's own call is not propagated: its effects are, as the commands it ran.
-  if (!changed || !spec->is_write() || (spec->flags & kCmdScript)) return;
+  if (!changed || !spec->is_write() || (spec->flags & kCmdScript)) {
+    if (!after_.empty()) [[unlikely]]
+      FlushAfter();
+    return;
+  }
   out_.Clear();
   if (spec->propagate != nullptr) {
     spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
   } else {
     out_.Add(args);
   }
-  if (out_.commands() == 0) return;
-  Append(db, out_.bytes(), out_.commands());
+  if (out_.commands() != 0) Append(db, out_.bytes(), out_.commands());
+  if (!after_.empty()) [[unlikely]]
+    FlushAfter();
+}
+
+void ReplFeed::Effect(uint32_t db, CmdArgs args) {
+  out_.Clear();
+  out_.Add(args);
+  Append(db, out_.bytes(), 1);
+}
+
+void ReplFeed::EffectAfterCommand(uint32_t db, CmdArgs args) {
+  out_.Clear();
+  out_.Add(args);
+  after_.push_back({db, out_.bytes()});
+}
+
+void ReplFeed::FlushAfter() {
+  std::vector<After> a;
+  a.swap(after_);
+  for (const After& x : a) Append(x.db, x.resp, 1);
 }
 
 void ReplFeed::KeyDeleted(uint32_t db, std::string_view key, uint64_t changes) {
@@ -117,15 +140,20 @@ void ReplFeed::EndGroup() {
 }
 
 void ReplFeed::FiberReleasing(FiberRepl& f) {
-  if (f.claimed.load(std::memory_order_acquire)) return;
-  ReplLog::ShardLog& s = log_->shard(shard_);
-  // The number first, then the claim: a shard that loses the claim releases its lock
-  // only after the winner's number was taken.
-  uint64_t seq = s.Reserve(*log_);
-  if (f.claimed.exchange(true, std::memory_order_acq_rel)) return;  // a gap
-  out_.Clear();
-  out_.Add(f.args->span());
-  s.AppendAt(seq, f.db, out_.bytes());
+  if (!f.claimed.load(std::memory_order_acquire)) {
+    ReplLog::ShardLog& s = log_->shard(shard_);
+    // The number first, then the claim: a shard that loses the claim releases its lock
+    // only after the winner's number was taken.
+    uint64_t seq = s.Reserve(*log_);
+    if (!f.claimed.exchange(true, std::memory_order_acq_rel)) {
+      out_.Clear();
+      out_.Add(f.args->span());
+      s.AppendAt(seq, f.db, out_.bytes());
+    }
+  }
+  // Pops this step served (a push that woke a blocked client) come after the command.
+  if (!after_.empty()) [[unlikely]]
+    FlushAfter();
 }
 
 }  // namespace strata

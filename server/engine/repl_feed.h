@@ -80,16 +80,33 @@ class ReplFeed {
   void KeyDeleted(uint32_t db, std::string_view key, uint64_t changes);
   // A whole record (RESP commands) of database db (ReplLog::kNoDb: none needed).
   void Record(uint32_t db, std::string_view resp);
+  // An effect made here outside a propagated call (a blocking command's pop, taken by
+  // its fiber under its locks): appended now.
+  void Effect(uint32_t db, CmdArgs args);
+  // An effect made inside another command's call (a pop served by the push that woke
+  // the client): appended after that command's own record (Command, FiberReleasing, or
+  // at the latest Publish).
+  void EffectAfterCommand(uint32_t db, CmdArgs args);
   void BeginGroup() { group_depth_++; }
   void EndGroup();
   // A fiber of a write is about to release a lock here: the first such call of the
   // fiber numbers and appends its record.
   void FiberReleasing(FiberRepl& f);
   // The turn's end: true when records went to the merger.
-  bool Publish() { return log_->shard(shard_).Publish(); }
+  bool Publish() {
+    if (!after_.empty()) [[unlikely]]
+      FlushAfter();
+    return log_->shard(shard_).Publish();
+  }
 
  private:
   void Append(uint32_t db, std::string_view resp, size_t commands);
+  void FlushAfter();
+  struct After {
+    uint32_t db;
+    std::string resp;
+  };
+  std::vector<After> after_;
   ReplLog* log_;
   uint32_t shard_;
   bool on_ = false;

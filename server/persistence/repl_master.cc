@@ -317,12 +317,16 @@ void ReplMaster::Decide(std::shared_ptr<Peer> p, std::string replid, int64_t off
       p->pending.insert(0, held);
       p->deliver_posted = true;
     }
+    sync_partial_ok_.fetch_add(1);
     LogNotice("Partial resynchronization request from %s:%d accepted, sending %zu bytes of "
               "backlog starting from offset %" PRId64,
               p->ip.c_str(), p->port, held.size(), offset);
     Worker::Current()->Post(p->worker, MakeTask([this, p] { Deliver(*p); }));
     return;
   }
+  // As Redis counts them: a PSYNC of a history other than "?" that could not continue.
+  if (psync && replid != "?") sync_partial_err_.fetch_add(1);
+  sync_full_.fetch_add(1);
   if (psync) {
     LogNotice("Full resync requested by replica %s:%d", p->ip.c_str(), p->port);
   }

@@ -93,6 +93,10 @@ class ReplMaster final : public ShardService {
   };
   std::vector<RoleEntry> RoleReplicas() const;
   int64_t connected() const { return connected_.load(std::memory_order_relaxed); }
+  // INFO stats: full resyncs served, partial resyncs accepted and refused.
+  uint64_t sync_full() const { return sync_full_.load(std::memory_order_relaxed); }
+  uint64_t sync_partial_ok() const { return sync_partial_ok_.load(std::memory_order_relaxed); }
+  uint64_t sync_partial_err() const { return sync_partial_err_.load(std::memory_order_relaxed); }
 
   // ShardService.
   void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) override;
@@ -134,6 +138,9 @@ class ReplMaster final : public ShardService {
   mutable std::mutex peers_mu_;
   std::vector<std::shared_ptr<Peer>> peers_;
   std::atomic<int64_t> connected_{0};
+  std::atomic<uint64_t> sync_full_{0};
+  std::atomic<uint64_t> sync_partial_ok_{0};
+  std::atomic<uint64_t> sync_partial_err_{0};
   std::atomic<bool> merge_requested_{false};
   std::atomic<int64_t> merged_offset_{0};
   std::atomic<int64_t> backlog_first_{0};

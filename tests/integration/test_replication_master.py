@@ -1,0 +1,533 @@
+"""The target as a replication MASTER, with real redis-server processes as its replicas
+(`--replicaof`): the full sync (diskless and through a file) of every type, the command
+stream after it (effects, not commands, for what is random or time-dependent), writes
+running throughout the sync, expiry reaching the replica, partial resync after a dropped
+link, WAIT, INFO replication / ROLE / CLIENT LIST TYPE replica, a replica killed mid-way
+and two replicas at once. With STRATA_TEST_TARGET=redis the master is a redis-server too:
+the same tests."""
+import threading
+import time
+
+import pytest
+import redis
+
+from helpers import call, parse_client_line, read_value, start_redis_server
+
+WAIT_S = 30.0
+
+
+def wait_for(pred, timeout=WAIT_S, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+@pytest.fixture
+def master(server_factory):
+    # Redis 7 waits repl-diskless-sync-delay (5 s) before a diskless sync; 0 starts it at
+    # once (strata accepts the option and always starts at once).
+    return server_factory(extra_args=["--repl-diskless-sync-delay", "0"])
+
+
+@pytest.fixture
+def replicas(master):
+    """start(m=master, *extra): a redis-server replica of m; all stopped at the end."""
+    started = []
+
+    def start(m=None, *extra):
+        m = m or master
+        r = start_redis_server(extra_args=["--replicaof", "127.0.0.1 %d" % m.port] +
+                               list(extra))
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        r.stop()
+
+
+def synced(m, r):
+    """True once the replica's link is up and it has applied the master's whole stream."""
+    mi = m.client().info("replication")
+    ri = r.client().info("replication")
+    return (ri.get("master_link_status") == "up" and
+            ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
+
+
+def wait_synced(m, r, what="the sync"):
+    try:
+        wait_for(lambda: synced(m, r), what=what)
+    except AssertionError:
+        mi = m.client().info("replication")
+        ri = r.client().info("replication")
+        raise AssertionError("timed out waiting for %s: master %s / replica %s" % (
+            what, {k: v for k, v in mi.items() if "offset" in k or "slave" in k},
+            {k: v for k, v in ri.items() if "offset" in k or "link" in k or "sync" in k}))
+
+
+def image(server, dbs=(0, 1)):
+    """Every key of the dbs: (db, key) -> (type, value, whether a TTL is set)."""
+    out = {}
+    for db in dbs:
+        c = server.client(db=db)
+        for key in c.scan_iter(count=1000):
+            kind = c.type(key).decode()
+            if kind == "stream":
+                info = c.xinfo_stream(key)
+                value = (c.xrange(key), info["last-generated-id"])
+            else:
+                value = read_value(c, key, kind)
+            out[(db, key)] = (kind, value, c.pttl(key) > 0)
+        c.close()
+    return out
+
+
+def assert_same_image(m, r):
+    want, got = image(m), image(r)
+    if got != want:
+        missing = sorted(set(want) - set(got))[:10]
+        extra = sorted(set(got) - set(want))[:10]
+        differ = [k for k in want if k in got and want[k] != got[k]][:5]
+        raise AssertionError(
+            "replica's image differs: %d keys on the master, %d on the replica; missing %r; "
+            "extra %r; differing %s" % (len(want), len(got), missing, extra,
+                                        "; ".join(describe(k, want[k], got[k])
+                                                  for k in differ)))
+
+
+def describe(key, want, got):
+    """A short account of how one key differs (the master's value vs the replica's)."""
+    if want[0] != got[0] or want[2] != got[2] or not isinstance(want[1], list):
+        text = "%r: master %r, replica %r" % (key, want, got)
+        return text if len(text) < 600 else text[:600] + "..."
+    a = [repr(x) for x in want[1]]
+    b = [repr(x) for x in got[1]]
+    only_m = [x for x in a if x not in set(b)][:5]
+    only_r = [x for x in b if x not in set(a)][:5]
+    return "%r (%s, %d vs %d items): only on the master %s, only on the replica %s" % (
+        key, want[0], len(a), len(b), only_m, only_r)
+
+
+def assert_ttls_close(m, r, dbs=(0, 1), slack_ms=2000):
+    """Every key with a TTL on the master has about the same PTTL on the replica (relative
+    expiries travel as absolute times)."""
+    checked = 0
+    for db in dbs:
+        mc, rc = m.client(db=db), r.client(db=db)
+        for key in mc.scan_iter(count=1000):
+            mt = mc.pttl(key)
+            if mt <= 0:
+                continue
+            rt = rc.pttl(key)
+            assert abs(rt - mt) <= slack_ms, (db, key, mt, rt)
+            checked += 1
+    return checked
+
+
+def fill(c, n=2000):
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set("s%d" % i, "v%d" % i)
+    for i in range(100):
+        pipe.set("n%d" % i, i)
+    pipe.execute()
+    c.set("ttl", "x", ex=1000)
+    c.set("ttl-int", 7, px=900000)
+    c.rpush("list", *range(300))
+    c.hset("hash", mapping={"f%d" % i: i for i in range(200)})
+    c.hset("small-hash", mapping={"a": "1", "b": "2"})
+    c.sadd("intset", *range(100))
+    c.sadd("set", *["m%d" % i for i in range(300)])
+    c.zadd("zset", {"z%d" % i: i * 1.5 for i in range(200)})
+    c.zadd("small-zset", {"a": 1, "b": 2.5})
+    pipe = c.pipeline(transaction=False)
+    for i in range(500):
+        pipe.xadd("stream", {"a": str(i)})
+    pipe.execute()
+    c.pfadd("hll", *range(100))
+    kw = c.connection_pool.connection_kwargs
+    d1 = redis.Redis(host=kw["host"], port=kw["port"], db=1, socket_timeout=10)
+    d1.set("db1", "yes")
+    d1.rpush("db1-list", "a", "b")
+    d1.set("db1-ttl", "t", ex=2000)
+    d1.close()
+
+
+# ---------------------------------------------------------------- 1. full sync, stream
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_full_sync_of_every_type_then_the_stream(master, replicas, diskless):
+    mc = master.client()
+    mc.config_set("repl-diskless-sync", diskless)
+    fill(mc)
+    r = replicas()
+    wait_synced(master, r, "the first sync")
+    assert_same_image(master, r)
+    assert assert_ttls_close(master, r) == 3
+
+    # The stream: every kind of write.
+    m1 = master.client(db=1)
+    assert mc.incr("counter") == 1
+    assert mc.incr("n1") == 2
+    assert mc.delete("s1") == 1
+    assert mc.expire("s2", 500)
+    assert mc.set("ex1", "v", ex=300)
+    assert mc.setex("ex2", 300, "v")
+    assert mc.execute_command("GETEX", "s3", "EX", "400") == b"v3"
+    assert mc.execute_command("GETDEL", "s4") == b"v4"
+    mc.incrbyfloat("fl", 1.5)
+    mc.incrbyfloat("fl", 0.25)
+    mc.set("fl-ttl", "1", ex=700)
+    mc.incrbyfloat("fl-ttl", 2.5)  # keeps its TTL
+    mc.hincrbyfloat("hash", "fx", 2.5)
+    mc.hincrbyfloat("hash", "fx", 0.1)
+    mc.lpush("list", "new")
+    mc.rpop("list")
+    mc.execute_command("LMOVE", "list", "list2", "LEFT", "RIGHT")
+    mc.execute_command("LMOVE", "list", "list2", "RIGHT", "LEFT")
+    mc.hset("hash", "f0", "changed")
+    mc.hdel("hash", "f1")
+    assert mc.srem("set", "m1") == 1
+    popped = [mc.spop("set")] + mc.spop("set", 3) + [mc.spop("intset")]
+    assert len(set(popped)) == 5 and None not in popped
+    mc.zincrby("zset", 10, "z1")
+    mc.zpopmin("zset")
+    mc.zpopmin("zset", 2)
+    mc.xadd("stream", {"b": "2"})
+    mc.execute_command("XTRIM", "stream", "MAXLEN", "~", "100")
+    assert mc.xlen("stream") < 501
+    mc.xadd("stream", {"c": "3"})
+    mc.pfadd("hll", "a", "b", "c")
+    mc.append("s5", "-more")
+    mc.setrange("s6", 1, "XYZ")
+    with mc.pipeline(transaction=True) as p:
+        p.set("tx1", "a")
+        p.incrby("counter", 5)
+        p.spop("set")
+        p.expire("tx1", 800)
+        p.execute()
+    assert mc.eval("redis.call('SET', KEYS[1], ARGV[1]); return 1", 1, "scripted", "yes") == 1
+    spopped = mc.eval("return redis.call('SPOP', KEYS[1])", 1, "set")
+    assert spopped is not None
+    popped.append(spopped)
+    mc.eval("local t = redis.call('TIME'); "
+            "redis.call('SET', KEYS[1], t[1] .. '.' .. t[2]); "
+            "redis.call('PEXPIRE', KEYS[1], 600000); return 1", 1, "timed")
+    m1.set("db1-later", "1")
+    m1.incr("db1-counter")
+    m1.hset("db1-hash", "f", "v")
+    m1.expire("db1", 900)
+    # Keys in many shards at once.
+    mc.mset({"multi%d" % i: i for i in range(200)})
+    assert mc.delete(*["multi%d" % i for i in range(0, 200, 2)]) == 100
+    mc.delete(*["s%d" % i for i in range(100, 300)])
+    mc.rename("s7", "s7-renamed")
+    mc.rename("list2", "list2-renamed")
+    mc.sunionstore("union", "set", "intset", "nosuch")
+    mc.execute_command("COPY", "hash", "hash-copy")
+    mc.execute_command("COPY", "s8", "s8-copy", "DB", "1")
+    mc.execute_command("COPY", "zset", "zset-copy")
+    wait_synced(master, r, "the stream")
+    assert_same_image(master, r)
+    rc = r.client()
+    for member in popped:
+        assert not rc.sismember("set", member) and not rc.sismember("intset", member), member
+    assert rc.get("timed") == mc.get("timed")
+    assert assert_ttls_close(master, r) >= 10
+
+    # FLUSHDB empties db 0 only; the writes after it arrive.
+    mc.flushdb()
+    mc.set("after-flush", "1")
+    m1.set("db1-after-flush", "1")
+    wait_synced(master, r, "the flush")
+    assert_same_image(master, r)
+    assert rc.dbsize() == 1
+    assert r.client(db=1).get("db1-after-flush") == b"1"
+
+
+# ---------------------------------------------------------------- 2. writes during sync
+
+def test_writes_throughout_the_sync(master, replicas):
+    mc = master.client()
+    fill(mc, 20000)
+    stop = threading.Event()
+    errors = []
+    written = [0]
+
+    def writer():
+        w = master.client()
+        i = 0
+        try:
+            while not stop.is_set():
+                w.set("live%d" % (i % 500), i)
+                w.incr("live-counter")
+                i += 1
+        except Exception as e:  # reported by the test, not lost in the thread
+            errors.append(e)
+        written[0] = i
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        time.sleep(0.1)
+        r = replicas()
+        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
+                 what="the link")
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        t.join(10)
+    assert not errors, errors
+    assert written[0] > 0
+    wait_synced(master, r, "catch-up")
+    assert_same_image(master, r)
+    assert int(r.client().get("live-counter")) == written[0]
+
+
+# ---------------------------------------------------------------- 3. expiry
+
+def keyspace(c, db=0):
+    return c.info("keyspace").get("db%d" % db, {"keys": 0, "expires": 0})
+
+
+@pytest.mark.parametrize("how", ["active", "lazy"])
+def test_expiry_on_the_master_reaches_the_replica(master, replicas, how):
+    mc = master.client()
+    mc.set("keep", "1")
+    r = replicas()
+    wait_synced(master, r)
+    rc = r.client()
+    mc.set("k", "v", px=200)
+    wait_synced(master, r, "the SET")
+    # A Redis replica hides a logically expired key from reads but keeps it (and counts
+    # it) until the master's DEL arrives.
+    if how == "active":
+        # Never touched on the master: its own expiry cycle must remove it.
+        wait_for(lambda: mc.dbsize() == 1, what="the master's active expiry")
+    else:
+        time.sleep(0.3)
+        assert mc.get("k") is None
+        assert mc.exists("k") == 0
+    wait_for(lambda: rc.dbsize() == 1, what="the replica's DBSIZE to drop to 1")
+    ks = keyspace(rc)
+    assert ks["keys"] == 1 and ks["expires"] == 0, ks
+    assert [k for k in rc.scan_iter()] == [b"keep"]
+    wait_synced(master, r, "the DEL")
+    assert rc.dbsize() == 1
+
+
+# ---------------------------------------------------------------- 4. partial resync
+
+@pytest.mark.parametrize("side", ["master-side", "replica-side"])
+def test_partial_resync_after_the_link_drops(master, replicas, side):
+    mc = master.client()
+    fill(mc, 500)
+    r = replicas()
+    wait_synced(master, r, "the first sync")
+    rc = r.client()
+    stats = mc.info("stats")
+    full, partial = int(stats["sync_full"]), int(stats["sync_partial_ok"])
+    assert full >= 1
+    replid = mc.info("replication")["master_replid"]
+    if side == "master-side":
+        assert mc.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+    else:
+        assert rc.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    mc.set("while-down", "1")
+    mc.incr("n5")
+    mc.srem("set", "m7")
+    mc.spop("set")
+    mc.rpush("list", "down")
+    mc.expire("s9", 300)
+    wait_for(lambda: int(mc.info("stats")["sync_partial_ok"]) > partial,
+             what="a partial resync (sync_partial_ok)")
+    wait_synced(master, r, "the resync")
+    stats = mc.info("stats")
+    assert int(stats["sync_full"]) == full
+    assert int(stats["sync_partial_ok"]) == partial + 1
+    assert rc.get("while-down") == b"1"
+    assert r.client().info("replication")["master_replid"] == replid
+    assert_same_image(master, r)
+    # And the stream goes on after the resync.
+    mc.set("after-resync", "1")
+    wait_synced(master, r, "the stream after the resync")
+    assert rc.get("after-resync") == b"1"
+    assert mc.info("replication")["connected_slaves"] == 1
+
+
+# ---------------------------------------------------------------- 5. WAIT
+
+def test_wait(master, replicas):
+    mc = master.client()
+    mc.set("k", "v")
+    t0 = time.monotonic()
+    assert mc.execute_command("WAIT", 1, 200) == 0  # no replica
+    assert 0.19 <= time.monotonic() - t0 < 2.0
+    r = replicas()
+    wait_synced(master, r)
+    for i in range(3):
+        mc.set("k", "v%d" % i)
+        t0 = time.monotonic()
+        assert mc.execute_command("WAIT", 1, 2000) == 1
+        assert time.monotonic() - t0 < 1.0
+        assert r.client().get("k") == b"v%d" % i
+    mc.set("k2", "v")
+    t0 = time.monotonic()
+    assert mc.execute_command("WAIT", 2, 300) == 1
+    took = time.monotonic() - t0
+    assert 0.29 <= took < 2.0, took
+    # Other clients are served while one waits.
+    blocked = master.client(socket_timeout=5)
+    done = []
+    th = threading.Thread(target=lambda: done.append(blocked.execute_command("WAIT", 2, 1000)))
+    th.start()
+    try:
+        time.sleep(0.1)
+        assert mc.ping()
+        assert mc.get("k2") == b"v"
+    finally:
+        th.join(5)
+    assert done == [1]
+
+
+# ---------------------------------------------------------------- 6. INFO, ROLE, CLIENT LIST
+
+def info_lines(c, section):
+    text = call(c, "INFO", section)
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = {}
+    for line in text.split("\r\n"):
+        if line and not line.startswith("#") and ":" in line:
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+def test_info_role_and_client_list(master, replicas):
+    mc = master.client()
+    mc.set("a", "1")
+    c = master.client(decode_responses=True)
+    info = info_lines(c, "replication")
+    assert info["role"] == "master" and info["connected_slaves"] == "0"
+    assert not any(k.startswith("slave0") for k in info)
+    r = replicas()
+    wait_synced(master, r)
+    mc.set("b", "2")
+    wait_synced(master, r, "the write")
+
+    info = info_lines(c, "replication")
+    assert info["role"] == "master"
+    assert info["connected_slaves"] == "1"
+    assert "slave1" not in info
+    fields = dict(f.split("=", 1) for f in info["slave0"].split(","))
+    assert list(fields) == ["ip", "port", "state", "offset", "lag"], info["slave0"]
+    assert fields["ip"] == "127.0.0.1"
+    assert fields["port"] == str(r.port)
+    assert fields["state"] == "online"
+    assert 0 <= int(fields["offset"]) <= int(info["master_repl_offset"])
+    assert 0 <= int(fields["lag"]) <= 5
+    assert len(info["master_replid"]) == 40
+    int(info["master_replid"], 16)
+    assert int(info["master_repl_offset"]) > 0
+    assert info["repl_backlog_active"] == "1"
+    assert int(info["repl_backlog_size"]) > 0
+    assert int(info["repl_backlog_first_byte_offset"]) >= 1
+    assert 0 < int(info["repl_backlog_histlen"]) <= int(info["repl_backlog_size"])
+    # The replica acknowledges (REPLCONF ACK, once a second): its offset reaches the
+    # master's in INFO and ROLE.
+    def acked():
+        i = info_lines(c, "replication")
+        f = dict(x.split("=", 1) for x in i["slave0"].split(","))
+        return f["offset"] == i["master_repl_offset"]
+    wait_for(acked, what="the replica's ACK in INFO")
+
+    role = call(mc, "ROLE")
+    assert len(role) == 3, role
+    assert role[0] == b"master"
+    assert isinstance(role[1], int) and role[1] > 0
+    assert len(role[2]) == 1, role
+    ip, port, off = role[2][0]
+    assert ip == b"127.0.0.1"
+    assert port == str(r.port).encode()
+    assert isinstance(off, bytes) and 0 <= int(off) <= role[1]
+
+    def role_acked():
+        ro = call(mc, "ROLE")
+        return int(ro[2][0][2]) == ro[1]
+    wait_for(role_acked, what="the replica's ACK in ROLE")
+
+    for kind in ("replica", "slave"):
+        lines = [l for l in call(c, "CLIENT", "LIST", "TYPE", kind).split("\n") if l.strip()]
+        assert len(lines) == 1, (kind, lines)
+        assert "S" in parse_client_line(lines[0].strip())["flags"], lines[0]
+    normal = call(c, "CLIENT", "LIST", "TYPE", "normal")
+    for line in normal.split("\n"):
+        if line.strip():
+            assert "S" not in parse_client_line(line.strip())["flags"], line
+
+
+# ---------------------------------------------------------------- 7. a replica killed
+
+@pytest.mark.parametrize("when", ["during-sync", "online"])
+def test_a_killed_replica_is_dropped_and_a_new_one_syncs(master, replicas, when):
+    mc = master.client()
+    fill(mc, 20000 if when == "during-sync" else 500)
+    r = replicas()
+    if when == "during-sync":
+        wait_for(lambda: call(master.client(decode_responses=True),
+                              "CLIENT", "LIST", "TYPE", "replica").strip() != "",
+                 what="the replica's PSYNC")
+    else:
+        wait_synced(master, r)
+        assert mc.info("replication")["connected_slaves"] == 1
+    r.proc.kill()
+    r.proc.wait(10)
+    wait_for(lambda: mc.info("replication")["connected_slaves"] == 0,
+             what="the master to drop the dead replica")
+    assert call(master.client(decode_responses=True),
+                "CLIENT", "LIST", "TYPE", "replica").strip() == ""
+    # The master keeps serving.
+    assert mc.ping()
+    mc.set("after-the-kill", "1")
+    assert mc.get("after-the-kill") == b"1"
+    mc.incr("n3")
+    r2 = replicas()
+    wait_synced(master, r2, "the new replica's sync")
+    assert_same_image(master, r2)
+    assert mc.info("replication")["connected_slaves"] == 1
+    mc.set("later", "2")
+    wait_synced(master, r2, "the stream")
+    assert r2.client().get("later") == b"2"
+
+
+# ---------------------------------------------------------------- 8. two replicas
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_two_replicas_at_once(master, replicas, diskless):
+    mc = master.client()
+    mc.config_set("repl-diskless-sync", diskless)
+    fill(mc, 3000)
+    r1 = replicas()
+    r2 = replicas()
+    wait_synced(master, r1, "the first replica's sync")
+    wait_synced(master, r2, "the second replica's sync")
+    assert mc.info("replication")["connected_slaves"] == 2
+    assert_same_image(master, r1)
+    assert_same_image(master, r2)
+    mc.incr("counter")
+    mc.spop("set", 2)
+    mc.delete("s10")
+    mc.set("new", "1", ex=100)
+    assert mc.execute_command("WAIT", 2, 5000) == 2
+    wait_synced(master, r1, "the stream (1)")
+    wait_synced(master, r2, "the stream (2)")
+    assert_same_image(master, r1)
+    assert_same_image(master, r2)
+    info = info_lines(master.client(decode_responses=True), "replication")
+    ports = sorted(dict(f.split("=", 1) for f in info[s].split(","))["port"]
+                   for s in ("slave0", "slave1"))
+    assert ports == sorted([str(r1.port), str(r2.port)])
