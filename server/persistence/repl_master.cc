@@ -276,7 +276,7 @@ void ReplMaster::EnableStream() {
             log.backlog().offset(), log.backlog().capacity());
 }
 
-void ReplMaster::DisableStream() {
+void ReplMaster::DisableStream(bool new_history) {
   if (!stream_on_) return;
   stream_on_ = false;
   Worker& w0 = *Worker::Current();
@@ -287,6 +287,7 @@ void ReplMaster::DisableStream() {
       w0.Post(i, MakeTask([] { Worker::Current()->SetReplFeed(false); }));
     }
   }
+  if (!new_history) return;
   // As Redis frees its backlog: the history ends here.
   engine_->replication().NewHistory();
   LogNotice("Replication backlog freed after %" PRId64 " seconds without replicas",
@@ -376,7 +377,8 @@ void ReplMaster::Merge() {
   int64_t now_offset = log.backlog().offset();
   merged_offset_.store(now_offset, std::memory_order_release);
   backlog_first_.store(log.backlog().first(), std::memory_order_relaxed);
-  engine_->replication().SetOffset(now_offset);
+  // A replica's offset is its master's (the master client counts it).
+  if (!engine_->replication().is_replica()) engine_->replication().SetOffset(now_offset);
   if (!cuts.empty() || !turn_bytes_.empty()) {
     int64_t hard = engine_->config().output_limit(ClientClass::kReplica).hard_bytes;
     std::string replid = engine_->replication().replid();
@@ -440,6 +442,18 @@ void ReplMaster::Remove(const std::shared_ptr<Peer>& p) {
 void ReplMaster::OnTimer(Worker& w) {
   int64_t now = w.now_ms();
   if (!stream_on_) return;
+  if (engine_->replication().is_replica()) {
+    // REPLICAOF: as Redis, the replicas are dropped (they resync with the new chain's
+    // data) and this process's own stream stops; its offset is now its master's.
+    std::vector<std::shared_ptr<Peer>> all;
+    {
+      std::lock_guard<std::mutex> l(peers_mu_);
+      all = peers_;
+    }
+    for (auto& p : all) Drop(p, "this server became a replica");
+    DisableStream(false);
+    return;
+  }
   bool any = connected_.load() > 0;
   if (any && now >= next_ping_ms_) {
     // Keeps idle replicas from timing out, as Redis's master does.
@@ -460,7 +474,7 @@ void ReplMaster::OnTimer(Worker& w) {
   }
   int64_t ttl = engine_->config().Int("repl-backlog-ttl");
   if (ttl > 0 && no_replicas_since_ms_ > 0 && now - no_replicas_since_ms_ >= ttl * 1000) {
-    DisableStream();
+    DisableStream(true);
   }
 }
 

@@ -108,7 +108,8 @@ class ReplMaster final : public ShardService {
   // Worker 0.
   void Decide(std::shared_ptr<Peer> p, std::string replid, int64_t offset, bool psync);
   void EnableStream();
-  void DisableStream();
+  // new_history: the backlog is freed (repl-backlog-ttl): a new replication id.
+  void DisableStream(bool new_history);
   void Merge();
   void StartImage(std::shared_ptr<Peer> p);
   void OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<int> fds,

@@ -371,13 +371,15 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
   }
   s = io.Command({"REPLCONF", "capa", "eof", "capa", "psync2"}, &reply);
   if (!s.ok()) return s;
-  // PSYNC2: once this process holds a history (a master's stream it followed, or its
-  // own after REPLICAOF NO ONE), it asks to continue it; a master that does not know
+  // PSYNC2: once this process holds a history (a master's stream it followed, its own
+  // stream as a master, or either after REPLICAOF NO ONE), it asks to continue it; a master that does not know
   // that history, or no longer holds the offset, answers with a full resync.
   std::string psync_id = "?";
   std::string psync_offset = "-1";
-  if (has_history_.load()) {
-    ReplicationState& state = engine_->replication();
+  ReplicationState& state = engine_->replication();
+  // A master that served replicas has a history of its own (a failed-over master
+  // rejoining its promoted replica continues it when that replica holds it).
+  if (has_history_.load() || state.offset() > 0) {
     psync_id = state.replid();
     psync_offset = std::to_string(state.offset() + 1);
     LogNotice("Trying a partial resynchronization (request %s:%s).", psync_id.c_str(),

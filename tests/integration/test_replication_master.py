@@ -65,7 +65,18 @@ def wait_synced(m, r, what="the sync"):
         ri = r.client().info("replication")
         raise AssertionError("timed out waiting for %s: master %s / replica %s" % (
             what, {k: v for k, v in mi.items() if "offset" in k or "slave" in k},
-            {k: v for k, v in ri.items() if "offset" in k or "link" in k or "sync" in k}))
+            {k: v for k, v in ri.items() if "offset" in k or "link" in k or "sync" in k})
+        ) from None
+
+
+def wait_link_up(r):
+    try:
+        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
+                 what="the link")
+    except AssertionError:
+        tail = r.read_log().strip().split("\n")[-3:]
+        raise AssertionError("timed out waiting for the replica's link to come up; its log "
+                             "ends with %r" % tail) from None
 
 
 def image(server, dbs=(0, 1)):
@@ -250,8 +261,10 @@ def test_full_sync_of_every_type_then_the_stream(master, replicas, diskless):
 
 # ---------------------------------------------------------------- 2. writes during sync
 
-def test_writes_throughout_the_sync(master, replicas):
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_writes_throughout_the_sync(master, replicas, diskless):
     mc = master.client()
+    mc.config_set("repl-diskless-sync", diskless)
     fill(mc, 20000)
     stop = threading.Event()
     errors = []
@@ -274,8 +287,7 @@ def test_writes_throughout_the_sync(master, replicas):
     try:
         time.sleep(0.1)
         r = replicas()
-        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
-                 what="the link")
+        wait_link_up(r)
         time.sleep(0.5)
     finally:
         stop.set()
