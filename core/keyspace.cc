@@ -361,7 +361,12 @@ Entry* Keyspace::StringForWrite(uint32_t db, std::string_view key, Entry* e, siz
   Db& d = dbs_[db];
   if (e != nullptr && e->IsRaw()) {
     size_t have = e->ValueLen();
-    if (len <= have || e->GrowInPlace(len)) return e;
+    if (len <= have || e->GrowInPlace(len)) {
+      // Changed in place: the write lookup told the snapshot and the tracker; the change
+      // counter (rdb_changes_since_last_save, a master's propagation) counts it here.
+      changes_++;
+      return e;
+    }
   }
   // A new entry: for a new key, a packed value, or one that must move to grow.
   std::string scratch;

@@ -128,6 +128,7 @@ class Client {
   // output limit is the replica class's, and on_replica_close runs when it closes.
   virtual void MakeReplica() {}
   virtual bool is_replica() const { return false; }
+  // Not from inside a command of that client (its suppressed reply would take the bytes).
   virtual void SendToReplica(std::string_view bytes) { (void)bytes; }
   std::function<void()> on_replica_close;
   // What a replica said of itself in REPLCONF before its PSYNC.

@@ -30,6 +30,9 @@ struct ReplMaster::Peer {
   int port = 0;
   bool capa_eof = false;
   bool psync2 = false;
+  // A diskless image was sent: as Redis, the stream starts once the replica has
+  // acknowledged (it finds the image's end mark at the end of a read).
+  std::atomic<bool> wait_ack{false};
   std::atomic<int> state{kWaitImage};
   std::atomic<bool> closed{false};
   std::atomic<int64_t> ack{0};
@@ -154,6 +157,9 @@ void ReplMaster::Ack(Client& c, int64_t offset) {
     if (p->id != c.id()) continue;
     p->ack.store(offset, std::memory_order_release);
     p->ack_ms.store(w.now_ms(), std::memory_order_relaxed);
+    // Never from inside the command: its reply (suppressed for a replica) is being
+    // written to the same output, and would take the stream's bytes with it.
+    if (p->wait_ack.exchange(false)) w.Defer(MakeTask([this, p] { Deliver(*p); }));
     w.Post(0, MakeTask([this] { CheckWaits(); }));
     return;
   }
@@ -190,6 +196,7 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
       return;
     }
     if (!p.image_done || !p.pieces.empty()) return;
+    if (p.wait_ack.load()) return;
     p.state.store(Peer::kOnline);
     LogNotice("Synchronization with replica %s:%d succeeded", p.ip.c_str(), p.port);
   }
@@ -490,7 +497,7 @@ bool ReplMaster::Wait(uint32_t origin, int64_t replicas, std::shared_ptr<Blocked
   r->acked = std::move(acked);
   auto task = [this, r] {
     waits_.push_back(r);
-    getack_due_ = true;
+    if (connected_.load() > 0) getack_due_ = true;
     CheckWaits();
   };
   Worker& w = *Worker::Current();
@@ -625,6 +632,8 @@ void ReplMaster::Encode(std::shared_ptr<Peer> p, std::vector<int> fds,
       if (!st.ok()) return fail(st.message());
       if (!piece.empty() && !push(std::move(piece))) return;
     }
+    // Set before the mark can reach the replica: its first ACK may follow at once.
+    p->wait_ack.store(true);
     if (!push(mark)) return;
   } else {
     std::string path = JoinPath(cfg.String("dir"), "temp-repl-" + std::to_string(getpid()) + "-" +

@@ -49,10 +49,19 @@ def replicas(master):
         r.stop()
 
 
+def info(server, section="replication"):
+    """INFO section of a server, on a connection of its own (closed after)."""
+    c = server.client()
+    try:
+        return c.info(section)
+    finally:
+        c.close()
+
+
 def synced(m, r):
     """True once the replica's link is up and it has applied the master's whole stream."""
-    mi = m.client().info("replication")
-    ri = r.client().info("replication")
+    mi = info(m)
+    ri = info(r)
     return (ri.get("master_link_status") == "up" and
             ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
 
@@ -61,8 +70,7 @@ def wait_synced(m, r, what="the sync"):
     try:
         wait_for(lambda: synced(m, r), what=what)
     except AssertionError:
-        mi = m.client().info("replication")
-        ri = r.client().info("replication")
+        mi, ri = info(m), info(r)
         raise AssertionError("timed out waiting for %s: master %s / replica %s" % (
             what, {k: v for k, v in mi.items() if "offset" in k or "slave" in k},
             {k: v for k, v in ri.items() if "offset" in k or "link" in k or "sync" in k})
@@ -71,8 +79,7 @@ def wait_synced(m, r, what="the sync"):
 
 def wait_link_up(r):
     try:
-        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
-                 what="the link")
+        wait_for(lambda: info(r).get("master_link_status") == "up", what="the link")
     except AssertionError:
         tail = r.read_log().strip().split("\n")[-3:]
         raise AssertionError("timed out waiting for the replica's link to come up; its log "
@@ -112,8 +119,10 @@ def assert_same_image(m, r):
 def describe(key, want, got):
     """A short account of how one key differs (the master's value vs the replica's)."""
     if want[0] != got[0] or want[2] != got[2] or not isinstance(want[1], list):
-        text = "%r: master %r, replica %r" % (key, want, got)
-        return text if len(text) < 600 else text[:600] + "..."
+        def short(v):
+            text = repr(v)
+            return text if len(text) < 120 else text[:120] + "..."
+        return "%r: master %s, replica %s" % (key, short(want), short(got))
     a = [repr(x) for x in want[1]]
     b = [repr(x) for x in got[1]]
     only_m = [x for x in a if x not in set(b)][:5]
@@ -372,12 +381,24 @@ def test_partial_resync_after_the_link_drops(master, replicas, side):
 
 # ---------------------------------------------------------------- 5. WAIT
 
-def test_wait(master, replicas):
+def test_wait_without_a_replica_then_a_replica_syncs(master, replicas):
     mc = master.client()
     mc.set("k", "v")
     t0 = time.monotonic()
-    assert mc.execute_command("WAIT", 1, 200) == 0  # no replica
+    assert mc.execute_command("WAIT", 1, 200) == 0
     assert 0.19 <= time.monotonic() - t0 < 2.0
+    # A replica that comes after the WAIT still syncs (whatever the WAIT left in the
+    # stream follows the image, not inside it).
+    r = replicas()
+    wait_synced(master, r)
+    assert r.client().get("k") == b"v"
+    mc.set("k", "v2")
+    assert mc.execute_command("WAIT", 1, 2000) == 1
+
+
+def test_wait_with_one_replica(master, replicas):
+    mc = master.client()
+    mc.set("k", "v")
     r = replicas()
     wait_synced(master, r)
     for i in range(3):
@@ -403,6 +424,13 @@ def test_wait(master, replicas):
     finally:
         th.join(5)
     assert done == [1]
+    # The replica gone, WAIT counts none again.
+    r.stop()
+    wait_for(lambda: mc.info("replication")["connected_slaves"] == 0, what="the replica to go")
+    mc.set("k3", "v")
+    t0 = time.monotonic()
+    assert mc.execute_command("WAIT", 1, 200) == 0
+    assert 0.19 <= time.monotonic() - t0 < 2.0
 
 
 # ---------------------------------------------------------------- 6. INFO, ROLE, CLIENT LIST
@@ -487,11 +515,13 @@ def test_info_role_and_client_list(master, replicas):
 @pytest.mark.parametrize("when", ["during-sync", "online"])
 def test_a_killed_replica_is_dropped_and_a_new_one_syncs(master, replicas, when):
     mc = master.client()
+    ms = master.client(decode_responses=True)
     fill(mc, 20000 if when == "during-sync" else 500)
     r = replicas()
     if when == "during-sync":
-        wait_for(lambda: call(master.client(decode_responses=True),
-                              "CLIENT", "LIST", "TYPE", "replica").strip() != "",
+        # Killed as soon as the master counts it as a replica (its PSYNC arrived): while
+        # the image is made or sent.
+        wait_for(lambda: call(ms, "CLIENT", "LIST", "TYPE", "replica").strip() != "",
                  what="the replica's PSYNC")
     else:
         wait_synced(master, r)
@@ -500,8 +530,7 @@ def test_a_killed_replica_is_dropped_and_a_new_one_syncs(master, replicas, when)
     r.proc.wait(10)
     wait_for(lambda: mc.info("replication")["connected_slaves"] == 0,
              what="the master to drop the dead replica")
-    assert call(master.client(decode_responses=True),
-                "CLIENT", "LIST", "TYPE", "replica").strip() == ""
+    assert call(ms, "CLIENT", "LIST", "TYPE", "replica").strip() == ""
     # The master keeps serving.
     assert mc.ping()
     mc.set("after-the-kill", "1")
