@@ -199,7 +199,12 @@ Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     auto acked = std::make_shared<std::atomic<int64_t>>(0);
     c->set_blocked(waiter);
     home.TrackBlocked(waiter);
-    home.engine().Service<ReplMaster>().Wait(home.index(), numreplicas, waiter, acked);
+    if (c->repl_wrote) {
+      c->repl_wait_counter = home.engine().repl_log().counter();
+      c->repl_wrote = false;
+    }
+    home.engine().Service<ReplMaster>().Wait(home.index(), numreplicas, c->repl_wait_counter,
+                                             waiter, acked);
     co_await BlockAwait(waiter.get());
     c->set_blocked(nullptr);
     rb.Integer(acked->load(std::memory_order_acquire));

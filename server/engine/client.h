@@ -136,6 +136,10 @@ class Client {
   std::string repl_announced_ip;
   bool repl_capa_eof = false;
   bool repl_capa_psync2 = false;
+  // WAIT: this client wrote since its last WAIT, and the stream's counter that its last
+  // WAIT waited for (0: it never wrote; every replica counts).
+  bool repl_wrote = false;
+  uint64_t repl_wait_counter = 0;
   virtual size_t query_buffer_bytes() const = 0;
   virtual size_t output_bytes() const = 0;
   // The blocking command this client waits in, if any (blocking.h); a disconnect

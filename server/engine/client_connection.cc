@@ -373,6 +373,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     }
   }
   last_spec_ = spec;
+  if (spec->flags & kCmdWrite) repl_wrote = true;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     Queue(spec, args);
@@ -720,8 +721,19 @@ void ClientConnection::SendToReplica(std::string_view bytes) {
 
 void ClientConnection::SendToMaster(std::string_view bytes) {
   if (closing()) return;
-  AppendPush(bytes);
-  ScheduleFlush();
+  // Later in the turn, never inside the master's own command (REPLCONF GETACK): that
+  // command's reply is suppressed, and would take these bytes with it.
+  Worker* w = worker_;
+  uint64_t id = id_;
+  std::string b(bytes);
+  w->Defer(MakeTask([w, id, b] {
+    auto it = w->connections().find(id);
+    if (it == w->connections().end()) return;
+    auto* c = static_cast<ClientConnection*>(it->second);
+    if (c->closing()) return;
+    c->AppendPush(b);
+    c->ScheduleFlush();
+  }));
 }
 
 void ClientConnection::OnClosing() {

@@ -149,7 +149,7 @@ void ReplLog::ResolveCuts(uint64_t below) {
   for (size_t i = 0; i < cuts_.size();) {
     if (cuts_[i].seq < below) {
       resolved_.push_back({cuts_[i].id, backlog_.offset()});
-      last_db_ = -1;
+      if (cuts_[i].select_again) last_db_ = -1;
       cuts_[i] = cuts_.back();
       cuts_.pop_back();
     } else {

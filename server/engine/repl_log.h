@@ -129,7 +129,11 @@ class ReplLog {
   // SELECT (a replica that has just had a full sync).
   void ForgetDb() { last_db_ = -1; }
   // The merger: asks for the offset at number `seq` (see "Cuts" above).
-  void AddCut(uint64_t seq, uint64_t id) { cuts_.push_back({seq, id}); }
+  // select_again: a replica's full resync (its database is unknown after the image);
+  // false for a WAIT, which only needs the offset.
+  void AddCut(uint64_t seq, uint64_t id, bool select_again = true) {
+    cuts_.push_back({seq, id, select_again});
+  }
   // Cuts resolved by the Merge calls so far: (id, offset), taken.
   std::vector<std::pair<uint64_t, int64_t>> TakeResolvedCuts() {
     std::vector<std::pair<uint64_t, int64_t>> r;
@@ -153,6 +157,7 @@ class ReplLog {
   struct PendingCut {
     uint64_t seq;
     uint64_t id;
+    bool select_again;
   };
   std::vector<PendingCut> cuts_;
   std::vector<std::pair<uint64_t, int64_t>> resolved_;

@@ -57,6 +57,7 @@ struct ReplMaster::WaitRequest {
   uint32_t origin = 0;
   int64_t replicas = 0;
   uint64_t counter = 0;  // every write numbered below it
+  uint64_t cut_id = 0;
   int64_t target = -1;   // its stream offset, once merged
   std::shared_ptr<BlockedClient> waiter;
   std::shared_ptr<std::atomic<int64_t>> acked;
@@ -381,6 +382,11 @@ void ReplMaster::Merge() {
   int64_t start = log.backlog().offset();
   log.Merge([this](std::string_view b) { turn_bytes_.append(b); });
   std::vector<std::pair<uint64_t, int64_t>> cuts = log.TakeResolvedCuts();
+  for (const auto& [id, off] : cuts) {
+    for (auto& r : waits_) {
+      if (r->cut_id == id) r->target = off;
+    }
+  }
   int64_t now_offset = log.backlog().offset();
   merged_offset_.store(now_offset, std::memory_order_release);
   backlog_first_.store(log.backlog().first(), std::memory_order_relaxed);
@@ -487,15 +493,22 @@ void ReplMaster::OnTimer(Worker& w) {
 
 // ---------------------------------------------------------------- WAIT
 
-bool ReplMaster::Wait(uint32_t origin, int64_t replicas, std::shared_ptr<BlockedClient> waiter,
+void ReplMaster::Wait(uint32_t origin, int64_t replicas, uint64_t counter,
+                      std::shared_ptr<BlockedClient> waiter,
                       std::shared_ptr<std::atomic<int64_t>> acked) {
   auto r = std::make_shared<WaitRequest>();
   r->origin = origin;
   r->replicas = replicas;
-  r->counter = engine_->repl_log().counter();
+  r->counter = counter;
   r->waiter = std::move(waiter);
   r->acked = std::move(acked);
   auto task = [this, r] {
+    if (r->counter == 0 || !stream_on_) {
+      r->target = 0;
+    } else {
+      r->cut_id = next_cut_id_++;
+      engine_->repl_log().AddCut(r->counter, r->cut_id, false);
+    }
     waits_.push_back(r);
     if (connected_.load() > 0) getack_due_ = true;
     CheckWaits();
@@ -506,7 +519,6 @@ bool ReplMaster::Wait(uint32_t origin, int64_t replicas, std::shared_ptr<Blocked
   } else {
     w.Post(0, MakeTask(std::move(task)));
   }
-  return true;
 }
 
 int64_t ReplMaster::CountAcked(int64_t offset) const {
@@ -527,8 +539,7 @@ void ReplMaster::CheckWaits() {
   for (size_t i = 0; i < waits_.size(); i++) {
     std::shared_ptr<WaitRequest> r = waits_[i];
     if (r->waiter->state.load(std::memory_order_acquire) != BlockedClient::kWaiting) continue;
-    if (r->target < 0 && (!stream_on_ || log.merged_bound() >= r->counter))
-      r->target = log.backlog().offset();
+    if (r->target < 0 && !stream_on_) r->target = log.backlog().offset();
     if (r->target >= 0) {
       int64_t n = CountAcked(r->target);
       r->acked->store(n, std::memory_order_release);

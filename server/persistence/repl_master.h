@@ -78,11 +78,13 @@ class ReplMaster final : public ShardService {
   void Ack(Client& c, int64_t offset);
 
   // WAIT: the fiber's waiter (a keyless BlockedClient) is woken with the count in
-  // *acked once `replicas` replicas acknowledged every write numbered before now.
-  // Returns false when there is nothing to wait for (the count is then in *acked).
+  // *acked once `replicas` replicas acknowledged every write numbered below `counter`
+  // (the client's writes; 0: none, every replica counts). Its stream offset is the
+  // offset where the records numbered below it end (a cut without SELECT), so PINGs and
+  // GETACKs emitted since do not count.
   struct WaitRequest;
-  bool Wait(uint32_t origin, int64_t replicas, std::shared_ptr<BlockedClient> waiter,
-            std::shared_ptr<std::atomic<int64_t>> acked);
+  void Wait(uint32_t origin, int64_t replicas, uint64_t counter,
+            std::shared_ptr<BlockedClient> waiter, std::shared_ptr<std::atomic<int64_t>> acked);
   // Replicas that acknowledged `offset` (-1: the stream's offset as last merged).
   int64_t CountAcked(int64_t offset) const;
   // ROLE's list: ip, port, acknowledged offset of each online replica.

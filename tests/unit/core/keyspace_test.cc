@@ -109,8 +109,11 @@ TEST(KeyspaceTest, StringForWriteChangesInPlaceAndGrowsWithRoom) {
   EXPECT_EQ(e->ValueString(), std::string(5, '\0'));
   e->MutableValue()[1] = 'x';
   EXPECT_EQ(ks.Find(0, "b", 0)->ValueString(), std::string("\0x\0\0\0", 5));
-  // Long enough already: the same entry.
+  // Long enough already: the same entry, and still a change (a master propagates writes
+  // that move the change counter).
+  uint64_t changes = ks.changes();
   EXPECT_EQ(ks.StringForWrite(0, "b", ks.Find(0, "b", 0), 3), ks.Find(0, "b", 0));
+  EXPECT_EQ(ks.changes(), changes + 1);
   // A packed value (ASCII, 16 bytes or more) comes back raw, its bytes kept, with its TTL.
   ks.SetString(0, "p", "abcdefghijklmnopqrstuvwxyz", 99000);
   Entry* p = ks.Find(0, "p", 0);
