@@ -80,97 +80,102 @@ bool ReplyBulks(std::string_view reply, std::vector<std::string_view>* out) {
   return true;
 }
 
-void PropagateExpire(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+bool PropagateExpire(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   ExpiryState(args[1], ctx, out);
+  return true;
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
-void PropagateSet(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
-  std::vector<std::string_view> v(args.begin(), args.end());
-  bool relative = false;
+bool PropagateSet(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   size_t at = 0;
-  for (size_t i = 3; i + 1 < v.size(); i++) {
-    if (EqualsIgnoreCase(v[i], "ex") || EqualsIgnoreCase(v[i], "px") ||
-        EqualsIgnoreCase(v[i], "exat") || EqualsIgnoreCase(v[i], "pxat")) {
-      relative = true;
+  for (size_t i = 3; i + 1 < args.size(); i++) {
+    if (EqualsIgnoreCase(args[i], "ex") || EqualsIgnoreCase(args[i], "px") ||
+        EqualsIgnoreCase(args[i], "exat") || EqualsIgnoreCase(args[i], "pxat")) {
       at = i;
       break;
     }
   }
-  if (!relative) {
-    out->Add(args);
-    return;
+  if (at == 0) {  // SET key value, and the options that need no rewrite
+    return false;
   }
+  std::vector<std::string_view> v(args.begin(), args.end());
   const Entry* e = Lookup(ctx, args[1]);
   if (e == nullptr || !e->HasExpire()) {
     out->Add({"DEL", args[1]});
-    return;
+    return true;
   }
   std::string ms = std::to_string(e->ExpireMs());
   v[at] = "PXAT";
   v[at + 1] = ms;
   out->Add(CmdArgs(v.data(), v.size()));
+  return true;
 }
 
 // SETEX key seconds value, PSETEX key ms value.
-void PropagateSetEx(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+bool PropagateSetEx(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   const Entry* e = Lookup(ctx, args[1]);
   if (e == nullptr || !e->HasExpire()) {
     out->Add({"DEL", args[1]});
-    return;
+    return true;
   }
   std::string ms = std::to_string(e->ExpireMs());
   out->Add({"SET", args[1], args[3], "PXAT", ms});
+  return true;
 }
 
-void PropagateGetEx(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+bool PropagateGetEx(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   ExpiryState(args[1], ctx, out);
+  return true;
 }
 
-void PropagateGetDel(CmdArgs args, const PropagateCtx&, std::string_view, ReplOut* out) {
+bool PropagateGetDel(CmdArgs args, const PropagateCtx&, std::string_view, ReplOut* out) {
   out->Add({"DEL", args[1]});
+  return true;
 }
 
-void PropagateIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply,
+bool PropagateIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply,
                           ReplOut* out) {
   std::string_view v;
-  if (!ReplyBulk(reply, &v)) return;
+  if (!ReplyBulk(reply, &v)) return true;
   out->Add({"SET", args[1], v, "KEEPTTL"});
+  return true;
 }
 
-void PropagateHIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply,
+bool PropagateHIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply,
                            ReplOut* out) {
   std::string_view v;
-  if (!ReplyBulk(reply, &v)) return;
+  if (!ReplyBulk(reply, &v)) return true;
   out->Add({"HSET", args[1], args[2], v});
+  return true;
 }
 
-void PropagateSPop(CmdArgs args, const PropagateCtx&, std::string_view reply, ReplOut* out) {
+bool PropagateSPop(CmdArgs args, const PropagateCtx&, std::string_view reply, ReplOut* out) {
   std::vector<std::string_view> members;
-  if (!ReplyBulks(reply, &members) || members.empty()) return;
+  if (!ReplyBulks(reply, &members) || members.empty()) return true;
   std::vector<std::string_view> v{"SREM", args[1]};
   v.insert(v.end(), members.begin(), members.end());
   out->Add(CmdArgs(v.data(), v.size()));
+  return true;
 }
 
 // RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]
-void PropagateRestore(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+bool PropagateRestore(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   bool abs = false;
   for (size_t i = 4; i < args.size(); i++) abs = abs || EqualsIgnoreCase(args[i], "absttl");
   if (abs || args[2] == "0") {
-    out->Add(args);
-    return;
+    return false;
   }
   const Entry* e = Lookup(ctx, args[1]);
   if (e == nullptr || !e->HasExpire()) {
     out->Add({"DEL", args[1]});
-    return;
+    return true;
   }
   std::string ms = std::to_string(e->ExpireMs());
   std::vector<std::string_view> v(args.begin(), args.end());
   v[2] = ms;
   v.push_back("ABSTTL");
   out->Add(CmdArgs(v.data(), v.size()));
+  return true;
 }
 
 const StreamObject* StreamOf(const PropagateCtx& ctx, std::string_view key) {
@@ -203,7 +208,7 @@ size_t RewriteTrim(std::vector<std::string_view>& v, size_t i, const StreamObjec
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] id|* field value ...
-void PropagateXAdd(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
+bool PropagateXAdd(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
                    ReplOut* out) {
   std::vector<std::string_view> v(args.begin(), args.end());
   std::vector<std::string> storage;
@@ -222,15 +227,17 @@ void PropagateXAdd(CmdArgs args, const PropagateCtx& ctx, std::string_view reply
   std::string_view id;
   if (i < v.size() && ReplyBulk(reply, &id)) v[i] = id;
   out->Add(CmdArgs(v.data(), v.size()));
+  return true;
 }
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
-void PropagateXTrim(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+bool PropagateXTrim(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
   std::vector<std::string_view> v(args.begin(), args.end());
   std::vector<std::string> storage;
   storage.reserve(1);
   if (v.size() > 2) RewriteTrim(v, 2, StreamOf(ctx, args[1]), &storage);
   out->Add(CmdArgs(v.data(), v.size()));
+  return true;
 }
 
 }  // namespace

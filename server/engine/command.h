@@ -101,15 +101,16 @@ using ShardFn = void (*)(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb);
 
 // What a master's replicas are sent for a write that changed its shard, when not the
 // call itself (repl_feed.h): the call's arguments, its shard's data after it ran, and
-// its reply. Writes to `out` the commands that reproduce the change; none propagates
-// nothing.
+// its reply. Returns false when the call itself is right after all (SET without an
+// expiry); otherwise writes to `out` the commands that reproduce the change (none:
+// nothing is propagated).
 class ReplOut;
 struct PropagateCtx {
   Keyspace& ks;
   uint32_t db;
   int64_t now_ms;
 };
-using PropagateFn = void (*)(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
+using PropagateFn = bool (*)(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
                              ReplOut* out);
 using ConnFn = void (*)(Client& c, CmdArgs args, ReplyBuilder& rb);
 using FiberFn = Fiber (*)(Client* c, std::shared_ptr<OwnedArgs> args);

@@ -1,17 +1,58 @@
 #include "server/engine/repl_feed.h"
 
+#include <charconv>
+#include <cstring>
 #include <string>
 
 namespace strata {
 
 namespace {
 
-void AppendBulk(std::string* out, std::string_view a) {
-  out->push_back('$');
-  out->append(std::to_string(a.size()));
-  out->append("\r\n");
-  out->append(a);
-  out->append("\r\n");
+// Writes n in decimal at p; returns the end.
+char* PutDecimal(char* p, size_t n) {
+  if (n < 10) {
+    *p++ = static_cast<char>('0' + n);
+    return p;
+  }
+  if (n < 100) {
+    *p++ = static_cast<char>('0' + n / 10);
+    *p++ = static_cast<char>('0' + n % 10);
+    return p;
+  }
+  if (n < 1000) {
+    *p++ = static_cast<char>('0' + n / 100);
+    *p++ = static_cast<char>('0' + n / 10 % 10);
+    *p++ = static_cast<char>('0' + n % 10);
+    return p;
+  }
+  return std::to_chars(p, p + 20, n).ptr;
+}
+
+// Appends a RESP array of args to *out: its size is counted first, so the buffer grows
+// once (this runs for every propagated write).
+template <class Args>
+void AppendCommand(std::string* out, const Args& args) {
+  size_t need = 16;
+  for (std::string_view a : args) need += a.size() + 24;
+  size_t start = out->size();
+  out->resize(start + need);
+  char* base = out->data();
+  char* p = base + start;
+  *p++ = '*';
+  p = PutDecimal(p, args.size());
+  *p++ = '\r';
+  *p++ = '\n';
+  for (std::string_view a : args) {
+    *p++ = '$';
+    p = PutDecimal(p, a.size());
+    *p++ = '\r';
+    *p++ = '\n';
+    if (!a.empty()) std::memcpy(p, a.data(), a.size());
+    p += a.size();
+    *p++ = '\r';
+    *p++ = '\n';
+  }
+  out->resize(static_cast<size_t>(p - base));
 }
 
 const std::string kMulti = RespCommand({"MULTI"});
@@ -20,18 +61,12 @@ const std::string kExec = RespCommand({"EXEC"});
 }  // namespace
 
 void ReplOut::Add(std::initializer_list<std::string_view> args) {
-  bytes_.push_back('*');
-  bytes_.append(std::to_string(args.size()));
-  bytes_.append("\r\n");
-  for (std::string_view a : args) AppendBulk(&bytes_, a);
+  AppendCommand(&bytes_, args);
   commands_++;
 }
 
 void ReplOut::Add(CmdArgs args) {
-  bytes_.push_back('*');
-  bytes_.append(std::to_string(args.size()));
-  bytes_.append("\r\n");
-  for (std::string_view a : args) AppendBulk(&bytes_, a);
+  AppendCommand(&bytes_, args);
   commands_++;
 }
 
@@ -52,9 +87,17 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db,
     return;
   }
   out_.Clear();
-  if (spec->propagate != nullptr) {
-    spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
-  } else {
+  bool rewritten =
+      spec->propagate != nullptr && spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
+  if (!rewritten) {
+    if (group_depth_ == 0) {
+      // The common case: the call itself, written straight into the shard's batch.
+      log_->shard(shard_).AppendWith(*log_, db,
+                                     [&](std::string* buf) { AppendCommand(buf, args); });
+      if (!after_.empty()) [[unlikely]]
+        FlushAfter();
+      return;
+    }
     out_.Add(args);
   }
   if (out_.commands() != 0) Append(db, out_.bytes(), out_.commands());

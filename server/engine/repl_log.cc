@@ -67,7 +67,9 @@ void ReplLog::ShardLog::Append(ReplLog& log, uint32_t db, std::string_view bytes
     producing_here_ = true;
   }
   uint64_t seq = log.NextSeq();
-  pending_.push_back(Record{seq, db, std::string(bytes)});
+  pending_.records.push_back(Record{seq, db, static_cast<uint32_t>(bytes.size()),
+                                    pending_.bytes.size()});
+  pending_.bytes.append(bytes);
 }
 
 uint64_t ReplLog::ShardLog::Reserve(ReplLog& log) {
@@ -83,16 +85,28 @@ uint64_t ReplLog::ShardLog::Reserve(ReplLog& log) {
 void ReplLog::ShardLog::AppendAt(uint64_t seq, uint32_t db, std::string_view bytes) {
   // Numbers of one shard stay in order: a later Append took a higher one, so the
   // reserved record goes before any such.
-  auto it = pending_.end();
-  while (it != pending_.begin() && std::prev(it)->seq > seq) --it;
-  pending_.insert(it, Record{seq, db, std::string(bytes)});
+  auto& recs = pending_.records;
+  auto it = recs.end();
+  while (it != recs.begin() && std::prev(it)->seq > seq) --it;
+  recs.insert(it, Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
+  pending_.bytes.append(bytes);
 }
 
 bool ReplLog::ShardLog::Publish() {
   if (!producing_here_) return false;
   std::lock_guard<std::mutex> l(mu_);
-  for (Record& r : pending_) published_.push_back(std::move(r));
-  pending_.clear();
+  if (!pending_.records.empty()) {
+    published_.push_back(std::move(pending_));
+    if (!spare_.empty()) {
+      pending_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      pending_ = Batch();
+    }
+  }
+  pending_.bytes.clear();
+  pending_.records.clear();
+  pending_.next = 0;
   producing_ = false;
   producing_here_ = false;
   return true;
@@ -100,7 +114,8 @@ bool ReplLog::ShardLog::Publish() {
 
 // ---------------------------------------------------------------------------- merger
 
-ReplLog::ReplLog(uint32_t shards, size_t backlog_bytes) : inbox_(shards), backlog_(backlog_bytes) {
+ReplLog::ReplLog(uint32_t shards, size_t backlog_bytes)
+    : inbox_(shards), done_(shards), backlog_(backlog_bytes) {
   for (uint32_t i = 0; i < shards; i++) shards_.push_back(std::make_unique<ShardLog>());
 }
 
@@ -109,8 +124,13 @@ size_t ReplLog::Merge(const Sink& sink) {
   for (size_t i = 0; i < shards_.size(); i++) {
     ShardLog& s = *shards_[i];
     std::lock_guard<std::mutex> l(s.mu_);
-    for (ShardLog::Record& r : s.published_) inbox_[i].push_back(std::move(r));
+    for (ShardLog::Batch& b : s.published_) inbox_[i].push_back(std::move(b));
     s.published_.clear();
+    // Emptied batches go back for reuse (a couple are enough).
+    for (ShardLog::Batch& b : done_[i]) {
+      if (s.spare_.size() < 2) s.spare_.push_back(std::move(b));
+    }
+    done_[i].clear();
     if (s.producing_) bound = std::min(bound, s.mark_);
   }
   size_t emitted = 0;
@@ -119,23 +139,56 @@ size_t ReplLog::Merge(const Sink& sink) {
     if (sink) sink(bytes);
     emitted += bytes.size();
   };
+  auto front = [&](size_t i) -> const ShardLog::Record& {
+    const ShardLog::Batch& b = inbox_[i].front();
+    return b.records[b.next];
+  };
   while (true) {
     // The lowest-numbered record in hand (shards are few: a scan of the fronts).
     size_t best = inbox_.size();
+    uint64_t best_seq = 0;
     for (size_t i = 0; i < inbox_.size(); i++) {
-      if (inbox_[i].empty() || inbox_[i].front().seq >= bound) continue;
-      if (best == inbox_.size() || inbox_[i].front().seq < inbox_[best].front().seq) best = i;
+      if (inbox_[i].empty()) continue;
+      uint64_t seq = front(i).seq;
+      if (seq >= bound) continue;
+      if (best == inbox_.size() || seq < best_seq) {
+        best = i;
+        best_seq = seq;
+      }
     }
     if (best == inbox_.size()) break;
-    ShardLog::Record& r = inbox_[best].front();
+    ShardLog::Batch& b = inbox_[best].front();
+    const ShardLog::Record& r = b.records[b.next];
     if (!cuts_.empty()) ResolveCuts(r.seq + 1);
     if (r.db != kNoDb && static_cast<int64_t>(r.db) != last_db_) {
       std::string db = std::to_string(r.db);
       emit(RespCommand({"SELECT", db}));
       last_db_ = r.db;
     }
-    emit(r.bytes);
-    inbox_[best].pop_front();
+    // A run of this batch's records goes out at once: those that follow it in the
+    // buffer, of the same database, numbered below the bound, below every other shard's
+    // next record and below any cut still to resolve.
+    uint64_t limit = bound;
+    for (size_t i = 0; i < inbox_.size(); i++) {
+      if (i != best && !inbox_[i].empty()) limit = std::min(limit, front(i).seq);
+    }
+    for (const PendingCut& c : cuts_) {
+      if (c.seq > r.seq) limit = std::min(limit, c.seq);
+    }
+    size_t end = b.next + 1;
+    size_t bytes_end = r.offset + r.len;
+    while (end < b.records.size()) {
+      const ShardLog::Record& x = b.records[end];
+      if (x.seq >= limit || x.db != r.db || x.offset != bytes_end) break;
+      bytes_end += x.len;
+      end++;
+    }
+    emit(std::string_view(b.bytes).substr(r.offset, bytes_end - r.offset));
+    b.next = end;
+    if (b.next == b.records.size()) {
+      done_[best].push_back(std::move(b));
+      inbox_[best].pop_front();
+    }
   }
   // Nothing numbered below the bound is still to come.
   if (!cuts_.empty()) ResolveCuts(bound + 1);

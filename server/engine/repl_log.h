@@ -96,6 +96,16 @@ class ReplLog {
    public:
     // Appends one record: its bytes are a whole command (or MULTI ... EXEC group).
     void Append(ReplLog& log, uint32_t db, std::string_view bytes);
+    // Append whose bytes `write(std::string* buffer)` appends to the buffer itself.
+    template <class Write>
+    void AppendWith(ReplLog& log, uint32_t db, Write&& write) {
+      StartProducing(log);
+      uint64_t seq = log.NextSeq();
+      size_t offset = pending_.bytes.size();
+      write(&pending_.bytes);
+      pending_.records.push_back(
+          Record{seq, db, static_cast<uint32_t>(pending_.bytes.size() - offset), offset});
+    }
     // A number for a record this shard appends later in this turn (see above).
     uint64_t Reserve(ReplLog& log);
     void AppendAt(uint64_t seq, uint32_t db, std::string_view bytes);
@@ -105,17 +115,33 @@ class ReplLog {
 
    private:
     friend class ReplLog;
+    void StartProducing(ReplLog& log) {
+      if (producing_here_) return;
+      std::lock_guard<std::mutex> l(mu_);
+      producing_ = true;
+      mark_ = log.counter_.load(std::memory_order_seq_cst);
+      producing_here_ = true;
+    }
+    // A turn's records: their bytes one after another in one buffer (no allocation per
+    // record), in number order.
     struct Record {
       uint64_t seq;
       uint32_t db;
-      std::string bytes;
+      uint32_t len;
+      size_t offset;
     };
-    std::vector<Record> pending_;  // the shard's own
+    struct Batch {
+      std::string bytes;
+      std::vector<Record> records;
+      size_t next = 0;  // the merger's: the first record not yet emitted
+    };
+    Batch pending_;                // the shard's own
     bool producing_here_ = false;  // the shard's own copy of producing_
     std::mutex mu_;
-    bool producing_ = false;        // under mu_: records not yet published
-    uint64_t mark_ = 0;             // under mu_: no record of this turn is numbered below
-    std::deque<Record> published_;  // under mu_
+    bool producing_ = false;       // under mu_: records not yet published
+    uint64_t mark_ = 0;            // under mu_: no record of this turn is numbered below
+    std::deque<Batch> published_;  // under mu_
+    std::vector<Batch> spare_;     // under mu_: emptied batches, kept for their capacity
   };
 
   ShardLog& shard(uint32_t i) { return *shards_[i]; }
@@ -151,7 +177,8 @@ class ReplLog {
   friend class ShardLog;
   std::atomic<uint64_t> counter_{0};
   std::vector<std::unique_ptr<ShardLog>> shards_;
-  std::vector<std::deque<ShardLog::Record>> inbox_;  // the merger's: taken, not emitted
+  std::vector<std::deque<ShardLog::Batch>> inbox_;  // the merger's: taken, not emitted
+  std::vector<std::vector<ShardLog::Batch>> done_;   // the merger's: emptied, to give back
   ReplBacklog backlog_;
   int64_t last_db_ = -1;
   struct PendingCut {

@@ -47,6 +47,7 @@ struct ReplMaster::Peer {
   std::string preamble;
   bool preamble_ready = false;
   std::string pending;  // stream bytes not yet on the connection
+  std::string spare;    // its worker's: the buffer pending is swapped with
   bool deliver_posted = false;
   std::deque<std::string> pieces;  // the image, from the encoder
   bool image_done = false;
@@ -202,11 +203,15 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
     LogNotice("Synchronization with replica %s:%d succeeded", p.ip.c_str(), p.port);
   }
   if (p.state.load() == Peer::kOnline && !p.pending.empty()) {
-    std::string bytes;
+    // Swapped with the peer's spare buffer, so both keep their capacity: a busy stream
+    // allocates (and faults in) no new memory per turn.
+    std::string& bytes = p.spare;
     bytes.swap(p.pending);
     p.deliver_posted = false;
     l.unlock();
     c->SendToReplica(bytes);
+    bytes.clear();
+    if (bytes.capacity() > kPieceBytes * 4) std::string().swap(bytes);
   }
 }
 
@@ -417,7 +422,11 @@ void ReplMaster::Merge() {
       bool over = false;
       {
         std::lock_guard<std::mutex> pl(p->mu);
-        p->pending.append(turn_bytes_, skip, std::string::npos);
+        if (skip == 0 && p->pending.empty() && peers_.size() == 1) {
+          p->pending.swap(turn_bytes_);  // the one replica: no copy (buffers keep capacity)
+        } else {
+          p->pending.append(turn_bytes_, skip, std::string::npos);
+        }
         over = hard > 0 && static_cast<int64_t>(p->pending.size()) >= hard;
         if (p->state.load() == Peer::kOnline && !p->deliver_posted) {
           p->deliver_posted = true;
