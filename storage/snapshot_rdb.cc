@@ -28,6 +28,7 @@ void SnapshotRdbEncoder::CloseFile() {
   if (map_ != nullptr && map_len_ > 0) munmap(const_cast<char*>(map_), map_len_);
   map_ = nullptr;
   map_len_ = 0;
+  dropped_ = 0;
   file_open_ = false;
 }
 
@@ -84,6 +85,13 @@ Status SnapshotRdbEncoder::Next(size_t piece, std::string* out, bool* done) {
     bool file_done = false;
     Status s = reader_.Next(sink, 256, &file_done);
     if (!s.ok()) return s;
+    // The pages read are dropped as it goes: the mapping is not the master's memory.
+    size_t page = 4096;
+    size_t done_to = reader_.offset() / page * page;
+    if (map_ != nullptr && done_to > dropped_ + (8u << 20)) {
+      madvise(const_cast<char*>(map_) + dropped_, done_to - dropped_, MADV_DONTNEED);
+      dropped_ = done_to;
+    }
     if (file_done) {
       CloseFile();
       file_++;

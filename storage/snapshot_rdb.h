@@ -54,6 +54,7 @@ class SnapshotRdbEncoder {
   bool file_open_ = false;
   const char* map_ = nullptr;
   size_t map_len_ = 0;
+  size_t dropped_ = 0;  // pages below this offset were given back
   ShardSnapshotReader reader_;
   int64_t db_ = -1;
 };
