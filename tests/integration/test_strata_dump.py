@@ -108,7 +108,12 @@ def test_verify_finds_planted_differences(ref, server):
     assert "4 differences" in p.stdout
 
 
-def test_copy_follow_with_writes_during_the_copy(ref, server):
+@pytest.mark.parametrize("direction", ["redis-to-target", "target-to-redis"])
+def test_copy_follow_with_writes_during_the_copy(ref, server, direction):
+    # The other way round, the source is the server under test: strata serves PSYNC and
+    # its stream as Redis does, so the tool follows it the same way.
+    if direction == "target-to-redis":
+        ref, server = server, ref
     src = ref.client()
     populate(src, 5000)
     stop = threading.Event()
