@@ -482,6 +482,13 @@ void ReplMaster::OnTimer(Worker& w) {
     if (next_ping_ms_ != 0) w.repl_feed().Record(ReplLog::kNoDb, kPing);
     next_ping_ms_ = now + engine_->config().Int("repl-ping-replica-period") * 1000;
   }
+  // CONFIG SET repl-backlog-size takes effect here (the newest bytes are kept).
+  size_t want = static_cast<size_t>(engine_->config().Int("repl-backlog-size"));
+  ReplBacklog& backlog = engine_->repl_log().backlog();
+  if (backlog.capacity() != want) {
+    backlog.Resize(want);
+    backlog_first_.store(backlog.first(), std::memory_order_relaxed);
+  }
   if (any) {
     int64_t timeout_ms = engine_->config().Int("repl-timeout") * 1000;
     std::lock_guard<std::mutex> l(peers_mu_);

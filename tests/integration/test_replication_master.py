@@ -379,6 +379,31 @@ def test_partial_resync_after_the_link_drops(master, replicas, side):
     assert mc.info("replication")["connected_slaves"] == 1
 
 
+def test_full_resync_after_the_backlog_is_outgrown(master, replicas):
+    mc = master.client()
+    mc.config_set("repl-backlog-size", "16kb")
+    fill(mc, 500)
+    r = replicas()
+    wait_synced(master, r, "the first sync")
+    rc = r.client()
+    stats = mc.info("stats")
+    full, err = int(stats["sync_full"]), int(stats["sync_partial_err"])
+    # The replica leaves (keeping its history), far more than the backlog holds is
+    # written, and it comes back asking to continue.
+    rc.execute_command("REPLICAOF", "NO", "ONE")
+    wait_for(lambda: mc.info("replication")["connected_slaves"] == 0, what="the replica gone")
+    p = mc.pipeline(transaction=False)
+    for i in range(3000):
+        p.set("outgrown:%d" % i, "x" * 100)
+    p.execute()
+    rc.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    wait_for(lambda: int(mc.info("stats")["sync_full"]) > full, what="a full resync")
+    wait_synced(master, r, "the full resync")
+    stats = mc.info("stats")
+    assert int(stats["sync_partial_err"]) == err + 1
+    assert_same_image(master, r)
+
+
 # ---------------------------------------------------------------- 5. WAIT
 
 def test_wait_without_a_replica_then_a_replica_syncs(master, replicas):
