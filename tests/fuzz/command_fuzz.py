@@ -9,6 +9,11 @@ equals what KEYS and a full SCAN see, and every key listed exists and has a type
 end the server must stop cleanly on SIGTERM. Any failure prints the seed; --seed N
 replays the same commands (the timing of the clients may still differ).
 
+With --with-replica, a second strata-server follows the fuzzed one (REPLICAOF) the whole
+time, so every write family's propagation runs too; at the end, once the replica has
+caught up, both must hold the same data (DEBUG DIGEST, with active expiry paused on the
+master so that no key expires between the two digests).
+
     /usr/bin/python3 tests/fuzz/command_fuzz.py --server-bin build-asan/server/strata-server \\
         --threads 2 --seconds 60
 """
@@ -475,6 +480,41 @@ def admin_call(port, *args):
         s.close()
 
 
+def info_field(port, section, name):
+    for line in admin_call(port, "INFO", section)[1].decode(errors="replace").splitlines():
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1]
+    return None
+
+
+def compare_with_replica(port, rport, replica):
+    """The replica caught up holds the master's data (DEBUG DIGEST of both)."""
+    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    deadline = time.monotonic() + 60
+    last = None
+    while time.monotonic() < deadline:
+        if replica.poll() is not None:
+            raise AssertionError("the replica exited with status %s" % replica.returncode)
+        try:
+            link = info_field(rport, "replication", "master_link_status")
+            mo = info_field(port, "replication", "master_repl_offset")
+            ro = info_field(rport, "replication", "slave_repl_offset")
+            if link == "up" and mo == ro:
+                md = admin_call(port, "DEBUG", "DIGEST")[1]
+                rd = admin_call(rport, "DEBUG", "DIGEST")[1]
+                mo2 = info_field(port, "replication", "master_repl_offset")
+                if md == rd:
+                    print("command_fuzz: the replica caught up at offset %s with the same "
+                          "digest" % mo)
+                    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
+                    return
+                last = (mo, mo2, md, rd)
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the replica does not match the master: %r" % (last,))
+
+
 def check_keyspace(port):
     """DBSIZE, KEYS and a full SCAN agree in every database the fuzzer uses, and every
     key listed exists and has a type. Expiry is first taken out of the picture: every
@@ -541,6 +581,8 @@ def main():
     p.add_argument("--clients", type=int, default=4)
     p.add_argument("--batch", type=int, default=200, help="commands per client per round")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--with-replica", action="store_true",
+                   help="a strata replica follows the server; the data must match at the end")
     a = p.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
     print("command_fuzz: seed %d, %d threads, %.0f s (replay: --seed %d --threads %d)" %
@@ -571,8 +613,26 @@ def main():
                 raise AssertionError("the server exited with status %s" % proc.returncode)
             check_keyspace(port)
 
-        fuzzer = Fuzzer(port, seed, a.clients, a.batch)
-        rounds = fuzzer.run(a.seconds, check)
+        replica = None
+        if a.with_replica:
+            rport = free_port()
+            rwork = os.path.join(work, "replica")
+            os.makedirs(rwork)
+            replica = subprocess.Popen(
+                [a.server_bin, "--port", str(rport), "--bind", "127.0.0.1", "--threads",
+                 str(a.threads), "--save", "", "--dir", rwork, "--enable-debug-command", "yes",
+                 "--replicaof", "127.0.0.1 %d" % port],
+                stdout=open(os.path.join(work, "replica.log"), "w"), stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL)
+        try:
+            fuzzer = Fuzzer(port, seed, a.clients, a.batch)
+            rounds = fuzzer.run(a.seconds, check)
+            if replica is not None:
+                compare_with_replica(port, rport, replica)
+        finally:
+            if replica is not None and replica.poll() is None:
+                replica.terminate()
+                replica.wait(timeout=60)
         proc.send_signal(signal.SIGTERM)
         status = proc.wait(timeout=60)
         if status != 0:
