@@ -29,8 +29,8 @@ enum class Kind { kPop, kMove, kMPop };
 // pop as LPOP/RPOP (with the count it took), its push as LPUSH/RPUSH. `after`: the pop
 // was served inside another command's call (the push that woke the client), so it goes
 // after that command.
-void PropagatePop(Worker& w, uint32_t db, std::string_view key, bool left, size_t n,
-                  bool counted, bool after) {
+void PropagatePop(Worker& w, uint32_t db, std::string_view key, bool left, size_t n, bool counted,
+                  bool after) {
   if (!w.repl_on()) return;
   std::string count = std::to_string(n);
   std::string_view v[3] = {left ? "LPOP" : "RPOP", key, count};

@@ -133,8 +133,7 @@ bool PropagateGetDel(CmdArgs args, const PropagateCtx&, std::string_view, ReplOu
   return true;
 }
 
-bool PropagateIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply,
-                          ReplOut* out) {
+bool PropagateIncrByFloat(CmdArgs args, const PropagateCtx&, std::string_view reply, ReplOut* out) {
   std::string_view v;
   if (!ReplyBulk(reply, &v)) return true;
   out->Add({"SET", args[1], v, "KEEPTTL"});
@@ -208,8 +207,7 @@ size_t RewriteTrim(std::vector<std::string_view>& v, size_t i, const StreamObjec
 }
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] id|* field value ...
-bool PropagateXAdd(CmdArgs args, const PropagateCtx& ctx, std::string_view reply,
-                   ReplOut* out) {
+bool PropagateXAdd(CmdArgs args, const PropagateCtx& ctx, std::string_view reply, ReplOut* out) {
   std::vector<std::string_view> v(args.begin(), args.end());
   std::vector<std::string> storage;
   storage.reserve(2);

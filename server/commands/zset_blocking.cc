@@ -28,8 +28,7 @@ namespace {
 
 // Replicas get the pop, never the blocking command (engine/repl_feed.h): ZPOPMIN/ZPOPMAX
 // key count. `after`: served inside the write that woke the client, so after it.
-void PropagateZPop(Worker& w, uint32_t db, std::string_view key, bool max, size_t n,
-                   bool after) {
+void PropagateZPop(Worker& w, uint32_t db, std::string_view key, bool max, size_t n, bool after) {
   if (!w.repl_on()) return;
   std::string count = std::to_string(n);
   std::string_view v[3] = {max ? "ZPOPMAX" : "ZPOPMIN", key, count};

@@ -28,8 +28,8 @@ Engine::Engine(Config* config, uint32_t shard_count)
       pubsub_(std::make_unique<PubSubDirectory>(shard_count)),
       slowlog_(std::make_unique<SlowLog>()),
       monitors_on_(std::make_unique<std::atomic<int32_t>[]>(shard_count)),
-      repl_log_(std::make_unique<ReplLog>(
-          shard_count, static_cast<size_t>(config->Int("repl-backlog-size")))) {}
+      repl_log_(std::make_unique<ReplLog>(shard_count,
+                                          static_cast<size_t>(config->Int("repl-backlog-size")))) {}
 
 Engine::~Engine() = default;
 

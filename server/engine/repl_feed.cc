@@ -75,8 +75,8 @@ void ReplFeed::Enable(uint64_t changes) {
   seen_changes_ = changes;
 }
 
-void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db,
-                       std::string_view reply, Keyspace& ks, int64_t now_ms) {
+void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
+                       Keyspace& ks, int64_t now_ms) {
   uint64_t changes = ks.changes();
   bool changed = changes != seen_changes_;
   seen_changes_ = changes;
@@ -87,8 +87,8 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db,
     return;
   }
   out_.Clear();
-  bool rewritten =
-      spec->propagate != nullptr && spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
+  bool rewritten = spec->propagate != nullptr &&
+                   spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
   if (!rewritten) {
     if (group_depth_ == 0) {
       // The common case: the call itself, written straight into the shard's batch.

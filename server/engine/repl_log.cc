@@ -67,8 +67,8 @@ void ReplLog::ShardLog::Append(ReplLog& log, uint32_t db, std::string_view bytes
     producing_here_ = true;
   }
   uint64_t seq = log.NextSeq();
-  pending_.records.push_back(Record{seq, db, static_cast<uint32_t>(bytes.size()),
-                                    pending_.bytes.size()});
+  pending_.records.push_back(
+      Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
   pending_.bytes.append(bytes);
 }
 

@@ -178,7 +178,7 @@ class ReplLog {
   std::atomic<uint64_t> counter_{0};
   std::vector<std::unique_ptr<ShardLog>> shards_;
   std::vector<std::deque<ShardLog::Batch>> inbox_;  // the merger's: taken, not emitted
-  std::vector<std::vector<ShardLog::Batch>> done_;   // the merger's: emptied, to give back
+  std::vector<std::vector<ShardLog::Batch>> done_;  // the merger's: emptied, to give back
   ReplBacklog backlog_;
   int64_t last_db_ = -1;
   struct PendingCut {

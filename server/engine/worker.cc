@@ -561,7 +561,7 @@ KeyEvents g_key_events;
 }  // namespace
 
 void Worker::ArmFiberPropagation(Client* c, const CommandSpec* spec,
-                                  const std::shared_ptr<OwnedArgs>& args, uint32_t db) {
+                                 const std::shared_ptr<OwnedArgs>& args, uint32_t db) {
   if (!spec->is_write() || spec->no_fiber_propagation || (spec->flags & kCmdScript)) return;
   auto r = std::make_shared<FiberRepl>();
   r->args = args;

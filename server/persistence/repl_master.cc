@@ -59,7 +59,7 @@ struct ReplMaster::WaitRequest {
   int64_t replicas = 0;
   uint64_t counter = 0;  // every write numbered below it
   uint64_t cut_id = 0;
-  int64_t target = -1;   // its stream offset, once merged
+  int64_t target = -1;  // its stream offset, once merged
   std::shared_ptr<BlockedClient> waiter;
   std::shared_ptr<std::atomic<int64_t>> acked;
 };
@@ -332,9 +332,10 @@ void ReplMaster::Decide(std::shared_ptr<Peer> p, std::string replid, int64_t off
       p->deliver_posted = true;
     }
     sync_partial_ok_.fetch_add(1);
-    LogNotice("Partial resynchronization request from %s:%d accepted, sending %zu bytes of "
-              "backlog starting from offset %" PRId64,
-              p->ip.c_str(), p->port, held.size(), offset);
+    LogNotice(
+        "Partial resynchronization request from %s:%d accepted, sending %zu bytes of "
+        "backlog starting from offset %" PRId64,
+        p->ip.c_str(), p->port, held.size(), offset);
     Worker::Current()->Post(p->worker, MakeTask([this, p] { Deliver(*p); }));
     return;
   }
@@ -434,8 +435,9 @@ void ReplMaster::Merge() {
         }
       }
       if (over) {
-        Drop(p, "its stream waiting behind the full resync passed client-output-buffer-limit "
-                "replica");
+        Drop(p,
+             "its stream waiting behind the full resync passed client-output-buffer-limit "
+             "replica");
       } else if (post) {
         Worker::Current()->Post(p->worker, MakeTask([this, p] { Deliver(*p); }));
       }
@@ -663,9 +665,9 @@ void ReplMaster::Encode(std::shared_ptr<Peer> p, std::vector<int> fds,
     p->wait_ack.store(true);
     if (!push(mark)) return;
   } else {
-    std::string path = JoinPath(cfg.String("dir"), "temp-repl-" + std::to_string(getpid()) + "-" +
-                                                       std::to_string(temp_seq_.fetch_add(1)) +
-                                                       ".rdb");
+    std::string path =
+        JoinPath(cfg.String("dir"), "temp-repl-" + std::to_string(getpid()) + "-" +
+                                        std::to_string(temp_seq_.fetch_add(1)) + ".rdb");
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return fail(Status::FromErrno("open " + path, errno).message());
     unlink(path.c_str());  // the open file is enough; nothing is left behind

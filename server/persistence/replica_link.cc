@@ -372,8 +372,8 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
   s = io.Command({"REPLCONF", "capa", "eof", "capa", "psync2"}, &reply);
   if (!s.ok()) return s;
   // PSYNC2: once this process holds a history (a master's stream it followed, its own
-  // stream as a master, or either after REPLICAOF NO ONE), it asks to continue it; a master that does not know
-  // that history, or no longer holds the offset, answers with a full resync.
+  // stream as a master, or either after REPLICAOF NO ONE), it asks to continue it; a master that
+  // does not know that history, or no longer holds the offset, answers with a full resync.
   std::string psync_id = "?";
   std::string psync_offset = "-1";
   ReplicationState& state = engine_->replication();

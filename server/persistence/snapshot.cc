@@ -569,8 +569,8 @@ void SnapshotManager::StartNext() {
   in_progress_.store(true, std::memory_order_release);
   current_start_ms_.store(run_->start_ms);
   last_try_ms_ = run_->start_ms;
-  static constexpr const char* kWhy[] = {"SAVE",     "BGSAVE", "save rule", "snapshot-cron",
-                                         "shutdown", "replica sync"};
+  static constexpr const char* kWhy[] = {"SAVE",          "BGSAVE",   "save rule",
+                                         "snapshot-cron", "shutdown", "replica sync"};
   const char* why = kWhy[static_cast<int>(run_->waiters.front().reason)];
   LogNotice("Snapshot %" PRIu64 " (%s, %s) started", run_->seq, delta ? "incremental" : "full",
             why);

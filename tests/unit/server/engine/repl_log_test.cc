@@ -106,8 +106,8 @@ TEST(ReplLogTest, ACutResolvesAtTheOffsetBeforeItsFirstRecordAndSelectsAgain) {
   ReplLog log(2, 1024);
   auto& a = log.shard(0);
   auto& b = log.shard(1);
-  a.Append(log, 0, Set("a1"));  // 0
-  b.Append(log, 0, Set("b1"));  // 1
+  a.Append(log, 0, Set("a1"));   // 0
+  b.Append(log, 0, Set("b1"));   // 1
   uint64_t cut = log.counter();  // 2: the image holds a1 and b1
   log.AddCut(cut, 7);
   a.Append(log, 0, Set("a2"));  // 2
@@ -143,14 +143,15 @@ TEST(ReplLogTest, ACutResolvesAtTheOffsetBeforeItsFirstRecordAndSelectsAgain) {
 TEST(ReplLogTest, AReservedNumberKeepsItsPlaceAndRecordsWithoutDatabaseNeedNoSelect) {
   ReplLog log(1, 1024);
   auto& s = log.shard(0);
-  uint64_t n = s.Reserve(log);  // 0
+  uint64_t n = s.Reserve(log);     // 0
   s.Append(log, 2, Set("later"));  // 1
   s.AppendAt(n, 2, Set("first"));
   s.Append(log, ReplLog::kNoDb, RespCommand({"PING"}));
   s.Publish();
   std::string out;
   log.Merge([&](std::string_view x) { out.append(x); });
-  EXPECT_EQ(out, RespCommand({"SELECT", "2"}) + Set("first") + Set("later") + RespCommand({"PING"}));
+  EXPECT_EQ(out,
+            RespCommand({"SELECT", "2"}) + Set("first") + Set("later") + RespCommand({"PING"}));
   // A number reserved and never used is a gap the merge passes.
   s.Reserve(log);
   s.Append(log, 2, Set("after-gap"));
