@@ -100,13 +100,13 @@ void ReplMaster::Shutdown() {
       p->cv.notify_all();
     }
   }
-  std::vector<std::thread> threads;
+  std::vector<Encoder> threads;
   {
     std::lock_guard<std::mutex> l(threads_mu_);
     threads.swap(threads_);
   }
   for (auto& t : threads) {
-    if (t.joinable()) t.join();
+    if (t.thread.joinable()) t.thread.join();
   }
 }
 
@@ -376,10 +376,22 @@ void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<
   }
   p->state.store(Peer::kSending);
   std::lock_guard<std::mutex> l(threads_mu_);
-  threads_.emplace_back(
-      [this, p, fds = std::move(fds), functions = std::move(functions)]() mutable {
+  size_t keep = 0;
+  for (size_t i = 0; i < threads_.size(); i++) {
+    if (threads_[i].finished->load(std::memory_order_acquire)) {
+      threads_[i].thread.join();  // already returned: this does not wait
+    } else {
+      threads_[keep++] = std::move(threads_[i]);
+    }
+  }
+  threads_.resize(keep);
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  std::thread t(
+      [this, p, finished, fds = std::move(fds), functions = std::move(functions)]() mutable {
         Encode(p, std::move(fds), std::move(functions));
+        finished->store(true, std::memory_order_release);
       });
+  threads_.push_back(Encoder{std::move(t), std::move(finished)});
 }
 
 void ReplMaster::Merge() {

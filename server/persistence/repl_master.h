@@ -149,8 +149,14 @@ class ReplMaster final : public ShardService {
   std::atomic<int64_t> backlog_first_{0};
   // Per worker: its peers (touched on that worker only).
   std::vector<std::vector<std::shared_ptr<Peer>>> local_;
+  // The encoder threads, each with its "finished" flag: finished ones are joined when the
+  // next starts (a replica that resyncs again and again leaves none behind).
+  struct Encoder {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished;
+  };
   std::mutex threads_mu_;
-  std::vector<std::thread> threads_;
+  std::vector<Encoder> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> temp_seq_{0};
 };

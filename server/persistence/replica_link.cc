@@ -369,6 +369,15 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
     LogNotice("(Non critical) Master does not understand REPLCONF listening-port: %s",
               reply.c_str());
   }
+  // replica-announce-ip: the address the master (and so Sentinel) lists this replica by.
+  std::string announce = c.String("replica-announce-ip");
+  if (!announce.empty()) {
+    s = io.Command({"REPLCONF", "ip-address", announce}, &reply);
+    if (!s.ok()) return s;
+    if (!reply.empty() && reply[0] == '-') {
+      LogNotice("(Non critical) Master does not understand REPLCONF ip-address: %s", reply.c_str());
+    }
+  }
   s = io.Command({"REPLCONF", "capa", "eof", "capa", "psync2"}, &reply);
   if (!s.ok()) return s;
   // PSYNC2: once this process holds a history (a master's stream it followed, its own

@@ -4,6 +4,7 @@
 // One link thread per REPLICAOF runs the master link's life:
 //   1. connect (repl-timeout bounds it), then the handshake Redis 7's replicas send:
 //      PING, AUTH [masteruser] masterauth (when set), REPLCONF listening-port <port>,
+//      REPLCONF ip-address <replica-announce-ip> (when set),
 //      REPLCONF capa eof capa psync2, and PSYNC <replid> <offset+1> of the history this
 //      process holds once it has synced (PSYNC ? -1 before);
 //   2. +FULLRESYNC <replid> <offset>: the master's RDB arrives, as `$<length>` or

@@ -189,6 +189,15 @@ def test_replica_read_only_no_accepts_writes(master, server_factory):
     assert r.client().set("local", "1")
 
 
+def test_replica_announce_ip_is_what_the_master_lists(master, server_factory):
+    r = replica_of(server_factory, master, "--replica-announce-ip", "127.0.0.9")
+    wait_for(lambda: synced(master, r), what="the sync")
+    slave0 = master.client().info("replication")["slave0"]
+    assert slave0["ip"] == "127.0.0.9"
+    assert slave0["port"] == r.port
+    assert r.client().config_get("replica-announce-ip") == {"replica-announce-ip": "127.0.0.9"}
+
+
 def test_replicaof_errors(server_factory):
     s = server_factory()
     c = s.client()
