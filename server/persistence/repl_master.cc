@@ -376,15 +376,17 @@ void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<
   }
   p->state.store(Peer::kSending);
   std::lock_guard<std::mutex> l(threads_mu_);
-  size_t keep = 0;
-  for (size_t i = 0; i < threads_.size(); i++) {
-    if (threads_[i].finished->load(std::memory_order_acquire)) {
-      threads_[i].thread.join();  // already returned: this does not wait
+  // (Never move a running thread onto itself or another running one: std::thread's
+  // assignment to a joinable thread terminates. erase moves later ones down onto
+  // joined or moved-from slots only.)
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->finished->load(std::memory_order_acquire)) {
+      it->thread.join();  // already returned: this does not wait
+      it = threads_.erase(it);
     } else {
-      threads_[keep++] = std::move(threads_[i]);
+      ++it;
     }
   }
-  threads_.resize(keep);
   auto finished = std::make_shared<std::atomic<bool>>(false);
   std::thread t(
       [this, p, finished, fds = std::move(fds), functions = std::move(functions)]() mutable {
