@@ -28,6 +28,7 @@ void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
   if (s.flags & kCmdFast) out->push_back("fast");
   if (s.flags & kCmdPubSub) out->push_back("pubsub");
   if (s.flags & kCmdMayReplicate) out->push_back("may_replicate");
+  if (s.flags & kCmdNoMulti) out->push_back("no_multi");
 }
 
 // One key spec of COMMAND INFO: keys from `index` on, `lastkey` relative to it.

@@ -284,6 +284,7 @@ Fiber DebugFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "reload") {
     SnapshotManager::ReloadOptions o;
+    o.owner = c->txn_owner;
     bool bad = false;
     for (size_t i = 2; i < args.size(); i++) {
       if (EqualsIgnoreCase(args[i], "nosave")) {

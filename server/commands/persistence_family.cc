@@ -81,7 +81,7 @@ void RegisterPersistenceFamily(CommandRegistry& r) {
     s.summary = summary;
     r.Add(std::move(s));
   };
-  add("save", 1, kCmdAdmin | kCmdNoScript, SaveFiber,
+  add("save", 1, kCmdAdmin | kCmdNoScript | kCmdNoMulti, SaveFiber,
       "Synchronously saves the database(s) to disk.");
   add("bgsave", -1, kCmdAdmin | kCmdNoScript, BgsaveFiber,
       "Asynchronously saves the database(s) to disk.");

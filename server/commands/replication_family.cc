@@ -240,9 +240,9 @@ void RegisterReplicationFamily(CommandRegistry& r) {
         "writes, or the timeout ends.";
     r.Add(std::move(s));
   }
-  add("psync", -3, kCmdAdmin | kCmdServer | kCmdNoScript, CmdPsync, "2.8.0",
+  add("psync", -3, kCmdAdmin | kCmdServer | kCmdNoScript | kCmdNoMulti, CmdPsync, "2.8.0",
       "An internal command used in replication.");
-  add("sync", 1, kCmdAdmin | kCmdServer | kCmdNoScript, CmdPsync, "1.0.0",
+  add("sync", 1, kCmdAdmin | kCmdServer | kCmdNoScript | kCmdNoMulti, CmdPsync, "1.0.0",
       "An internal command used in replication.");
   add("replconf", -1,
       kCmdAdmin | kCmdServer | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy, CmdReplconf,

@@ -791,7 +791,8 @@ void RegisterServerFamily(CommandRegistry& r) {
     s.group = "connection";
     r.Add(std::move(s));
   }
-  add("shutdown", -1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+  add("shutdown", -1,
+      kCmdAdmin | kCmdNoScript | kCmdNoMulti | kCmdLoading | kCmdStale | kCmdAllowBusy,
       ShutdownFiber);
 }
 

@@ -376,6 +376,11 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   if (spec->flags & kCmdWrite) repl_wrote = true;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
+    if (spec->flags & kCmdNoMulti) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec, "ERR Command not allowed inside a transaction");
+      return true;
+    }
     Queue(spec, args);
     return true;
   }

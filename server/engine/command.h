@@ -76,6 +76,9 @@ enum CommandFlag : uint32_t {
   kCmdGeo = 1 << 27,          // acl category @geo
   kCmdBitmap = 1 << 28,       // acl category @bitmap
   kCmdHyperLogLog = 1 << 29,  // acl category @hyperloglog
+  // Refused inside MULTI, failing the transaction (SAVE, SHUTDOWN, SYNC, PSYNC), as
+  // Redis's no-multi flag.
+  kCmdNoMulti = 1 << 30,
 };
 
 // The shard-side context of a command.

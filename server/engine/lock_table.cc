@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <unordered_set>
 #include <vector>
 
@@ -219,6 +221,31 @@ void LockTable::ProcessQueue() {
     for (const Task& t : admitted) t.Run();
   }
   processing_ = false;
+}
+
+std::string LockTable::DescribeExclusive() const {
+  std::string out;
+  char buf[64];
+  if (whole_held_) {
+    snprintf(buf, sizeof(buf), "whole by %llx", static_cast<unsigned long long>(whole_owner_));
+    out = buf;
+  }
+  std::vector<uint64_t> owners;
+  size_t n = 0;
+  for (const auto& [k, l] : keys_) {
+    if (!l.exclusive) continue;
+    n++;
+    if (std::find(owners.begin(), owners.end(), l.owner) == owners.end()) owners.push_back(l.owner);
+  }
+  if (n == 0) return out;
+  if (!out.empty()) out += ", ";
+  out += std::to_string(n) + " keys by";
+  for (uint64_t o : owners) {
+    snprintf(buf, sizeof(buf), " %llx", static_cast<unsigned long long>(o));
+    out += buf;
+  }
+  out += ", " + std::to_string(queue_.size()) + " queued";
+  return out;
 }
 
 }  // namespace strata

@@ -86,10 +86,15 @@ class LockTable {
   size_t queued() const { return queue_.size(); }
   // True while some command holds an exclusive lock here, i.e. a multi-shard write may
   // be half applied (a snapshot's cut waits for none; O(locked keys)).
-  bool AnyExclusive() const {
-    if (whole_held_) return true;
+  // Whether anyone but `except` (an owner, or 0: nobody excepted) holds something
+  // exclusively.
+  // What holds this shard exclusively, for the log: "whole by <owner>", "<n> keys by
+  // <owners>"; empty when nothing does.
+  std::string DescribeExclusive() const;
+  bool AnyExclusive(uint64_t except = 0) const {
+    if (whole_held_ && !WholeOwnedBy(except)) return true;
     for (const auto& [k, l] : keys_) {
-      if (l.exclusive) return true;
+      if (l.exclusive && !OwnedBy(l, except)) return true;
     }
     return false;
   }

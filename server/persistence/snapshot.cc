@@ -47,6 +47,7 @@ constexpr int64_t kIdleStepNs = 1000 * 1000;       // the slice of an idle turn
 constexpr int64_t kActiveWindowNs = 1000 * 1000;   // no command for this long: idle
 constexpr int64_t kLoadStepNs = 20 * 1000 * 1000;  // loading: clients only get -LOADING
 constexpr int kMaxCutAttempts = 100000;
+constexpr int kReportCutAttempts = 10000;       // a cut that keeps conflicting is logged
 constexpr int64_t kRetryAfterFailureMs = 5000;  // as Redis's CONFIG_BGSAVE_RETRY_DELAY
 
 }  // namespace
@@ -91,6 +92,8 @@ struct SnapshotManager::Cut {
   std::vector<std::string> cold_names;  // per shard, when the tier is on
   int64_t posted_ns = 0;
   uint64_t repl_counter = 0;  // the replication stream's counter at the cut (shard 0)
+  uint64_t owner = 0;         // a waiting transaction, whose locks are not a conflict
+  int attempt = 0;            // Run::attempts when posted
 };
 
 struct SnapshotManager::Run {
@@ -593,6 +596,10 @@ void SnapshotManager::PostCut() {
     cut->tmp_paths.push_back(JoinPath(run_->dir, run_->files[i].name) + ".tmp");
     if (tier_ != nullptr) cut->cold_names.push_back(ColdName(run_->seq, i));
   }
+  // A reload inside EXEC waits for this cut (its save, or the snapshot its save queues
+  // behind) while its transaction holds locks: they are not a conflict.
+  if (reload_ != nullptr) cut->owner = reload_->options.owner;
+  cut->attempt = run_->attempts + 1;
   cut->posted_ns = MonoNs();
   run_->cut = cut;
   // Libraries change only by commands, which do not run while the shards cut; taken as
@@ -623,7 +630,15 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
   }
   Arrive(w, cut->arrived1, n);
   // Every shard thread is here: nothing runs anywhere until all pass the second barrier.
-  if (w.locks().AnyExclusive()) cut->conflicts.fetch_add(1);
+  if (w.locks().AnyExclusive(cut->owner)) {
+    cut->conflicts.fetch_add(1);
+    if (cut->attempt % kReportCutAttempts == 0) {
+      LogWarning("Snapshot %" PRIu64
+                 ": try %d to cut found shard %u still held by multi-key "
+                 "writes (%s)",
+                 cut->header.seq, cut->attempt, w.index(), w.locks().DescribeExclusive().c_str());
+    }
+  }
   if (w.index() == 0) cut->repl_counter = engine_->repl_log().counter();
   Arrive(w, cut->arrived2, n);
   bool conflict = cut->conflicts.load() != 0;

@@ -129,6 +129,11 @@ class SnapshotManager final : public ShardService {
     bool flush = true;
     // An RDB file to load instead of dbfilename's data (a replica's full sync; no save).
     std::string rdb;
+    // The transaction (Client::txn_owner) whose EXEC runs this reload, or 0. Its locks
+    // stay held until the reload ends, so no cut meanwhile (the reload's save, or a
+    // snapshot already running that the save waits for) takes them for a half-applied
+    // write: the commands it ran before are whole, as in Redis.
+    uint64_t owner = 0;
   };
   void Reload(ReloadOptions o, Done done);
   // Worker 0: a full resync's image (persistence/repl_master.h). A full snapshot (it is

@@ -571,6 +571,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def print_thread_stacks(pid):
+    """A server that stopped answering is still running: where each of its threads waits
+    is the first thing to know. Printed when gdb is installed; bounded in time."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        print("command_fuzz: gdb is not installed, no thread stacks")
+        return
+    try:
+        out = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "thread apply all bt 30"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                             stdin=subprocess.DEVNULL).stdout.decode(errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print("command_fuzz: gdb failed: %s" % e)
+        return
+    print("--- the server's threads ---")
+    print("\n".join(line for line in out.splitlines() if line.startswith(("#", "Thread"))))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--server-bin", default=os.environ.get(
@@ -642,6 +660,8 @@ def main():
               (fuzzer.sent, rounds))
     except Exception as e:  # noqa: BLE001 - every failure ends with the seed and the log
         print("command_fuzz: FAILED (seed %d, %d threads): %s" % (seed, a.threads, e))
+        if proc.poll() is None:
+            print_thread_stacks(proc.pid)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -206,3 +206,53 @@ def test_refused_with_the_spill_tier(server_factory, data_dir):
         c.execute_command("DEBUG", "RELOAD")
     assert "spill-dir" in str(e.value)
     assert c.get("a") == "1"
+
+
+def test_inside_multi_it_runs_between_the_transactions_commands(srv):
+    # The transaction holds the locks of its keys on every shard while DEBUG RELOAD saves:
+    # they are the waiting transaction's own, not a half-applied write, so the save does
+    # not wait for them to go (it once retried its cut until it gave up, 20 s later).
+    c = srv.client(decode_responses=True)
+    keys = ["k%d" % i for i in range(12)]  # on every shard
+    p = c.pipeline(transaction=True)
+    for k in keys:
+        p.set(k, k)
+    p.execute_command("DEBUG", "RELOAD")
+    p.mget(keys)
+    p.set("after", "1")
+    started = time.monotonic()
+    replies = p.execute()
+    assert time.monotonic() - started < 5
+    assert replies[len(keys)] is True or replies[len(keys)] == "OK"
+    assert replies[len(keys) + 1] == keys
+    assert c.mget(keys) == keys
+    assert c.get("after") == "1"
+    # The snapshot it saved holds the writes made before it: NOSAVE loads it back.
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE") == "OK"
+    assert c.mget(keys) == keys and c.get("after") is None
+
+
+def test_inside_multi_while_a_snapshot_waits_for_the_transactions_locks(srv):
+    # A BGSAVE that starts while the transaction holds every shard retries its cut until
+    # the locks go; the transaction's DEBUG RELOAD then queues its save behind it. The
+    # locks go only when the reload ends, so that cut must not wait for them either.
+    c = srv.client(decode_responses=True)
+    other = srv.client(decode_responses=True)
+    keys = ["k%d" % i for i in range(12)]
+    p = c.pipeline(transaction=True)
+    for k in keys:
+        p.set(k, k)
+    p.execute_command("DEBUG", "SLEEP", "0.5")  # holds the locks while BGSAVE starts
+    p.execute_command("DEBUG", "RELOAD")
+    p.mget(keys)
+    replies = []
+    t = threading.Thread(target=lambda: replies.append(p.execute()))
+    started = time.monotonic()
+    t.start()
+    time.sleep(0.2)
+    assert other.bgsave()
+    t.join(30)
+    assert not t.is_alive()
+    assert time.monotonic() - started < 5
+    assert replies[0][-1] == keys
+    assert c.mget(keys) == keys

@@ -242,6 +242,20 @@ def test_unknown_command_aborts_the_transaction(raw, r):
     assert wire(c, "SET", "c", "3") == OK
 
 
+@pytest.mark.parametrize("args", [("SAVE",), ("SHUTDOWN",), ("SHUTDOWN", "NOSAVE"),
+                                  ("SYNC",), ("PSYNC", "?", "-1")])
+def test_commands_not_allowed_inside_a_transaction_abort_it(raw, r, args):
+    # Redis's no-multi commands: refused when queued, and EXEC then aborts. SHUTDOWN and
+    # SAVE inside EXEC would wait for a snapshot while the transaction holds its locks.
+    c = raw()
+    assert wire(c, "MULTI") == OK
+    assert wire(c, "SET", "a", "1") == QUEUED
+    assert wire(c, *args) == b"-ERR Command not allowed inside a transaction\r\n"
+    assert wire(c, "EXEC") == EXECABORT
+    assert r.exists("a") == 0
+    assert wire(c, "PING") == b"+PONG\r\n"  # the server still runs, the link is normal
+
+
 def test_wrong_arity_aborts_the_transaction(raw, r):
     r.set("a", "old")
     c = raw()

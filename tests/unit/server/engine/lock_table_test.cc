@@ -214,6 +214,38 @@ TEST(LockTableTest, WholeShardLockWaitsForHoldersAndBlocksEveryoneButItsOwner) {
   nested.on_admit.Run();
 }
 
+// A snapshot's cut looks for half-applied writes, except those of the transaction that
+// waits for it (DEBUG RELOAD inside EXEC): its owner's locks are excepted, nobody else's.
+TEST(LockTableTest, AnyExclusiveExceptsOneOwner) {
+  LockTable t;
+  std::vector<std::string> log;
+  auto txn = Req({"a"}, true, true, &log, "txn");
+  txn.owner = 7;
+  t.Acquire(txn);
+  EXPECT_TRUE(t.AnyExclusive());
+  EXPECT_FALSE(t.AnyExclusive(7));
+  EXPECT_TRUE(t.AnyExclusive(8));
+  auto reader = Req({"b"}, false, true, &log, "reader");
+  t.Acquire(reader);
+  EXPECT_FALSE(t.AnyExclusive(7));  // shared holds are never a half-applied write
+  auto other = Req({"c"}, true, true, &log, "other");
+  t.Acquire(other);
+  EXPECT_TRUE(t.AnyExclusive(7));
+  t.Release(other.keys, true);
+  t.Release(reader.keys, false);
+  t.Release(txn.keys, true);
+  LockTable::Request whole;
+  whole.whole = true;
+  whole.owner = 9;
+  whole.on_admit = MakeTask([] {});
+  t.Acquire(whole);
+  EXPECT_TRUE(t.AnyExclusive(7));
+  EXPECT_FALSE(t.AnyExclusive(9));
+  t.ReleaseWhole();
+  EXPECT_TRUE(t.empty());
+  for (auto* r : {&txn, &reader, &other, &whole}) r->on_admit.Run();
+}
+
 // Two whole-shard requests: the second waits for the first's release.
 TEST(LockTableTest, WholeShardRequestsQueueInOrder) {
   LockTable t;
