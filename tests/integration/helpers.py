@@ -156,8 +156,23 @@ def wait_for(pred, timeout=5.0, what="condition"):
         if v:
             return v
         if time.monotonic() > deadline:
-            pytest.fail("timed out waiting for " + what)
+            raise AssertionError("timed out waiting for " + what)
         time.sleep(0.02)
+
+
+def replica_synced(master, replica):
+    """True once the replica's link is up and it has applied the master's whole stream
+    (INFO replication of both, each on a connection of its own, closed after)."""
+    infos = []
+    for server in (master, replica):
+        c = server.client()
+        try:
+            infos.append(c.info("replication"))
+        finally:
+            c.close()
+    mi, ri = infos
+    return (ri.get("master_link_status") == "up" and
+            ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
 
 
 # ---------------------------------------------------------------- a second server, values

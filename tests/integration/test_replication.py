@@ -8,16 +8,12 @@ import time
 import pytest
 import redis
 
-from helpers import read_value, start_redis_server
+import helpers
+from helpers import read_value, replica_synced as synced, start_redis_server
 
 
 def wait_for(pred, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
+    return helpers.wait_for(pred, timeout, what)
 
 
 @pytest.fixture
@@ -29,14 +25,6 @@ def master():
 
 def replica_of(server_factory, m, *extra):
     return server_factory(extra_args=["--replicaof", "127.0.0.1 %d" % m.port] + list(extra))
-
-
-def synced(m, r):
-    """True once the replica's link is up and it has applied the master's whole stream."""
-    mi = m.client().info("replication")
-    ri = r.client().info("replication")
-    return (ri.get("master_link_status") == "up" and
-            ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
 
 
 def image(c, dbs=(0, 1)):
@@ -435,7 +423,6 @@ def test_replicaof_is_kept_by_config_rewrite(master, server_factory):
     c.config_rewrite()
     conf = open(s.cmd[1]).read()
     assert "replicaof 127.0.0.1 %d" % master.port in conf
-    info = c.info("replication")
     wait_for(lambda: c.info("replication")["master_link_status"] == "up", what="link up")
     master.stop()
     wait_for(lambda: "master_link_down_since_seconds" in c.info("replication"),

@@ -11,18 +11,15 @@ import time
 import pytest
 import redis
 
-from helpers import call, parse_client_line, read_value, start_redis_server
+import helpers
+from helpers import call, parse_client_line, read_value, replica_synced as synced
+from helpers import start_redis_server
 
 WAIT_S = 30.0
 
 
 def wait_for(pred, timeout=WAIT_S, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
+    return helpers.wait_for(pred, timeout, what)
 
 
 @pytest.fixture
@@ -56,14 +53,6 @@ def info(server, section="replication"):
         return c.info(section)
     finally:
         c.close()
-
-
-def synced(m, r):
-    """True once the replica's link is up and it has applied the master's whole stream."""
-    mi = info(m)
-    ri = info(r)
-    return (ri.get("master_link_status") == "up" and
-            ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
 
 
 def wait_synced(m, r, what="the sync"):

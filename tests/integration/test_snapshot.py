@@ -16,9 +16,14 @@ import time
 import pytest
 import redis
 
+import helpers
 from conftest import TARGET, THREADS, Server
 
 strata_only = pytest.mark.skipif(TARGET == "redis", reason="strata snapshot files and flags")
+
+
+def wait_for(pred, timeout=20.0, what="condition"):
+    return helpers.wait_for(pred, timeout, what)
 
 
 @pytest.fixture
@@ -41,15 +46,6 @@ def servers(data_dir):
     yield start
     for s in started:
         s.stop()
-
-
-def wait_for(pred, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def bgsave(c, *args):
