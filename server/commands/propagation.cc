@@ -12,7 +12,8 @@
 //   - XADD with an ID made here (* or ms-*) with that ID, and approximate trimming (~) in
 //     XADD and XTRIM as the exact trim it came to (MAXLEN = the length left, or MINID = the
 //     first ID left): where "~" stops depends on the server's node layout.
-// Blocking pops propagate where a shard serves them (blocking_family.cc, zset_blocking.cc).
+// Blocking pops propagate where a shard serves them (blocking_family.cc, zset_blocking.cc);
+// consumer-group reads and claims as their effects (stream_repl.h).
 // Thread-safety: on the shard that ran the call.
 #include <string>
 #include <string_view>
@@ -238,6 +239,9 @@ bool PropagateXTrim(CmdArgs args, const PropagateCtx& ctx, std::string_view, Rep
   return true;
 }
 
+// A command whose effects were sent while it ran: nothing more.
+bool PropagateNothing(CmdArgs, const PropagateCtx&, std::string_view, ReplOut*) { return true; }
+
 }  // namespace
 
 void InstallPropagation(CommandRegistry& r) {
@@ -263,6 +267,9 @@ void InstallPropagation(CommandRegistry& r) {
     if (spec->flags & kCmdBlocking) spec->no_fiber_propagation = true;
   }
   if (CommandSpec* s = r.FindMutable("migrate"); s != nullptr) s->no_fiber_propagation = true;
+  // Consumer-group reads and claims: their effects, where they happen (stream_repl.h).
+  for (const char* name : {"xreadgroup", "xclaim", "xautoclaim"}) set(name, PropagateNothing);
+  if (CommandSpec* s = r.FindMutable("xreadgroup"); s != nullptr) s->no_fiber_propagation = true;
 }
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/lookup.h"
+#include "server/commands/stream_repl.h"
 #include "server/commands/stream_util.h"
 #include "server/engine/command.h"
 #include "server/engine/notify.h"
@@ -697,6 +698,10 @@ void CmdXClaim(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   s->Claim(g, c, ids, o, ctx.now_ms, &claimed, &dropped);
   if (created && claimed.empty()) s->DeleteConsumer(g, args[3]);
   ctx.ks.Recharge(e, before);
+  StreamEffects fx(ctx.worker, ctx.db, args[1], *g, EffectPlace::kNow);
+  fx.Claimed(claimed);
+  fx.Acked(dropped);
+  if (!o.last_id.IsZero()) fx.GroupPosition();
   ReplyClaimed(rb, *s, claimed, o.justid);
 }
 
@@ -740,6 +745,9 @@ void CmdXAutoClaim(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   s->AutoClaim(g, c, start, static_cast<size_t>(count), min_idle, justid, ctx.now_ms, &r);
   if (created && r.claimed.empty()) s->DeleteConsumer(g, args[3]);
   ctx.ks.Recharge(e, before);
+  StreamEffects fx(ctx.worker, ctx.db, args[1], *g, EffectPlace::kNow);
+  fx.Claimed(r.claimed);
+  fx.Acked(r.deleted);
   rb.Array(3);
   ReplyStreamId(rb, r.next);
   ReplyClaimed(rb, *s, r.claimed, justid);

@@ -21,6 +21,7 @@
 #include "server/commands/arg_parsers.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/commands/stream_repl.h"
 #include "server/commands/stream_util.h"
 #include "server/engine/blocking.h"
 #include "server/engine/client.h"
@@ -174,7 +175,7 @@ struct KeyPart {
 // Reads key i on its shard. False with *error set when the key cannot be read
 // (WRONGTYPE, NOGROUP).
 bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyPart* part,
-             std::string* error) {
+             std::string* error, EffectPlace place = EffectPlace::kNow) {
   ShardCtx ctx{w, w.keyspace(), db, w.now_ms()};
   std::string err;
   ReplyBuilder erb(&err, resp);
@@ -219,10 +220,16 @@ bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyP
   // something new to give it (or for a history read), with its keyspace event.
   bool has_new = g->last_id < s->last_entry_id();
   StreamConsumer* c = s->FindConsumer(g, a.consumer);
+  // Replicas get the read's effects (stream_repl.h), collected only when one listens.
+  StreamEffects fx(w, db, a.keys[i], *g, place);
+  std::vector<StreamId> delivered;
   if (c != nullptr || id != ">" || has_new) {
     bool created = false;
     c = s->TouchConsumer(g, a.consumer, w.now_ms(), &created);  // an attempt is "seen"
-    if (created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", a.keys[i], db);
+    if (created) {
+      NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", a.keys[i], db);
+      fx.ConsumerCreated(a.consumer);
+    }
   }
   if (c == nullptr) {
     part->include = false;
@@ -230,9 +237,14 @@ bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyP
     return true;
   }
   if (id == ">") {
-    n = s->ReadGroupNew(g, c, a.count, a.noack, w.now_ms(),
-                        [&](const StreamEntry& entry) { ReplyStreamEntry(b, entry); });
+    StreamId last_before = g->last_id;
+    n = s->ReadGroupNew(g, c, a.count, a.noack, w.now_ms(), [&](const StreamEntry& entry) {
+      ReplyStreamEntry(b, entry);
+      if (fx.on() && !a.noack) delivered.push_back(entry.id);
+    });
     part->include = n > 0;
+    fx.Claimed(delivered);
+    if (g->last_id != last_before) fx.GroupPosition();
   } else {
     // The consumer's pending entries after the ID (exclusive, as Redis reads them).
     StreamId start;
@@ -242,6 +254,8 @@ bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyP
                             [&](StreamId eid, const StreamEntry* entry) {
                               if (entry != nullptr) {
                                 ReplyStreamEntry(b, *entry);
+                                // Delivered again: a new time and count.
+                                if (fx.on()) delivered.push_back(eid);
                               } else {
                                 b.Array(2);
                                 ReplyStreamId(b, eid);
@@ -249,6 +263,7 @@ bool ReadKey(Worker& w, uint32_t db, int resp, const ReadArgs& a, size_t i, KeyP
                               }
                             });
     part->include = true;  // a history read is always in the reply, even empty
+    fx.Claimed(delivered);
   }
   ctx.ks.Recharge(e, before);
   rb.Array(n);
@@ -347,7 +362,8 @@ struct StreamWaiter final : BlockedClient {
       ReadKey(w, db, resp, one, served_index, &part, &error);
       return;
     }
-    ReadKey(w, db, resp, one, served_index, &part, &error);
+    // Served inside the XADD that woke it: its effects follow the XADD's record.
+    ReadKey(w, db, resp, one, served_index, &part, &error, EffectPlace::kAfterCommand);
   }
 };
 

@@ -10,6 +10,8 @@
 //     spec's `propagate` function writes instead (relative expiries as PEXPIREAT and SET
 //     ... PXAT, SPOP as SREM, INCRBYFLOAT as SET KEEPTTL: commands.h's PropagateFn). A
 //     write that changed nothing (SADD of a member already there) is not propagated.
+//     PUBLISH and SPUBLISH are, though they change nothing: replicas' subscribers get
+//     the messages, as from Redis.
 //   - keys deleted by expiry or eviction are propagated as DEL (KeyDeleted, from the
 //     keyspace's event hook), before the command that found them expired.
 //   - a group (BeginGroup/EndGroup: EXEC's calls, a script's effects) collects this

@@ -175,6 +175,48 @@ def replica_synced(master, replica):
             ri.get("slave_repl_offset") == mi.get("master_repl_offset"))
 
 
+def published_messages_reach(replica_client, mc):
+    """Subscribers on the replica get what is published on the master: PUBLISH and
+    SPUBLISH travel the replication stream, alone, inside a transaction and from a
+    script."""
+    sub = replica_client.pubsub()
+    sub.subscribe("news")
+    sub.psubscribe("n*")
+    seen = []
+    wait_for(lambda: seen.append(sub.get_message(timeout=0.1)) or
+             len([m for m in seen if m]) == 2, what="the subscriptions")
+    # Shard channels on a socket of its own: not every redis-py knows SSUBSCRIBE.
+    kw = replica_client.connection_pool.connection_kwargs
+    shard = socket.create_connection((kw.get("host", "127.0.0.1"), kw["port"]), timeout=10)
+    shard.sendall(resp("SSUBSCRIBE", "shard-news"))
+    got = b""
+    while b"shard-news\r\n:1\r\n" not in got:
+        got += shard.recv(4096)
+    mc.publish("news", "one")
+    p = mc.pipeline(transaction=True)
+    p.set("k", "v")
+    p.publish("news", "two")
+    p.execute()
+    mc.eval("redis.call('PUBLISH', 'news', 'three')", 0)
+    mc.execute_command("SPUBLISH", "shard-news", "four")
+    got = []
+    deadline = time.monotonic() + 10
+    while len(got) < 6 and time.monotonic() < deadline:
+        m = sub.get_message(timeout=0.2)
+        if m and m["type"] in ("message", "pmessage"):
+            got.append((m["type"], m["data"]))
+    assert [d for t, d in got if t == "message"] == [b"one", b"two", b"three"]
+    assert [d for t, d in got if t == "pmessage"] == [b"one", b"two", b"three"]
+    data = b""
+    while b"$4\r\nfour\r\n" not in data:  # recv times out (10 s) if it never comes
+        chunk = shard.recv(4096)
+        assert chunk, "the replica closed the shard subscriber"
+        data += chunk
+    assert data.startswith(b"*3\r\n$8\r\nsmessage\r\n$10\r\nshard-news\r\n"), data
+    sub.close()
+    shard.close()
+
+
 # ---------------------------------------------------------------- a second server, values
 
 def start_redis_server(**kw):

@@ -136,6 +136,12 @@ def test_partial_resync_after_the_link_drops(master, server_factory):
     assert image(r.client()) == image(mc)
 
 
+def test_published_messages_reach_the_replicas_subscribers(master, server_factory):
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the sync")
+    helpers.published_messages_reach(r.client(), master.client())
+
+
 def test_readonly_role_info_and_replicaof_no_one(master, server_factory):
     mc = master.client()
     mc.set("a", "1")
