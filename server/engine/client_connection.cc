@@ -137,6 +137,11 @@ void ClientConnection::Start() {
   Recharge();
 }
 
+void ClientConnection::StartWithInput(std::string_view early) {
+  Connection::StartWithInput(early);
+  Recharge();
+}
+
 void ClientConnection::OnInput(size_t n) {
   worker_->stats().total_net_input_bytes += static_cast<uint64_t>(n);
   last_interaction_ms = worker_->now_ms();

@@ -64,6 +64,9 @@ class ClientConnection final : public Connection, public Client {
   ~ClientConnection() override;
 
   void Start();
+  // Start, with bytes that arrived before the loop owned the socket taken as the first
+  // input (a replica's stream read while it loaded its image).
+  void StartWithInput(std::string_view early);
   // Worker calls at the end of a turn for connections with new output.
   void FlushOutput();
   // The worker's memory wait ended (Worker::WaitForMemory): input is read again.

@@ -391,7 +391,7 @@ void Worker::AdoptConnection(int fd) {
   c->Start();
 }
 
-void Worker::AdoptMasterConnection(int fd) {
+void Worker::AdoptMasterConnection(int fd, std::string early) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   uint64_t id = engine_->next_client_id.fetch_add(1);
@@ -404,7 +404,7 @@ void Worker::AdoptMasterConnection(int fd) {
   engine_->replication().NoteMasterIo(now_ms_);
   engine_->replication().SetLink(ReplicationState::Link::kUp, WallClockMs());
   next_ack_ms_ = 0;
-  c->Start();
+  c->StartWithInput(early);
   MasterLinkTimer();  // the first ACK at once: a diskless master waits for it
 }
 

@@ -276,7 +276,9 @@ class Worker {
   // Worker 0: the replica's socket to its master, after the handshake and the sync
   // (replication_state.h): it becomes the master client. Acknowledges the offset once a
   // second and drops the link after repl-timeout seconds without data.
-  void AdoptMasterConnection(int fd);
+  // `early`: stream bytes the link read before the hand-over, taken as the client's first
+  // input.
+  void AdoptMasterConnection(int fd, std::string early = {});
   // Worker 0: the master client is closing (its OnClosing); the link is told.
   void MasterClosed(ClientConnection* c);
   // Worker 0: closes the master client, if any (REPLICAOF).

@@ -20,6 +20,15 @@ void Connection::ResizeReadBuffer(size_t size) {
   rbuf_size_ = size;
 }
 
+void Connection::StartWithInput(std::string_view bytes) {
+  if (bytes.empty()) return Start();
+  if (rbuf_size_ - rend_ < bytes.size()) ResizeReadBuffer(rend_ - rstart_ + bytes.size());
+  std::memcpy(rbuf_.get() + rend_, bytes.data(), bytes.size());
+  rend_ += bytes.size();
+  loop_->AddConn(this);
+  OnInput(bytes.size());  // ends in FinishInput, which arms the first read
+}
+
 void Connection::Start() {
   loop_->AddConn(this);
   ArmRead();

@@ -57,6 +57,10 @@ class Connection : public IoConn {
   void CloseAfterReply() { close_after_reply_ = true; }
   void Kill();
 
+  // Start() with bytes read from the socket by someone else taken as the first input:
+  // they are processed (OnInput) before the first read is armed, as a read in flight
+  // owns the buffer's free end.
+  void StartWithInput(std::string_view bytes);
   size_t query_buffer_bytes() const { return rend_ - rstart_; }
   // Reply bytes queued to be written: sealed blocks, the open block, the send in flight
   // (not replies still being gathered in slots: pending_reply_bytes()).

@@ -290,6 +290,7 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
     return drop();
   }
   ReplicationState& state = engine_->replication();
+  std::string early;  // the stream read while the image loaded
   if (full) {
     run.phase.store(kSync);
     state.SetLink(ReplicationState::Link::kTransfer, WallClockMs());
@@ -300,7 +301,7 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
     if (s.ok() && !run.stop.load()) {
       state.SetLink(ReplicationState::Link::kLoading, WallClockMs());
       LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
-      s = LoadRdb(path);
+      s = LoadRdbReading(run, fd, path, offset, &early);
     }
     unlink(path.c_str());
     if (!s.ok() || run.stop.load()) {
@@ -328,12 +329,13 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
   run.phase.store(kConnected);
   // A REPLICAOF that stops this link may run before the hand-over reaches worker 0: its
   // stop flag is set before it posts the close, so the hand-over sees it either way.
-  engine_->worker(0).PostExternal(MakeTask([run_ptr, fd] {
+  auto held = std::make_shared<std::string>(std::move(early));
+  engine_->worker(0).PostExternal(MakeTask([run_ptr, fd, held] {
     if (run_ptr->stop.load()) {
       close(fd);
       return;
     }
-    Worker::Current()->AdoptMasterConnection(fd);
+    Worker::Current()->AdoptMasterConnection(fd, std::move(*held));
   }));
   LogNotice("MASTER <-> REPLICA sync: link up, streaming");
   std::unique_lock<std::mutex> l(run.mu);
@@ -488,7 +490,15 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
   return s;
 }
 
-Status ReplicaLink::LoadRdb(const std::string& path) {
+Status ReplicaLink::LoadRdbReading(Run& run, int fd, const std::string& path, int64_t offset,
+                                   std::string* early) {
+  Config& c = engine_->config();
+  LinkIo io(fd, c.Int("repl-timeout") * 1000, run.stop);
+  std::string off = std::to_string(offset);
+  const std::string ack =
+      "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) + "\r\n" + off + "\r\n";
+  // The image holds everything up to its offset: the master may start the stream.
+  Status link = io.Send(ack);
   auto promise = std::make_shared<std::promise<Status>>();
   std::future<Status> f = promise->get_future();
   SnapshotManager* sm = snapshots_;
@@ -497,7 +507,39 @@ Status ReplicaLink::LoadRdb(const std::string& path) {
     o.rdb = path;
     sm->Reload(o, [promise](const Status& s) { promise->set_value(s); });
   }));
-  return f.get();
+  // What the master would have kept for us is what we may keep for ourselves.
+  int64_t limit = c.output_limit(ClientClass::kReplica).hard_bytes;
+  int64_t next_ack_ms = MonoMs() + 1000;
+  std::string buf(kChunk, '\0');
+  while (link.ok() && f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    pollfd p{fd, POLLIN, 0};
+    int ready = poll(&p, 1, 50);
+    if (ready > 0) {
+      ssize_t r = recv(fd, buf.data(), buf.size(), 0);
+      if (r > 0) {
+        early->append(buf.data(), static_cast<size_t>(r));
+        if (limit > 0 && early->size() > static_cast<size_t>(limit)) {
+          link = Status::InvalidArgument(
+              "the stream read while loading passed client-output-buffer-limit replica's "
+              "hard limit (" +
+              std::to_string(limit) + " bytes)");
+        }
+      } else if (r == 0) {
+        link = Status::InvalidArgument("the master closed the connection while we loaded");
+      } else if (errno != EAGAIN && errno != EINTR) {
+        link = Status::InvalidArgument(strerror(errno));
+      }
+    }
+    // Our offset stays the image's until the stream is applied; the ACKs keep the
+    // master's repl-timeout from dropping a replica that loads for long.
+    if (link.ok() && MonoMs() >= next_ack_ms) {
+      link = io.Send(ack);
+      next_ack_ms += 1000;
+    }
+  }
+  Status loaded = f.get();  // the load cannot be called back: it always ends
+  if (!loaded.ok()) return loaded;
+  return link;
 }
 
 }  // namespace strata

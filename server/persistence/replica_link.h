@@ -14,16 +14,19 @@
 //      (SnapshotManager::Reload with an rdb), and the file is removed.
 //      +CONTINUE [<new replid>]: the master still holds the stream from our offset; the
 //      data stays as it is;
-//   3. the socket is handed to worker 0 as the master client (ReplicationState has the
-//      rest: no replies, ACKs once a second, repl-timeout), and the thread waits;
+//      While the file loads, the thread reads the stream that follows it (after an ACK
+//      of the image's offset, which starts a diskless master's stream) into memory;
+//   3. the socket is handed to worker 0 as the master client, with the stream read so
+//      far as its first input (ReplicationState has the rest: no replies, ACKs once a
+//      second, repl-timeout), and the thread waits;
 //   4. when the master client closes, the thread reconnects a second later (step 1,
 //      with PSYNC of the replid and offset reached, so a master whose backlog still
 //      holds them continues without a full sync).
 // A failure at any step is logged and retried a second later, as Redis's replicas do.
 // REPLICAOF NO ONE stops the thread (closing its socket or the master client) and keeps
 // the data; REPLICAOF of another master also starts a new thread. The handshake reads
-// byte by byte and the RDB by its length, so nothing of the stream that follows is read
-// by the thread (a diskless master sends nothing after the mark until the first ACK).
+// byte by byte and the RDB by its length, so the stream that follows starts exactly
+// where the load's reading starts.
 //
 // Thread-safety: Start/Stop from any worker; the link thread touches the engine only by
 // posting tasks to worker 0. Threads stopped by REPLICAOF are joined at shutdown.
@@ -67,7 +70,14 @@ class ReplicaLink final : public ShardService {
   void Session(const std::shared_ptr<Run>& run);
   Status Handshake(Run& run, int fd, bool* full, std::string* replid, int64_t* offset);
   Status ReceiveRdb(Run& run, int fd, const std::string& path);
-  Status LoadRdb(const std::string& path);
+  // Loads the received image while reading the stream that follows it into *early, as
+  // Redis 8's replicas keep it on their side: an ACK of the image's offset at once tells
+  // the master to start the stream (a diskless master waits for one), so the master
+  // holds little of it meanwhile; one more each second keeps its repl-timeout from
+  // dropping a replica that loads for long. Bounded by client-output-buffer-limit
+  // replica's hard limit, what the master would have held.
+  Status LoadRdbReading(Run& run, int fd, const std::string& path, int64_t offset,
+                        std::string* early);
 
   Engine* engine_;
   SnapshotManager* snapshots_;

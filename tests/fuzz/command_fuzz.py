@@ -671,6 +671,10 @@ def main():
             server_log = f.read()
         if not ok:
             print("--- server log (last lines) ---\n" + server_log[-6000:])
+            replica_log = os.path.join(work, "replica.log")
+            if os.path.exists(replica_log):
+                with open(replica_log, errors="replace") as f:
+                    print("--- replica log (last lines) ---\n" + f.read()[-4000:])
         else:
             print("command_fuzz: %d DEBUG RELOADs ran" %
                   server_log.count("DB reloaded by DEBUG RELOAD"))

@@ -120,6 +120,46 @@ def test_writes_throughout_the_sync(master, server_factory):
     assert image(r.client()) == image(mc)
 
 
+def test_the_stream_sent_while_the_replica_loads_is_applied_in_order(server_factory):
+    # A strata master (or redis-server with the redis target) and a replica of the same
+    # kind. The replica acknowledges the image's offset once the file is in and reads
+    # the stream while it loads; those bytes are its first input after the load, before
+    # anything read later, so nothing is lost, doubled or reordered.
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0"])
+    mc = m.client()
+    fill(mc, 200000)
+    stop = threading.Event()
+    done = []
+
+    def writer():
+        w = m.client()
+        i = 0
+        while not stop.is_set():
+            p = w.pipeline(transaction=False)
+            for _ in range(50):
+                p.rpush("order", i)
+                p.incr("live-counter")
+                i += 1
+            p.execute()
+        done.append(i)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        r = replica_of(server_factory, m)
+        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
+                 what="the link")
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        t.join(10)
+    wait_for(lambda: synced(m, r), what="catch-up")
+    rc = r.client()
+    assert int(rc.get("live-counter")) == done[0]
+    assert rc.lrange("order", 0, -1) == [str(i).encode() for i in range(done[0])]
+    assert rc.dbsize() == mc.dbsize()
+
+
 def test_partial_resync_after_the_link_drops(master, server_factory):
     mc = master.client()
     fill(mc, 500)
