@@ -204,7 +204,8 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
       FlushWatchNotice();
   }
   if (e == nullptr) return nullptr;
-  if (!e->IsExpired(now_ms)) {
+  ExpiredIs expired = e->IsExpired(now_ms) ? OnExpired<kWrite>() : ExpiredIs::kLive;
+  if (expired == ExpiredIs::kLive) [[likely]] {
     if constexpr (kLoad) {
       if (e->IsCold()) [[unlikely]] {
         e = LoadColdNow(db, e);
@@ -222,6 +223,7 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
     }
     return e;
   }
+  if (expired == ExpiredIs::kHidden) return nullptr;
   PreWrite(d, hash, e);
   Mark(d, hash, true);
   if (event_hook_ != nullptr) [[unlikely]]
@@ -559,7 +561,9 @@ Entry* Keyspace::RandomKey(uint32_t db, int64_t now_ms, uint64_t seed) {
     Entry* e = d.table->RandomEntry(seed + attempt * 0x9E3779B97F4A7C15ull);
     if (e == nullptr) return nullptr;
     if (!e->IsExpired(now_ms)) return e;
-    Find(db, e->Key(), now_ms);
+    ExpiredIs is = OnExpired<false>();
+    if (is == ExpiredIs::kLive) return e;
+    if (is == ExpiredIs::kDeleted) Find(db, e->Key(), now_ms);
   }
   return nullptr;
 }

@@ -38,6 +38,7 @@
 // Thread-safety: one owning thread; no synchronisation inside.
 #pragma once
 
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -137,7 +138,39 @@ class Keyspace {
 
   uint32_t db_count() const { return static_cast<uint32_t>(dbs_.size()); }
 
-  // Returns the live entry for key, or nullptr; deletes it first if it has expired.
+  // Expiry on a replica, as Redis's expireIfNeeded with a master: there a key goes only
+  // by its master's DEL, which arrives in the stream.
+  //   - A master (no replica flag, or it is false): a lookup that meets an expired key
+  //     deletes it and reports it missing.
+  //   - A replica (the flag is true): a read lookup reports an expired key missing but
+  //     keeps it; a write lookup (a writable replica's own write) still deletes it.
+  //     SCAN and RANDOMKEY skip expired keys without deleting them.
+  //   - Under a MasterCallScope (the master's own commands, applied on a replica):
+  //     an expired key is live. The master ran the command and found the key there.
+  // The flag is the process's replication role (any thread writes it); it is read
+  // only when a lookup meets an expired key.
+  void set_replica_flag(const std::atomic<bool>* f) { replica_flag_ = f; }
+  bool keeps_expired() const {
+    return replica_flag_ != nullptr && replica_flag_->load(std::memory_order_relaxed);
+  }
+  // Sets "expired keys are live" for the scope of one master's command on this shard.
+  class MasterCallScope {
+   public:
+    MasterCallScope(Keyspace& ks, bool on) : ks_(ks), saved_(ks.expired_live_) {
+      if (on) [[unlikely]]
+        ks_.expired_live_ = true;
+    }
+    ~MasterCallScope() { ks_.expired_live_ = saved_; }
+    MasterCallScope(const MasterCallScope&) = delete;
+    MasterCallScope& operator=(const MasterCallScope&) = delete;
+
+   private:
+    Keyspace& ks_;
+    bool saved_;
+  };
+
+  // Returns the live entry for key, or nullptr; deletes it first if it has expired
+  // (on a master: see set_replica_flag).
   Entry* Find(uint32_t db, std::string_view key, int64_t now_ms);
   // Find() that also counts a keyspace hit or miss (read commands use this).
   Entry* FindRead(uint32_t db, std::string_view key, int64_t now_ms, bool touch = true);
@@ -351,6 +384,16 @@ class Keyspace {
     cold_value_bytes_ -= e->ColdDiskLen();
     if (cold_hook_ != nullptr) cold_hook_->ColdFreed(e->ColdSeq());
   }
+  // What a lookup does with an expired entry (set_replica_flag).
+  enum class ExpiredIs : uint8_t { kLive, kHidden, kDeleted };
+  template <bool kWrite>
+  ExpiredIs OnExpired() const {
+    if (expired_live_) return ExpiredIs::kLive;
+    if (!kWrite && keeps_expired()) return ExpiredIs::kHidden;
+    return ExpiredIs::kDeleted;
+  }
+  const std::atomic<bool>* replica_flag_ = nullptr;
+  bool expired_live_ = false;
   ColdHook* cold_hook_ = nullptr;
   size_t cold_keys_ = 0;
   uint64_t cold_value_bytes_ = 0;
@@ -421,9 +464,18 @@ uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& 
   Db& d = dbs_[db];
   return d.table->ScanChunk(cursor, [&](Entry* e) {
     if (e->IsExpired(now_ms)) {
+      ExpiredIs is = OnExpired<false>();
+      if (is == ExpiredIs::kHidden) return false;
+      if (is == ExpiredIs::kLive) {
+        fn(e);
+        return false;
+      }
       uint64_t h = TableHash(e->Key());
       PreWrite(d, h, e);
-      Mark(d, h);
+      Mark(d, h, true);
+      // Told as an expiry: "expired" events, and a master's DEL to its replicas.
+      if (event_hook_ != nullptr) [[unlikely]]
+        event_hook_->KeyExpired(db, e->Key());
       DestroyEntry(d, e);
       stats_.expired_keys++;
       return true;

@@ -115,7 +115,7 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
     stats_.keys_skipped++;
     return Status::Ok();
   }
-  if (rec.expire_ms >= 0 && rec.expire_ms <= now_ms) {
+  if (rec.expire_ms >= 0 && rec.expire_ms <= now_ms && !opts_.keep_expired_keys) {
     stats_.keys_expired++;
     return Status::Ok();
   }

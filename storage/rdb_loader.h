@@ -36,6 +36,9 @@ class RdbShardLoadJob final : public LoadJob {
     bool skip_modules = false;
     bool verify_checksum = true;  // rdbchecksum; only shard 0 computes it
     uint64_t max_string_bytes = uint64_t{512} << 20;
+    // A replica's load keeps keys whose TTL has passed, as Redis's does: its master
+    // deletes them, and its DEL arrives in the stream. Otherwise they are skipped.
+    bool keep_expired_keys = false;
   };
   RdbShardLoadJob(Keyspace& ks, std::string path, uint32_t shard, uint32_t shard_count,
                   const Options& opts);

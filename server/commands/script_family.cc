@@ -199,6 +199,7 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     if (every) home.stats().scripts_every_shard++;
     home.RefreshClock();
     ShardCtx ctx{home, home.keyspace(), c->db, home.now_ms(), c->is_master()};
+    Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
     ScriptScope scope{c, &held, owner};
     c->txn_owner = owner;
     out.clear();

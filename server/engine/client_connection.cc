@@ -41,11 +41,13 @@ void RunRemoteCommand(RemoteCommand* rc) {
   Worker* w = Worker::Current();
   ReplyBuilder rb(&rc->reply, rc->resp);
   ShardCtx ctx{*w, w->keyspace(), rc->db, w->now_ms(), rc->conn->is_master()};
+  Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
   if (w->eviction().active() && (rc->spec->flags & kCmdDenyOom)) [[unlikely]]
     w->eviction().BeforeWrite(rc->args->span());
   uint64_t client = rc->conn->id();  // fixed at creation: readable from any thread
   ExecScope exec(client, static_cast<TrackMode>(rc->track), rc->origin);
   uint64_t t0 = CycleClock::Now();
+  w->BeforeShardCall();
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
   if (w->repl_on()) [[unlikely]]
     w->Propagate(rc->spec, rc->args->span(), rc->db, rc->reply);
@@ -496,9 +498,11 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
+    Keyspace::MasterCallScope master_call(ctx.ks, is_master_);
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
       w.eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();
+    w.BeforeShardCall();
     if (tracking.on) [[unlikely]] {
       // Only a tracking client's command needs its origin (NOLOOP, a script's reads)
       // and its keys remembered; t_exec is empty between commands otherwise.
@@ -550,6 +554,7 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   worker_->stats().total_commands_processed++;
   if (tracking.on) [[unlikely]]
     PrepareFiberOrigin(spec, args, TrackModeFor(spec));
+  next_fiber_origin.from_master = is_master_;
   std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
   if (worker_->repl_on()) [[unlikely]]
     worker_->ArmFiberPropagation(this, spec, owned, db);

@@ -102,11 +102,13 @@ void ExecuteRemoteBatch(void* p) {
     item.reply_offset = static_cast<uint32_t>(batch->replies.size());
     ReplyBuilder rb(&batch->replies, item.resp);
     ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms(), item.conn->is_master()};
+    Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
     if (w->eviction().active() && (item.spec->flags & kCmdDenyOom)) [[unlikely]]
       w->eviction().BeforeWrite(args);
     uint64_t client = item.conn->id();  // fixed at creation: readable from any thread
     ExecScope exec(client, static_cast<TrackMode>(item.track), batch->origin);
     uint64_t t0 = CycleClock::Now();
+    w->BeforeShardCall();
     item.spec->shard_fn(args, ctx, rb);
     if (w->repl_on()) [[unlikely]]
       w->Propagate(item.spec, args, item.db,

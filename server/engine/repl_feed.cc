@@ -81,11 +81,12 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::
   bool changed = changes != seen_changes_;
   seen_changes_ = changes;
   // A script's own call is not propagated: its effects are, as the commands it ran.
-  // PUBLISH and SPUBLISH change nothing but go to replicas (their subscribers), as
-  // Redis sends them.
+  // A may-replicate read that changed its key goes as itself (PFCOUNT filling an HLL's
+  // cached count: the replica's bytes must be the master's). PUBLISH and SPUBLISH
+  // change nothing but go to replicas (their subscribers), as Redis sends them.
   constexpr uint32_t kPublish = kCmdPubSub | kCmdMayReplicate;
-  if ((!changed || !spec->is_write() || (spec->flags & kCmdScript)) &&
-      (spec->flags & kPublish) != kPublish) {
+  bool writes = spec->is_write() || (spec->flags & kCmdMayReplicate) != 0;
+  if ((!changed || !writes || (spec->flags & kCmdScript)) && (spec->flags & kPublish) != kPublish) {
     if (!after_.empty()) [[unlikely]]
       FlushAfter();
     return;

@@ -75,6 +75,10 @@ class ReplFeed {
   void Enable(uint64_t changes);
   void Disable() { on_ = false; }
 
+  // Before a shard_fn runs here (Worker::BeforeShardCall): what changed the keyspace
+  // since, and only that, is this call's change. Fibers' steps, loads and flushes change
+  // it without a Command() of their own.
+  void Begin(uint64_t changes) { seen_changes_ = changes; }
   // After a shard_fn ran here (see above). `reply` is its reply's bytes.
   void Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
                Keyspace& ks, int64_t now_ms);

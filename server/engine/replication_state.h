@@ -33,6 +33,7 @@ class ReplicationState {
   uint8_t dispatch_flags() const { return dispatch_.load(std::memory_order_relaxed); }
   bool refuses_writes() const { return dispatch_flags() & kRefuseWrites; }
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
+  const std::atomic<bool>& replica_flag() const { return is_replica_; }
   Link link() const { return link_.load(std::memory_order_acquire); }
 
   // The replica link (any thread).

@@ -52,6 +52,9 @@ struct FiberOrigin {
   std::shared_ptr<const TrackedRead> track;  // for TrackMode::kRead
   // A write's propagation to replicas as one record (repl_feed.h); null when none.
   std::shared_ptr<FiberRepl> repl;
+  // A replica's master client runs the command: its steps see expired keys as live
+  // (Keyspace::MasterCallScope).
+  bool from_master = false;
 };
 inline thread_local const FiberOrigin* t_fiber_origin = nullptr;
 

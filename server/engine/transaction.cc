@@ -70,11 +70,13 @@ void RunShardCall(Worker& w, const CommandSpec* spec, CmdArgs args, uint32_t db,
   uint64_t client = who->id();
   ReplyBuilder rb(out, resp);
   ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), who->is_master()};
+  Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
   if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
     w.eviction().BeforeWrite(args);
   size_t start = out->size();
   ExecScope exec(client, static_cast<TrackMode>(track), client_worker);
   uint64_t t0 = CycleClock::Now();
+  w.BeforeShardCall();
   spec->shard_fn(args, ctx, rb);
   if (w.repl_on()) [[unlikely]]
     w.Propagate(spec, args, db, std::string_view(*out).substr(start));

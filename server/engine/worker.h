@@ -198,6 +198,11 @@ class Worker {
   // Every shard path, after a shard_fn ran: Propagate when repl_on().
   bool repl_on() const { return repl_feed_.on(); }
   ReplFeed& repl_feed() { return repl_feed_; }
+  // Every shard path, right before its shard_fn: marks where the call's changes start.
+  void BeforeShardCall() {
+    if (repl_feed_.on()) [[unlikely]]
+      repl_feed_.Begin(keyspace_.changes());
+  }
   void Propagate(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply) {
     repl_feed_.Command(spec, args, db, reply, keyspace_, now_ms_);
   }

@@ -299,6 +299,7 @@ void SnapshotManager::StartLoadJob(Worker& w) {
     o.skip_modules = engine_->config().Bool("import-rdb-skip-modules");
     o.verify_checksum = engine_->config().Bool("rdbchecksum");
     o.max_string_bytes = static_cast<uint64_t>(engine_->config().Int("proto-max-bulk-len"));
+    o.keep_expired_keys = engine_->replication().is_replica();
     sh.load = std::make_unique<RdbShardLoadJob>(w.keyspace(), load_rdb_, w.index(),
                                                 engine_->shard_count(), o);
   } else if (load_manifest_) {

@@ -353,10 +353,12 @@ int CallImpl(lua_State* L, bool raise) {
       ExecOrigin origin = t_exec;
       auto run = [&](Worker& x) {
         ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms(), st->ctx->from_master};
+        Keyspace::MasterCallScope master_call(x.keyspace(), call_ctx.from_master);
         if (x.eviction().active() && (spec->flags & kCmdDenyOom)) x.eviction().BeforeWrite(args);
         ExecOrigin saved = t_exec;
         t_exec = origin;
         uint64_t t0 = CycleClock::Now();
+        x.BeforeShardCall();
         spec->shard_fn(args, call_ctx, rb);
         if (x.repl_on()) [[unlikely]]
           x.Propagate(spec, args, db, *out);

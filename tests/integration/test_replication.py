@@ -2,6 +2,7 @@
 and through a file), the command stream with writes running throughout, partial resync
 after a dropped link, READONLY, REPLICAOF NO ONE, ROLE, INFO replication, masterauth and
 WAIT. With STRATA_TEST_TARGET=redis the replica is a redis-server too: the same tests."""
+import signal
 import threading
 import time
 
@@ -174,6 +175,74 @@ def test_partial_resync_after_the_link_drops(master, server_factory):
     assert int(stats["sync_partial_ok"]) >= 1
     assert r.client().get("while-down") == b"1"
     assert image(r.client()) == image(mc)
+
+
+@pytest.fixture
+def slow_master():
+    """A master whose keys expire only when read (active expiry paused), so a test
+    decides when its DEL is sent."""
+    m = start_redis_server(extra_args=["--repl-diskless-sync-delay", "0",
+                                       "--enable-debug-command", "yes"])
+    m.client().execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    yield m
+    m.stop()
+
+
+def test_an_expired_key_stays_on_the_replica_until_the_masters_del(slow_master,
+                                                                   server_factory):
+    """As Redis's replica: a key whose TTL passed is missing to reads but kept (and
+    counted) until the master deletes it; reads never delete it themselves."""
+    mc = slow_master.client()
+    r = replica_of(server_factory, slow_master)
+    wait_for(lambda: synced(slow_master, r), what="the first sync")
+    rc = r.client()
+    mc.set("keep", "1")
+    mc.set("k", "v", px=200)
+    mc.hset("h", "f", "v")
+    mc.pexpire("h", 200)
+    wait_for(lambda: synced(slow_master, r), what="the writes")
+    time.sleep(0.3)
+    for _ in range(2):
+        assert rc.get("k") is None
+        assert rc.exists("k", "h") == 0
+        assert rc.hgetall("h") == {}
+        assert rc.pttl("k") == -2
+        assert rc.type("h") == b"none"
+        assert sorted(rc.scan_iter()) == [b"keep"]
+        assert rc.dbsize() == 3  # still there: only the master's DEL removes them
+    assert mc.get("k") is None  # the master deletes k now, and sends its DEL
+    wait_for(lambda: synced(slow_master, r), what="the DEL")
+    assert rc.dbsize() == 2
+    assert mc.exists("h") == 0
+    wait_for(lambda: rc.dbsize() == 1, what="h's DEL")
+
+
+def test_the_masters_commands_see_keys_the_replicas_clock_has_expired(slow_master,
+                                                                      server_factory):
+    """The master's stream is applied as the master ran it: a key it made persistent
+    just before its TTL passed is kept by a replica that applies the PERSIST late (Redis
+    never expires keys for its master client)."""
+    mc = slow_master.client()
+    r = replica_of(server_factory, slow_master)
+    wait_for(lambda: synced(slow_master, r), what="the first sync")
+    ttl_s = 3.0  # past the replica's ACK period: it is seen synced before the TTL ends
+    t0 = time.monotonic()
+    mc.set("k", "v", px=int(ttl_s * 1000))
+    mc.rpush("l", "a", "b")
+    mc.pexpire("l", int(ttl_s * 1000))
+    wait_for(lambda: synced(slow_master, r), what="the SET")
+    r.proc.send_signal(signal.SIGSTOP)  # the replica falls behind the master's clock
+    try:
+        assert mc.persist("k") == 1
+        assert mc.rpush("l", "c") == 3
+        assert mc.persist("l") == 1
+        time.sleep(max(0.0, t0 + ttl_s + 0.3 - time.monotonic()))
+    finally:
+        r.proc.send_signal(signal.SIGCONT)
+    wait_for(lambda: synced(slow_master, r), what="the PERSIST")
+    rc = r.client()
+    assert rc.get("k") == b"v" and rc.pttl("k") == -1
+    assert rc.lrange("l", 0, -1) == [b"a", b"b", b"c"] and rc.pttl("l") == -1
 
 
 def test_published_messages_reach_the_replicas_subscribers(master, server_factory):

@@ -330,6 +330,44 @@ def test_expiry_on_the_master_reaches_the_replica(master, replicas, how):
     assert rc.dbsize() == 1
 
 
+def test_pfcount_filling_the_cached_count_reaches_the_replica(master, replicas):
+    """PFCOUNT of one key writes the count into the HLL's header. It is a read, but it
+    changes the value's bytes, so it is sent to replicas (its may_replicate flag)."""
+    mc = master.client()
+    r = replicas()
+    wait_synced(master, r)
+    mc.pfadd("h", *["e%d" % i for i in range(50)])
+    wait_synced(master, r, "the PFADD")
+    rc = r.client()
+    before = rc.get("h")
+    assert before == mc.get("h")
+    assert mc.pfcount("h") in range(45, 56)
+    assert mc.get("h") != before  # the cached count is now valid
+    wait_synced(master, r, "the PFCOUNT")
+    assert rc.get("h") == mc.get("h")
+
+
+def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):
+    """A command is propagated when it changed its shard. What a command across shards
+    (SWAPDB) changed there before it is not the next command's change: a SET that fails
+    must not reach the replica (its rewrite for an expiry in the past is a DEL)."""
+    mc = master.client()
+    r = replicas()
+    wait_synced(master, r)
+    keys = ["s%d" % i for i in range(16)]  # some on every shard
+    for k in keys:
+        mc.sadd(k, "a")
+    mc.swapdb(0, 1)
+    mc.swapdb(0, 1)
+    for k in keys:
+        with pytest.raises(redis.ResponseError, match="invalid expire time"):
+            mc.execute_command("SET", k, "b", "PX", "-12")
+    mc.set("last", "1")
+    wait_synced(master, r, "the writes")
+    assert_same_image(master, r)
+    assert r.client().scard("s0") == 1
+
+
 def test_published_messages_reach_the_replicas_subscribers(master, replicas):
     r = replicas()
     wait_synced(master, r)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 namespace strata {
@@ -28,6 +29,49 @@ TEST(KeyspaceTest, LazyExpiry) {
   EXPECT_EQ(ks.DbSize(0), 0u);
   EXPECT_EQ(ks.ExpiresCount(0), 0u);
   EXPECT_EQ(ks.stats().expired_keys, 1u);
+}
+
+// On a replica an expired key goes only by its master's DEL: reads see it missing but
+// keep it, the master's own commands (MasterCallScope) see it live, and a write lookup
+// (a writable replica's own write) deletes it.
+TEST(KeyspaceTest, ReplicaKeepsExpiredKeysForItsMaster) {
+  Keyspace ks(1);
+  std::atomic<bool> replica{true};
+  ks.set_replica_flag(&replica);
+  ks.SetString(0, "k", "v", 1000);
+  ks.SetString(0, "other", "v", Entry::kNoExpire);
+  EXPECT_EQ(ks.FindMeta(0, "k", 2000), nullptr);
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 2000), nullptr);
+  EXPECT_EQ(ks.DbSize(0), 2u);
+  size_t seen = 0;
+  uint64_t cursor = 0;
+  do {
+    cursor = ks.ScanBucket(0, cursor, 2000, [&](Entry* e) {
+      EXPECT_EQ(e->Key(), "other");
+      seen++;
+    });
+  } while (cursor != 0);
+  EXPECT_EQ(seen, 1u);
+  EXPECT_EQ(ks.DbSize(0), 2u);
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    Entry* e = ks.RandomKey(0, 2000, seed);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->Key(), "other");
+  }
+  {
+    Keyspace::MasterCallScope master(ks, true);
+    Entry* e = ks.Find(0, "k", 2000);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(ks.DbSize(0), 2u);
+  }
+  EXPECT_EQ(ks.FindMeta(0, "k", 2000), nullptr);  // the scope ended
+  EXPECT_EQ(ks.Find(0, "k", 2000), nullptr);      // a write lookup: deleted
+  EXPECT_EQ(ks.DbSize(0), 1u);
+  // A master deletes on any lookup.
+  replica = false;
+  ks.SetString(0, "k", "v", 1000);
+  EXPECT_EQ(ks.FindMeta(0, "k", 2000), nullptr);
+  EXPECT_EQ(ks.DbSize(0), 1u);
 }
 
 TEST(KeyspaceTest, SetExpireAddsAndRemovesField) {
