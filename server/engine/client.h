@@ -130,6 +130,15 @@ class Client {
   virtual bool is_replica() const { return false; }
   // Not from inside a command of that client (its suppressed reply would take the bytes).
   virtual void SendToReplica(std::string_view bytes) { (void)bytes; }
+  // SendToReplica of a buffer given up: it is queued as it is, not copied.
+  virtual void SendToReplicaOwned(std::string&& bytes) { SendToReplica(bytes); }
+  // SendToReplica of bytes in a buffer shared with the backlog: a big piece is queued
+  // as a view that keeps the buffer alive, not copied.
+  virtual void SendToReplicaShared(std::shared_ptr<const std::string> buffer,
+                                   std::string_view bytes) {
+    (void)buffer;
+    SendToReplica(bytes);
+  }
   std::function<void()> on_replica_close;
   // What a replica said of itself in REPLCONF before its PSYNC.
   int repl_listening_port = 0;

@@ -734,6 +734,22 @@ void ClientConnection::SendToReplica(std::string_view bytes) {
   CheckOutputLimits();
 }
 
+void ClientConnection::SendToReplicaOwned(std::string&& bytes) {
+  if (closing()) return;
+  AppendOwnedBlock(std::move(bytes));
+  ScheduleFlush();
+  CheckOutputLimits();
+}
+
+void ClientConnection::SendToReplicaShared(std::shared_ptr<const std::string> buffer,
+                                           std::string_view bytes) {
+  if (closing()) return;
+  AppendSharedBlock(std::move(buffer), bytes);
+  SealIfLarge();
+  ScheduleFlush();
+  CheckOutputLimits();
+}
+
 void ClientConnection::SendToMaster(std::string_view bytes) {
   if (closing()) return;
   // Later in the turn, never inside the master's own command (REPLCONF GETACK): that

@@ -106,6 +106,9 @@ class ClientConnection final : public Connection, public Client {
   void MakeReplica() override;
   bool is_replica() const override { return is_replica_; }
   void SendToReplica(std::string_view bytes) override;
+  void SendToReplicaOwned(std::string&& bytes) override;
+  void SendToReplicaShared(std::shared_ptr<const std::string> buffer,
+                           std::string_view bytes) override;
   // maxmemory-clients chose this client: logged, closed, and its bytes no longer
   // counted from now on (so the next loop turn does not evict for them again).
   void Evict();

@@ -1,6 +1,5 @@
 #include "server/engine/repl_feed.h"
 
-#include <charconv>
 #include <cstring>
 #include <string>
 
@@ -8,43 +7,74 @@ namespace strata {
 
 namespace {
 
-// Writes n in decimal at p; returns the end.
-char* PutDecimal(char* p, size_t n) {
-  if (n < 10) {
-    *p++ = static_cast<char>('0' + n);
-    return p;
-  }
-  if (n < 100) {
-    *p++ = static_cast<char>('0' + n / 10);
-    *p++ = static_cast<char>('0' + n % 10);
-    return p;
-  }
-  if (n < 1000) {
-    *p++ = static_cast<char>('0' + n / 100);
-    *p++ = static_cast<char>('0' + n / 10 % 10);
-    *p++ = static_cast<char>('0' + n % 10);
-    return p;
-  }
-  return std::to_chars(p, p + 20, n).ptr;
+// "00" to "99": two digits written at once.
+constexpr char kDigitPairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// How many decimal digits n has (lengths in the stream are almost always short).
+inline size_t DecimalLen(size_t n) {
+  if (n < 10) return 1;
+  if (n < 100) return 2;
+  if (n < 1000) return 3;
+  if (n < 10000) return 4;
+  size_t len = 5;
+  for (n /= 100000; n != 0; n /= 10) len++;
+  return len;
 }
 
-// Appends a RESP array of args to *out: its size is counted first, so the buffer grows
-// once (this runs for every propagated write).
+// Writes n (len = DecimalLen(n) digits) at p; returns the end.
+inline char* PutDecimal(char* p, size_t n, size_t len) {
+  switch (len) {
+    case 1:
+      *p = static_cast<char>('0' + n);
+      return p + 1;
+    case 2:
+      std::memcpy(p, kDigitPairs + 2 * n, 2);
+      return p + 2;
+    case 3:
+      *p = static_cast<char>('0' + n / 100);
+      std::memcpy(p + 1, kDigitPairs + 2 * (n % 100), 2);
+      return p + 3;
+    default:
+      break;
+  }
+  char* end = p + len;
+  char* q = end;
+  while (n >= 100) {
+    q -= 2;
+    std::memcpy(q, kDigitPairs + 2 * (n % 100), 2);
+    n /= 100;
+  }
+  if (n >= 10) {
+    q -= 2;
+    std::memcpy(q, kDigitPairs + 2 * n, 2);
+  } else {
+    *--q = static_cast<char>('0' + n);
+  }
+  return end;
+}
+
+// The RESP array of args: its size, then the bytes written at p (exactly that many).
+// This runs for every propagated write: the size is counted first so the bytes are
+// written once, where they stay.
 template <class Args>
-void AppendCommand(std::string* out, const Args& args) {
-  size_t need = 16;
-  for (std::string_view a : args) need += a.size() + 24;
-  size_t start = out->size();
-  out->resize(start + need);
-  char* base = out->data();
-  char* p = base + start;
+size_t CommandSize(const Args& args) {
+  size_t need = 3 + DecimalLen(args.size());                                    // *N\r\n
+  for (std::string_view a : args) need += a.size() + 5 + DecimalLen(a.size());  // $L\r\n..\r\n
+  return need;
+}
+template <class Args>
+void WriteCommand(char* p, const Args& args) {
+  size_t count_len = DecimalLen(args.size());
   *p++ = '*';
-  p = PutDecimal(p, args.size());
+  p = PutDecimal(p, args.size(), count_len);
   *p++ = '\r';
   *p++ = '\n';
   for (std::string_view a : args) {
     *p++ = '$';
-    p = PutDecimal(p, a.size());
+    p = PutDecimal(p, a.size(), DecimalLen(a.size()));
     *p++ = '\r';
     *p++ = '\n';
     if (!a.empty()) std::memcpy(p, a.data(), a.size());
@@ -52,7 +82,13 @@ void AppendCommand(std::string* out, const Args& args) {
     *p++ = '\r';
     *p++ = '\n';
   }
-  out->resize(static_cast<size_t>(p - base));
+}
+
+template <class Args>
+void AppendCommand(std::string* out, const Args& args) {
+  size_t start = out->size();
+  out->resize(start + CommandSize(args));
+  WriteCommand(out->data() + start, args);
 }
 
 const std::string kMulti = RespCommand({"MULTI"});
@@ -97,8 +133,8 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::
   if (!rewritten) {
     if (group_depth_ == 0) {
       // The common case: the call itself, written straight into the shard's batch.
-      log_->shard(shard_).AppendWith(*log_, db,
-                                     [&](std::string* buf) { AppendCommand(buf, args); });
+      log_->shard(shard_).AppendWith(*log_, db, CommandSize(args),
+                                     [&](char* at) { WriteCommand(at, args); });
       if (!after_.empty()) [[unlikely]]
         FlushAfter();
       return;

@@ -8,53 +8,48 @@ namespace strata {
 
 // ---------------------------------------------------------------------------- backlog
 
-ReplBacklog::ReplBacklog(size_t capacity) : ring_(capacity) {}
-
-void ReplBacklog::Append(std::string_view bytes) {
-  offset_ += static_cast<int64_t>(bytes.size());
-  size_t cap = ring_.size();
-  if (cap == 0) return;
-  if (bytes.size() >= cap) {  // only the newest cap bytes stay
-    bytes.remove_prefix(bytes.size() - cap);
-    std::memcpy(ring_.data(), bytes.data(), cap);
-    start_ = 0;
-    held_ = cap;
-    return;
+void ReplBacklog::Append(const ReplSlice& s) {
+  offset_ += static_cast<int64_t>(s.len);
+  if (s.len != 0) {
+    slices_.push_back(s);
+    total_ += s.len;
   }
-  size_t end = (start_ + held_) % cap;
-  size_t first = std::min(bytes.size(), cap - end);
-  std::memcpy(ring_.data() + end, bytes.data(), first);
-  std::memcpy(ring_.data(), bytes.data() + first, bytes.size() - first);
-  held_ += bytes.size();
-  if (held_ > cap) {
-    start_ = (start_ + held_ - cap) % cap;
-    held_ = cap;
+  Trim();
+}
+
+void ReplBacklog::Trim() {
+  floor_ = std::max(floor_, offset_ - static_cast<int64_t>(capacity_));
+  while (!slices_.empty() && total_ - slices_.front().len >= capacity_) {
+    total_ -= slices_.front().len;
+    slices_.pop_front();
+  }
+  if (capacity_ == 0) {
+    slices_.clear();
+    total_ = 0;
   }
 }
 
 bool ReplBacklog::From(int64_t from, std::string* out) const {
   out->clear();
   if (from < first() || from > offset_) return false;
-  size_t skip = static_cast<size_t>(from - first());
-  size_t n = held_ - skip;
-  size_t cap = ring_.size();
-  if (n == 0) return true;
-  size_t pos = (start_ + skip) % cap;
-  size_t first_part = std::min(n, cap - pos);
-  out->append(ring_.data() + pos, first_part);
-  out->append(ring_.data(), n - first_part);
+  size_t want = static_cast<size_t>(offset_ - from);
+  size_t skip = total_ - want;  // bytes of the oldest slices not asked for
+  out->reserve(want);
+  for (const ReplSlice& s : slices_) {
+    std::string_view v = s.view();
+    if (skip >= v.size()) {
+      skip -= v.size();
+      continue;
+    }
+    out->append(v.substr(skip));
+    skip = 0;
+  }
   return true;
 }
 
 void ReplBacklog::Resize(size_t capacity) {
-  std::string keep;
-  From(offset_ - static_cast<int64_t>(std::min(held_, capacity)), &keep);
-  int64_t offset = offset_;
-  ring_.assign(capacity, 0);
-  start_ = 0;
-  held_ = 0;
-  offset_ = offset - static_cast<int64_t>(keep.size());
-  Append(keep);
+  capacity_ = capacity;
+  Trim();
 }
 
 // ---------------------------------------------------------------------------- shards
@@ -69,7 +64,7 @@ void ReplLog::ShardLog::Append(ReplLog& log, uint32_t db, std::string_view bytes
   uint64_t seq = log.NextSeq();
   pending_.records.push_back(
       Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
-  pending_.bytes.append(bytes);
+  if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
 }
 
 uint64_t ReplLog::ShardLog::Reserve(ReplLog& log) {
@@ -89,13 +84,14 @@ void ReplLog::ShardLog::AppendAt(uint64_t seq, uint32_t db, std::string_view byt
   auto it = recs.end();
   while (it != recs.begin() && std::prev(it)->seq > seq) --it;
   recs.insert(it, Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
-  pending_.bytes.append(bytes);
+  if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
 }
 
 bool ReplLog::ShardLog::Publish() {
   if (!producing_here_) return false;
   std::lock_guard<std::mutex> l(mu_);
   if (!pending_.records.empty()) {
+    last_bytes_ = pending_.bytes.size();
     published_.push_back(std::move(pending_));
     if (!spare_.empty()) {
       pending_ = std::move(spare_.back());
@@ -107,6 +103,11 @@ bool ReplLog::ShardLog::Publish() {
   pending_.bytes.clear();
   pending_.records.clear();
   pending_.next = 0;
+  pending_.frozen.reset();
+  // A batch's bytes leave with it (the stream shares them): room for a turn like this
+  // one, so the next turn's appends do not regrow, and copy, the buffer.
+  size_t room = std::min(last_bytes_ + last_bytes_ / 4, kMaxRoomBytes);
+  if (pending_.bytes.capacity() < room) pending_.bytes.reserve(room);
   producing_ = false;
   producing_here_ = false;
   return true;
@@ -119,25 +120,33 @@ ReplLog::ReplLog(uint32_t shards, size_t backlog_bytes)
   for (uint32_t i = 0; i < shards; i++) shards_.push_back(std::make_unique<ShardLog>());
 }
 
-size_t ReplLog::Merge(const Sink& sink) {
+size_t ReplLog::MergeSlices(const SliceSink& sink) {
   uint64_t bound = counter_.load(std::memory_order_seq_cst);
   for (size_t i = 0; i < shards_.size(); i++) {
     ShardLog& s = *shards_[i];
     std::lock_guard<std::mutex> l(s.mu_);
     for (ShardLog::Batch& b : s.published_) inbox_[i].push_back(std::move(b));
     s.published_.clear();
-    // Emptied batches go back for reuse (a couple are enough).
+    // Emptied batches go back for their records' capacity (a couple are enough); their
+    // bytes stay with the slices that share them.
     for (ShardLog::Batch& b : done_[i]) {
+      b.frozen.reset();
       if (s.spare_.size() < 2) s.spare_.push_back(std::move(b));
     }
     done_[i].clear();
     if (s.producing_) bound = std::min(bound, s.mark_);
   }
+  // Batches taken now become shared, read-only buffers (moved, not copied).
+  for (auto& q : inbox_) {
+    for (ShardLog::Batch& b : q) {
+      if (b.frozen == nullptr) b.frozen = std::make_shared<const std::string>(std::move(b.bytes));
+    }
+  }
   size_t emitted = 0;
-  auto emit = [&](std::string_view bytes) {
-    backlog_.Append(bytes);
-    if (sink) sink(bytes);
-    emitted += bytes.size();
+  auto emit = [&](const ReplSlice& s) {
+    backlog_.Append(s);
+    if (sink) sink(s);
+    emitted += s.len;
   };
   auto front = [&](size_t i) -> const ShardLog::Record& {
     const ShardLog::Batch& b = inbox_[i].front();
@@ -162,7 +171,7 @@ size_t ReplLog::Merge(const Sink& sink) {
     if (!cuts_.empty()) ResolveCuts(r.seq + 1);
     if (r.db != kNoDb && static_cast<int64_t>(r.db) != last_db_) {
       std::string db = std::to_string(r.db);
-      emit(RespCommand({"SELECT", db}));
+      emit(ReplSlice::Own(RespCommand({"SELECT", db})));
       last_db_ = r.db;
     }
     // A run of this batch's records goes out at once: those that follow it in the
@@ -183,7 +192,7 @@ size_t ReplLog::Merge(const Sink& sink) {
       bytes_end += x.len;
       end++;
     }
-    emit(std::string_view(b.bytes).substr(r.offset, bytes_end - r.offset));
+    emit(ReplSlice{b.frozen, r.offset, bytes_end - r.offset});
     b.next = end;
     if (b.next == b.records.size()) {
       done_[best].push_back(std::move(b));

@@ -23,6 +23,12 @@
 // offset counts every byte ever emitted (master_repl_offset). From(offset) gives the
 // bytes from an offset still held - what a partial resync (PSYNC of offset+1) sends.
 //
+// One copy: the merger emits slices - views into the shards' batch buffers, which it
+// takes over as shared, read-only buffers - so the backlog and every replica's output
+// share the bytes the shards wrote (Redis's shared replication buffer). The backlog
+// holds slices, not a copy; a replica's connection sends a big slice as it is and
+// copies only small ones (Connection::AppendSharedBlock).
+//
 // A record of database kNoDb (PING, REPLCONF GETACK) needs no SELECT before it.
 //
 // Cuts (a full resync): the snapshot's cut reads the counter (C) while every shard is
@@ -40,6 +46,7 @@
 // per shard, taken once per turn by each side. AddCut on the merger's thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -54,34 +61,53 @@
 
 namespace strata {
 
-// A ring of the stream's last bytes.
+// A piece of the stream: len bytes at off in a buffer it shares.
+struct ReplSlice {
+  std::shared_ptr<const std::string> buf;
+  size_t off = 0;
+  size_t len = 0;
+  std::string_view view() const { return std::string_view(*buf).substr(off, len); }
+  static ReplSlice Own(std::string bytes) {
+    size_t n = bytes.size();
+    return ReplSlice{std::make_shared<const std::string>(std::move(bytes)), 0, n};
+  }
+};
+
+// The stream's last bytes, as the slices that hold them.
 class ReplBacklog {
  public:
-  explicit ReplBacklog(size_t capacity);
-  void Append(std::string_view bytes);
+  explicit ReplBacklog(size_t capacity) : capacity_(capacity) {}
+  void Append(const ReplSlice& s);
+  void Append(std::string_view bytes) { Append(ReplSlice::Own(std::string(bytes))); }
   // The stream offset: every byte ever appended (Redis's master_repl_offset).
   int64_t offset() const { return offset_; }
   // The first offset still held (repl_backlog_first_byte_offset is this + 1, as Redis
   // counts from 1), and how many bytes are held (repl_backlog_histlen).
-  int64_t first() const { return offset_ - static_cast<int64_t>(held_); }
-  size_t held() const { return held_; }
-  size_t capacity() const { return ring_.size(); }
+  int64_t first() const { return std::max(floor_, offset_ - static_cast<int64_t>(total_)); }
+  size_t held() const { return static_cast<size_t>(offset_ - first()); }
+  size_t capacity() const { return capacity_; }
   // Bytes [from, offset()) when the backlog still holds them; false otherwise.
   bool From(int64_t from, std::string* out) const;
   // A new size keeps the newest bytes that fit.
   void Resize(size_t capacity);
   // Holds nothing, and the stream goes on from `offset` (a new history).
   void Reset(int64_t offset) {
-    start_ = 0;
-    held_ = 0;
+    slices_.clear();
+    total_ = 0;
     offset_ = offset;
+    floor_ = offset;
   }
 
  private:
-  std::vector<char> ring_;
-  size_t start_ = 0;  // where the oldest held byte is
-  size_t held_ = 0;
+  // Drops the oldest slices while the rest still hold capacity_ bytes.
+  void Trim();
+  std::deque<ReplSlice> slices_;
+  size_t total_ = 0;  // their bytes: held() and a little more (the oldest slice's rest)
+  size_t capacity_ = 0;
   int64_t offset_ = 0;
+  // Bytes below it are gone even if a slice still holds them: the last `capacity` bytes
+  // at any time since are all that is kept (a shrink is not undone by growing again).
+  int64_t floor_ = 0;
 };
 
 class ReplLog {
@@ -89,6 +115,7 @@ class ReplLog {
   static constexpr uint64_t kNoMark = std::numeric_limits<uint64_t>::max();
   static constexpr uint32_t kNoDb = std::numeric_limits<uint32_t>::max();
   using Sink = std::function<void(std::string_view bytes)>;
+  using SliceSink = std::function<void(const ReplSlice& slice)>;
 
   ReplLog(uint32_t shards, size_t backlog_bytes);
 
@@ -96,15 +123,14 @@ class ReplLog {
    public:
     // Appends one record: its bytes are a whole command (or MULTI ... EXEC group).
     void Append(ReplLog& log, uint32_t db, std::string_view bytes);
-    // Append whose bytes `write(std::string* buffer)` appends to the buffer itself.
+    // Append of `len` bytes that `write(char* at)` writes into the batch itself.
     template <class Write>
-    void AppendWith(ReplLog& log, uint32_t db, Write&& write) {
+    void AppendWith(ReplLog& log, uint32_t db, size_t len, Write&& write) {
       StartProducing(log);
       uint64_t seq = log.NextSeq();
       size_t offset = pending_.bytes.size();
-      write(&pending_.bytes);
-      pending_.records.push_back(
-          Record{seq, db, static_cast<uint32_t>(pending_.bytes.size() - offset), offset});
+      write(Extend(len));
+      pending_.records.push_back(Record{seq, db, static_cast<uint32_t>(len), offset});
     }
     // A number for a record this shard appends later in this turn (see above).
     uint64_t Reserve(ReplLog& log);
@@ -134,7 +160,17 @@ class ReplLog {
       std::string bytes;
       std::vector<Record> records;
       size_t next = 0;  // the merger's: the first record not yet emitted
+      // The merger's: bytes, moved into a buffer the stream's slices share.
+      std::shared_ptr<const std::string> frozen;
     };
+    // n more bytes at the end of the turn's batch: where they go. Within the room
+    // Publish reserved nothing moves; only the new bytes are zeroed first (a large
+    // zeroing is a rep stosb, which costs an instruction per byte under callgrind).
+    char* Extend(size_t n) {
+      size_t at = pending_.bytes.size();
+      pending_.bytes.resize(at + n);
+      return pending_.bytes.data() + at;
+    }
     Batch pending_;                // the shard's own
     bool producing_here_ = false;  // the shard's own copy of producing_
     std::mutex mu_;
@@ -142,6 +178,8 @@ class ReplLog {
     uint64_t mark_ = 0;            // under mu_: no record of this turn is numbered below
     std::deque<Batch> published_;  // under mu_
     std::vector<Batch> spare_;     // under mu_: emptied batches, kept for their capacity
+    size_t last_bytes_ = 0;        // the last published batch's size: the next one's room
+    static constexpr size_t kMaxRoomBytes = 1 << 20;
   };
 
   ShardLog& shard(uint32_t i) { return *shards_[i]; }
@@ -150,7 +188,13 @@ class ReplLog {
 
   // The merger: emits what it may (see above) to the backlog and the sink; returns the
   // bytes emitted.
-  size_t Merge(const Sink& sink);
+  size_t MergeSlices(const SliceSink& sink);
+  // MergeSlices with the bytes of each slice.
+  size_t Merge(const Sink& sink) {
+    return MergeSlices([&](const ReplSlice& s) {
+      if (sink) sink(s.view());
+    });
+  }
   // The database the next record is compared with: -1 makes the next record start with
   // SELECT (a replica that has just had a full sync).
   void ForgetDb() { last_db_ = -1; }

@@ -99,8 +99,43 @@ void Connection::SealBlock() {
   blocks_bytes_ += out_.size();
   blocks_capacity_ += out_.capacity();
   blocks_heap_ += HeapBytes(out_);
-  blocks_.push_back(std::move(out_));
+  blocks_.push_back(OutBlock{std::move(out_), nullptr, {}});
   out_ = std::string();
+}
+
+void Connection::AppendOwnedBlock(std::string&& bytes) {
+  if (bytes.empty()) return;
+  if (!slots_.empty()) {
+    AppendPush(bytes);
+    return;
+  }
+  SealBlock();  // what is already in the open block goes first
+  blocks_bytes_ += bytes.size();
+  blocks_capacity_ += bytes.capacity();
+  blocks_heap_ += HeapBytes(bytes);
+  blocks_.push_back(OutBlock{std::move(bytes), nullptr, {}});
+}
+
+void Connection::AppendSharedBlock(std::shared_ptr<const std::string> buffer,
+                                   std::string_view bytes) {
+  if (bytes.empty()) return;
+  if (bytes.size() < kSharedBlockMinBytes || !slots_.empty()) {
+    AppendPush(bytes);
+    return;
+  }
+  SealBlock();  // what is already in the open block goes first
+  // Charged at its size: the buffer's other holders account for the rest of it.
+  blocks_bytes_ += bytes.size();
+  blocks_capacity_ += bytes.size();
+  blocks_heap_ += bytes.size();
+  blocks_.push_back(OutBlock{std::string(), std::move(buffer), bytes});
+}
+
+void Connection::ClearSending() {
+  sending_.clear();
+  if (sending_.capacity() > 1 << 20) sending_ = std::string();
+  sending_shared_.reset();
+  sending_shared_view_ = {};
 }
 
 size_t Connection::pending_reply_bytes() const {
@@ -115,15 +150,26 @@ size_t Connection::FlushNow() {
   size_t sent = 0;
   while (!send_active) {
     if (blocks_head_ < blocks_.size()) {
-      std::string& front = blocks_[blocks_head_++];
-      blocks_bytes_ -= front.size();
-      blocks_capacity_ -= front.capacity();
-      blocks_heap_ -= HeapBytes(front);
-      sending_ = std::move(front);  // frees what sending_ held; no copy
-      front = std::string();
+      OutBlock& front = blocks_[blocks_head_++];
+      if (front.shared != nullptr) {
+        size_t n = front.shared_view.size();
+        blocks_bytes_ -= n;
+        blocks_capacity_ -= n;
+        blocks_heap_ -= n;
+        sending_shared_ = std::move(front.shared);
+        sending_shared_view_ = front.shared_view;
+        front.shared_view = {};
+      } else {
+        std::string& own = front.own;
+        blocks_bytes_ -= own.size();
+        blocks_capacity_ -= own.capacity();
+        blocks_heap_ -= HeapBytes(own);
+        sending_ = std::move(own);  // frees what sending_ held; no copy
+        own = std::string();
+      }
       if (blocks_head_ == blocks_.size()) {
         blocks_.clear();
-        if (blocks_.capacity() > 64) blocks_ = std::vector<std::string>();
+        if (blocks_.capacity() > 64) blocks_ = std::vector<OutBlock>();
         blocks_head_ = 0;
       }
     } else if (!out_.empty()) {
@@ -132,11 +178,10 @@ size_t Connection::FlushNow() {
     } else {
       break;
     }
-    size_t n = sending_.size();
-    if (!loop_->Send(this, sending_.data(), sending_.size())) break;
-    sent += n;
-    sending_.clear();
-    if (sending_.capacity() > 1 << 20) sending_ = std::string();
+    std::string_view data = sending_shared_ != nullptr ? sending_shared_view_ : sending_;
+    if (!loop_->Send(this, data.data(), data.size())) break;
+    sent += data.size();
+    ClearSending();
   }
   return sent;
 }
@@ -146,9 +191,8 @@ void Connection::OnSendDone(int err) {
     Kill();
     return;
   }
-  size_t n = sending_.size();
-  sending_.clear();
-  if (sending_.capacity() > 1 << 20) sending_ = std::string();
+  size_t n = sending_shared_ != nullptr ? sending_shared_view_.size() : sending_.size();
+  ClearSending();
   if (!out_.empty() || blocks_head_ < blocks_.size() || close_after_reply_) ScheduleFlush();
   OnSent(n);
 }

@@ -20,6 +20,9 @@
 //   big reply is a block of its own. So queued output never moves as it grows, and each
 //   block is freed once sent. FlushNow() hands the output to the event loop block by
 //   block, oldest first (usually one send for everything gathered in a loop turn).
+//   A block may also be a buffer given up by its owner (AppendOwnedBlock), or a view
+//   into a buffer shared with others that it keeps alive until sent (AppendSharedBlock:
+//   a master's stream, held by its backlog too).
 //
 // Lifetime: Kill() stops input at once and closes the socket; the object deletes itself
 // (MaybeDestroy) once the loop has released it, no flush is scheduled and the owner says
@@ -64,7 +67,9 @@ class Connection : public IoConn {
   size_t query_buffer_bytes() const { return rend_ - rstart_; }
   // Reply bytes queued to be written: sealed blocks, the open block, the send in flight
   // (not replies still being gathered in slots: pending_reply_bytes()).
-  size_t output_bytes() const { return blocks_bytes_ + out_.size() + sending_.size(); }
+  size_t output_bytes() const {
+    return blocks_bytes_ + out_.size() + sending_.size() + sending_shared_view_.size();
+  }
   // Bytes of replies waiting in slots behind one still due from another shard
   // (O(slots), at most the pipelined commands in flight).
   size_t pending_reply_bytes() const;
@@ -128,6 +133,15 @@ class Connection : public IoConn {
       slots_.push_back(Slot{true, false, std::string(bytes), false});
     }
   }
+  // AppendPush of a buffer the caller gives up: it becomes a sealed block of its own,
+  // moved rather than copied, when no reply is pending (a replica's stream).
+  void AppendOwnedBlock(std::string&& bytes);
+  // AppendPush of bytes that live in a buffer shared with others (a master's stream,
+  // also held by its backlog): a big piece becomes a block that keeps the buffer alive
+  // and points into it, not copied; a small one is copied into the open block (many
+  // small blocks would cost a send each).
+  static constexpr size_t kSharedBlockMinBytes = 4 * 1024;
+  void AppendSharedBlock(std::shared_ptr<const std::string> buffer, std::string_view bytes);
   // True when the reply just written at target made it a block's worth: the open block
   // is then sealed (LargeReplyWritten) and the owner checks its output limits.
   static bool IsLarge(const std::string* target) { return target->size() >= kReplyBlockBytes; }
@@ -246,14 +260,24 @@ class Connection : public IoConn {
   std::vector<std::string_view> args_;
 
   std::string out_;  // the open block
+  // A sealed block: its own bytes, or a view into a buffer it shares.
+  struct OutBlock {
+    std::string own;
+    std::shared_ptr<const std::string> shared;
+    std::string_view shared_view;
+  };
   // Sealed blocks, oldest first from blocks_head_ (a vector, not a deque: nothing is
   // allocated while there are none, which is almost always).
-  std::vector<std::string> blocks_;
+  std::vector<OutBlock> blocks_;
   size_t blocks_head_ = 0;
   size_t blocks_bytes_ = 0;     // their sizes
   size_t blocks_capacity_ = 0;  // their capacities
   size_t blocks_heap_ = 0;      // their heap blocks' usable sizes
   std::string sending_;         // handed to the loop, untouched until the send ends
+  // Or a shared block's buffer and bytes, in the loop's hands.
+  std::shared_ptr<const std::string> sending_shared_;
+  std::string_view sending_shared_view_;
+  void ClearSending();
   std::deque<Slot> slots_;
   uint64_t slot_base_ = 0;  // seq of slots_.front()
 

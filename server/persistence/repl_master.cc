@@ -46,8 +46,9 @@ struct ReplMaster::Peer {
   std::condition_variable cv;
   std::string preamble;
   bool preamble_ready = false;
-  std::string pending;  // stream bytes not yet on the connection
-  std::string spare;    // its worker's: the buffer pending is swapped with
+  // Stream bytes not yet on the connection: slices shared with the backlog.
+  std::vector<ReplSlice> pending;
+  size_t pending_bytes = 0;
   bool deliver_posted = false;
   std::deque<std::string> pieces;  // the image, from the encoder
   bool image_done = false;
@@ -186,7 +187,7 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
       p.pieces.pop_front();
       moved = true;
       l.unlock();
-      c->SendToReplica(piece);
+      c->SendToReplicaOwned(std::move(piece));
       l.lock();
     }
     if (moved) p.cv.notify_all();
@@ -203,15 +204,14 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
     LogNotice("Synchronization with replica %s:%d succeeded", p.ip.c_str(), p.port);
   }
   if (p.state.load() == Peer::kOnline && !p.pending.empty()) {
-    // Swapped with the peer's spare buffer, so both keep their capacity: a busy stream
-    // allocates (and faults in) no new memory per turn.
-    std::string& bytes = p.spare;
-    bytes.swap(p.pending);
+    // The slices go to the connection as they are: big ones are sent from the buffer
+    // the backlog shares, not copied again.
+    std::vector<ReplSlice> slices;
+    slices.swap(p.pending);
+    p.pending_bytes = 0;
     p.deliver_posted = false;
     l.unlock();
-    c->SendToReplica(bytes);
-    bytes.clear();
-    if (bytes.capacity() > kPieceBytes * 4) std::string().swap(bytes);
+    for (ReplSlice& s : slices) c->SendToReplicaShared(std::move(s.buf), s.view());
   }
 }
 
@@ -328,7 +328,8 @@ void ReplMaster::Decide(std::shared_ptr<Peer> p, std::string replid, int64_t off
       std::lock_guard<std::mutex> l(p->mu);
       p->preamble = p->psync2 ? "+CONTINUE " + ours + "\r\n" : std::string("+CONTINUE\r\n");
       p->preamble_ready = true;
-      p->pending.insert(0, held);
+      p->pending_bytes += held.size();
+      p->pending.insert(p->pending.begin(), ReplSlice::Own(std::move(held)));
       p->deliver_posted = true;
     }
     sync_partial_ok_.fetch_add(1);
@@ -398,9 +399,9 @@ void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<
 
 void ReplMaster::Merge() {
   ReplLog& log = engine_->repl_log();
-  turn_bytes_.clear();
+  turn_slices_.clear();
   int64_t start = log.backlog().offset();
-  log.Merge([this](std::string_view b) { turn_bytes_.append(b); });
+  size_t turn_bytes = log.MergeSlices([this](const ReplSlice& s) { turn_slices_.push_back(s); });
   std::vector<std::pair<uint64_t, int64_t>> cuts = log.TakeResolvedCuts();
   for (const auto& [id, off] : cuts) {
     for (auto& r : waits_) {
@@ -412,7 +413,7 @@ void ReplMaster::Merge() {
   backlog_first_.store(log.backlog().first(), std::memory_order_relaxed);
   // A replica's offset is its master's (the master client counts it).
   if (!engine_->replication().is_replica()) engine_->replication().SetOffset(now_offset);
-  if (!cuts.empty() || !turn_bytes_.empty()) {
+  if (!cuts.empty() || turn_bytes != 0) {
     int64_t hard = engine_->config().output_limit(ClientClass::kReplica).hard_bytes;
     std::string replid = engine_->replication().replid();
     std::lock_guard<std::mutex> l(peers_mu_);
@@ -430,19 +431,24 @@ void ReplMaster::Merge() {
                   p->port, off);
         Worker::Current()->Post(p->worker, MakeTask([this, p] { Deliver(*p); }));
       }
-      if (p->start < 0 || turn_bytes_.empty()) continue;
+      if (p->start < 0 || turn_bytes == 0) continue;
       size_t skip = p->start > start ? static_cast<size_t>(p->start - start) : 0;
-      if (skip >= turn_bytes_.size()) continue;
+      if (skip >= turn_bytes) continue;
       bool post = false;
       bool over = false;
       {
         std::lock_guard<std::mutex> pl(p->mu);
-        if (skip == 0 && p->pending.empty() && peers_.size() == 1) {
-          p->pending.swap(turn_bytes_);  // the one replica: no copy (buffers keep capacity)
-        } else {
-          p->pending.append(turn_bytes_, skip, std::string::npos);
+        // The turn's slices from the replica's start on (shared, not copied).
+        for (const ReplSlice& s : turn_slices_) {
+          if (skip >= s.len) {
+            skip -= s.len;
+            continue;
+          }
+          p->pending.push_back(ReplSlice{s.buf, s.off + skip, s.len - skip});
+          p->pending_bytes += s.len - skip;
+          skip = 0;
         }
-        over = hard > 0 && static_cast<int64_t>(p->pending.size()) >= hard;
+        over = hard > 0 && static_cast<int64_t>(p->pending_bytes) >= hard;
         if (p->state.load() == Peer::kOnline && !p->deliver_posted) {
           p->deliver_posted = true;
           post = true;

@@ -134,7 +134,7 @@ class ReplMaster final : public ShardService {
   int64_t no_replicas_since_ms_ = 0;
   int64_t next_ping_ms_ = 0;
   uint64_t next_cut_id_ = 1;
-  std::string turn_bytes_;
+  std::vector<ReplSlice> turn_slices_;  // what the last Merge emitted
   bool getack_due_ = false;
   std::vector<std::shared_ptr<WaitRequest>> waits_;
   // The peers: changed on worker 0, read by INFO and ROLE from any worker.

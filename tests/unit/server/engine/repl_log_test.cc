@@ -8,10 +8,29 @@
 #include <thread>
 #include <vector>
 
+#include "server/engine/repl_feed.h"
+
 namespace strata {
 namespace {
 
 std::string Set(const std::string& k) { return RespCommand({"SET", k, "v"}); }
+
+// The feed's encoder writes what RespCommand does, for lengths around every digit count.
+TEST(ReplOutTest, EncodesLikeRespCommand) {
+  for (size_t len : {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, 100000}) {
+    std::string value(len, 'x');
+    std::vector<std::string_view> args{"SET", "k", value};
+    ReplOut out;
+    out.Add(CmdArgs(args.data(), args.size()));
+    out.Add({"DEL", value});
+    EXPECT_EQ(out.bytes(), RespCommand(args) + RespCommand({"DEL", value})) << len;
+    EXPECT_EQ(out.commands(), 2u);
+  }
+  std::vector<std::string_view> many(123, "a");
+  ReplOut out;
+  out.Add(CmdArgs(many.data(), many.size()));
+  EXPECT_EQ(out.bytes(), RespCommand(many));
+}
 
 TEST(ReplBacklogTest, KeepsTheNewestBytesAndAnswersOffsetsItHolds) {
   ReplBacklog b(10);
@@ -84,6 +103,32 @@ TEST(ReplLogTest, SelectGoesBeforeAChangeOfDatabase) {
   s.Publish();
   log.Merge([&](std::string_view b) { out.append(b); });
   EXPECT_EQ(out, RespCommand({"SELECT", "3"}) + Set("d"));
+}
+
+// The stream is not copied: a run of one shard's records is one slice of the batch's
+// own buffer, shared by the backlog and the sink, and it outlives the shard's next turns.
+TEST(ReplLogTest, SlicesShareTheShardsBufferAndOutliveIt) {
+  ReplLog log(1, 1 << 20);
+  auto& s = log.shard(0);
+  s.Append(log, 0, Set("a"));
+  s.Append(log, 0, Set("b"));
+  s.Publish();
+  std::vector<ReplSlice> got;
+  log.MergeSlices([&](const ReplSlice& x) { got.push_back(x); });
+  ASSERT_EQ(got.size(), 2u);  // SELECT, then both records at once
+  EXPECT_EQ(got[0].view(), RespCommand({"SELECT", "0"}));
+  EXPECT_EQ(got[1].view(), Set("a") + Set("b"));
+  EXPECT_EQ(got[1].buf.use_count(), 3);  // here, the backlog, and the batch until reused
+  for (int turn = 0; turn < 5; turn++) {
+    s.Append(log, 0, Set("x" + std::to_string(turn)));
+    s.Publish();
+    log.Merge(nullptr);
+  }
+  EXPECT_EQ(got[1].view(), Set("a") + Set("b"));
+  std::string all;
+  ASSERT_TRUE(log.backlog().From(0, &all));
+  EXPECT_EQ(all.substr(0, got[0].len + got[1].len),
+            RespCommand({"SELECT", "0"}) + Set("a") + Set("b"));
 }
 
 TEST(ReplLogTest, AShardStillProducingHoldsBackLaterRecords) {

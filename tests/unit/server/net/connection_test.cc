@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,7 @@ class EchoConnection final : public Connection {
   EchoConnection(EventLoop* loop, bool* destroyed) : Connection(loop, -1), destroyed_(destroyed) {}
   ~EchoConnection() override { *destroyed_ = true; }
 
+  using Connection::AppendSharedBlock;
   using Connection::BeginFlush;
   using Connection::BufferBytes;
   using Connection::BuffersChanged;
@@ -233,6 +235,39 @@ TEST(ConnectionTest, AnAsynchronousSendHoldsItsBytesUntilDone) {
   f.loop.complete_sends = true;
   f.c->Flush();
   EXPECT_EQ(f.loop.sends.back(), "+B\r\n");
+}
+
+// A big shared piece is sent from its buffer, which the connection keeps alive until the
+// send ends; a small one is copied. Both keep their place in the output's order.
+TEST(ConnectionTest, SharedBlocksAreSentFromTheirBufferInOrder) {
+  Fixture f;
+  f.loop.complete_sends = false;
+  f.loop.Receive(f.c, "A\r\n");  // "+A\r\n" waits in the open block
+  auto big = std::make_shared<const std::string>(std::string(10000, 'x') + "tail");
+  std::weak_ptr<const std::string> watch = big;
+  f.c->AppendSharedBlock(big, std::string_view(*big).substr(2));
+  f.c->AppendSharedBlock(big, std::string_view(*big).substr(0, 2));  // small: copied
+  big.reset();
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(f.c->output_bytes(), 4u + 10002u + 2u);
+  EXPECT_EQ(f.c->sealed_blocks(), 2u);  // "+A", then the shared piece; "xx" is open
+  EXPECT_EQ(f.c->Flush(), 0u);
+  ASSERT_EQ(f.loop.sends.size(), 1u);
+  EXPECT_EQ(f.loop.sends[0], "+A\r\n");
+  f.c->send_active = false;
+  static_cast<IoConn*>(f.c)->OnSendDone(0);
+  EXPECT_EQ(f.c->Flush(), 0u);
+  ASSERT_EQ(f.loop.sends.size(), 2u);
+  EXPECT_EQ(f.loop.sends[1], std::string(9998, 'x') + "tail");
+  EXPECT_FALSE(watch.expired());  // the send in flight holds the buffer
+  f.c->send_active = false;
+  static_cast<IoConn*>(f.c)->OnSendDone(0);
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(f.c->sent_later, 4u + 10002u);
+  f.loop.complete_sends = true;
+  EXPECT_EQ(f.c->Flush(), 2u);
+  EXPECT_EQ(f.loop.sends.back(), "xx");
+  EXPECT_EQ(f.c->output_bytes(), 0u);
 }
 
 TEST(ConnectionTest, EndOfStreamClosesAndDeletesOnceNothingUsesIt) {
