@@ -204,33 +204,36 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
       FlushWatchNotice();
   }
   if (e == nullptr) return nullptr;
-  ExpiredIs expired = e->IsExpired(now_ms) ? OnExpired<kWrite>() : ExpiredIs::kLive;
-  if (expired == ExpiredIs::kLive) [[likely]] {
-    if constexpr (kLoad) {
-      if (e->IsCold()) [[unlikely]] {
-        e = LoadColdNow(db, e);
-        if (e == nullptr) return nullptr;
-      }
+  if (e->IsExpired(now_ms)) [[unlikely]] {
+    ExpiredIs expired = OnExpired<kWrite>();
+    if (expired == ExpiredIs::kHidden) return nullptr;
+    if (expired == ExpiredIs::kDeleted) {
+      PreWrite(d, hash, e);
+      Mark(d, hash, true);
+      if (event_hook_ != nullptr) [[unlikely]]
+        event_hook_->KeyExpired(db, key);
+      FreeEntry(d, d.table->Erase(d.table->Locate(key, hash)));
+      stats_.expired_keys++;
+      return nullptr;
     }
-    if constexpr (kTouch) Touch<kWrite>(e);
-    if constexpr (kWrite) {
-      if (watch_ != nullptr) [[unlikely]] {
-        FlushWatchNotice();
-        watch_pending_ = true;
-        watch_pending_db_ = db;
-        watch_pending_hash_ = hash;
-      }
-    }
-    return e;
   }
-  if (expired == ExpiredIs::kHidden) return nullptr;
-  PreWrite(d, hash, e);
-  Mark(d, hash, true);
-  if (event_hook_ != nullptr) [[unlikely]]
-    event_hook_->KeyExpired(db, key);
-  FreeEntry(d, d.table->Erase(d.table->Locate(key, hash)));
-  stats_.expired_keys++;
-  return nullptr;
+  // Live (or, for the master's own commands on a replica, taken as live).
+  if constexpr (kLoad) {
+    if (e->IsCold()) [[unlikely]] {
+      e = LoadColdNow(db, e);
+      if (e == nullptr) return nullptr;
+    }
+  }
+  if constexpr (kTouch) Touch<kWrite>(e);
+  if constexpr (kWrite) {
+    if (watch_ != nullptr) [[unlikely]] {
+      FlushWatchNotice();
+      watch_pending_ = true;
+      watch_pending_db_ = db;
+      watch_pending_hash_ = hash;
+    }
+  }
+  return e;
 }
 
 Entry* Keyspace::Find(uint32_t db, std::string_view key, int64_t now_ms) {

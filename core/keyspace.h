@@ -156,17 +156,23 @@ class Keyspace {
   // Sets "expired keys are live" for the scope of one master's command on this shard.
   class MasterCallScope {
    public:
-    MasterCallScope(Keyspace& ks, bool on) : ks_(ks), saved_(ks.expired_live_) {
-      if (on) [[unlikely]]
-        ks_.expired_live_ = true;
+    // Costs one test of `on` when off (every command passes here).
+    MasterCallScope(Keyspace& ks, bool on) : ks_(on ? &ks : nullptr) {
+      if (on) [[unlikely]] {
+        saved_ = ks.expired_live_;
+        ks.expired_live_ = true;
+      }
     }
-    ~MasterCallScope() { ks_.expired_live_ = saved_; }
+    ~MasterCallScope() {
+      if (ks_ != nullptr) [[unlikely]]
+        ks_->expired_live_ = saved_;
+    }
     MasterCallScope(const MasterCallScope&) = delete;
     MasterCallScope& operator=(const MasterCallScope&) = delete;
 
    private:
-    Keyspace& ks_;
-    bool saved_;
+    Keyspace* ks_;
+    bool saved_ = false;
   };
 
   // Returns the live entry for key, or nullptr; deletes it first if it has expired

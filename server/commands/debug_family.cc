@@ -24,7 +24,9 @@
 // The digest is SHA-1 based and xor-combined per key over the database number, the key,
 // the type, the canonical serialized value (core/object.h: the same whatever the
 // encoding) and whether the key has an expiry, so it changes with any write and does not
-// depend on the order keys are visited, nor on the thread count. It is not Redis's digest
+// depend on the order keys are visited, nor on the thread count. A stream's consumers'
+// seen and active times are left out: a replica sets them from its own clock, so a
+// master and its replica in sync have the same digest. It is not Redis's digest
 // (which hashes each type's elements its own way): compare digests of strata with strata.
 //
 // Thread-safety: a fiber on the client's worker; per-key work hops to the key's shard.
@@ -44,6 +46,7 @@
 #include "core/glob.h"
 #include "core/object.h"
 #include "core/sha1.h"
+#include "core/stream_type.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
 #include "server/base/log.h"
@@ -86,6 +89,22 @@ bool KeyDigest(Keyspace& ks, uint32_t db, const Entry* e, Digest* out) {
       return false;
   } else {
     value = Keyspace::Serialize(e);
+  }
+  if (e->Type() == ValueType::kStream) {
+    std::string error;
+    std::unique_ptr<StreamObject> s = StreamObject::Parse(value, &error);
+    if (s != nullptr) {
+      std::vector<std::string> groups;
+      for (const auto& g : s->groups()) groups.emplace_back(g.first);
+      for (const std::string& name : groups) {
+        for (auto& c : s->FindGroup(name)->consumers) {
+          c.second->seen_ms = 0;
+          c.second->active_ms = -1;
+        }
+      }
+      value.clear();
+      s->Serialize(&value);
+    }
   }
   std::string buf;
   buf.reserve(e->Key().size() + value.size() + 32);

@@ -502,7 +502,10 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
       w.eviction().BeforeWrite(args);
     uint64_t t0 = CycleClock::Now();
-    w.BeforeShardCall();
+    // The feed is turned on or off only by a task between calls: read once.
+    const bool repl = w.repl_on();
+    if (repl) [[unlikely]]
+      w.repl_feed().Begin(w.keyspace().changes());
     if (tracking.on) [[unlikely]] {
       // Only a tracking client's command needs its origin (NOLOOP, a script's reads)
       // and its keys remembered; t_exec is empty between commands otherwise.
@@ -513,7 +516,7 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     } else {
       spec->shard_fn(args, ctx, rb);
     }
-    if (w.repl_on()) [[unlikely]]
+    if (repl) [[unlikely]]
       w.Propagate(spec, args, db, std::string_view(*t).substr(start));
     w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
                 this, false);

@@ -206,6 +206,23 @@ def test_digest_follows_the_data(server_factory):
     assert a.execute_command("DEBUG", "STRINGMATCH-LEN") == b"Apparently Redis did not crash: test passed"
 
 
+@pytest.mark.skipif(TARGET == "redis", reason="strata's digest")
+def test_digest_leaves_out_a_consumers_clock(server_factory):
+    """A consumer's seen and active times come from the clock of the server that applied
+    the read (a replica's differs from its master's): the digest leaves them out, and
+    keeps everything else of the group."""
+    c = server_factory(extra_args=DEBUG_ON).client()
+    c.xadd("s", {"f": "v"}, id="1-0")
+    c.xgroup_create("s", "g", id="0")
+    c.xreadgroup("g", "alice", {"s": ">"})
+    before = c.execute_command("DEBUG", "DIGEST")
+    time.sleep(0.05)
+    assert c.xreadgroup("g", "alice", {"s": ">"}) == []  # seen again, nothing else
+    assert c.execute_command("DEBUG", "DIGEST") == before
+    c.xack("s", "g", "1-0")  # the PEL counts
+    assert c.execute_command("DEBUG", "DIGEST") != before
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="strata's shards")
 def test_commands_on_other_shards_are_logged_with_their_client(server_factory):
     c = server_factory(threads=3).client()

@@ -94,29 +94,44 @@ def test_full_sync_then_the_stream(master, server_factory, diskless):
     assert image(rc) == image(mc)
 
 
-def test_writes_throughout_the_sync(master, server_factory):
-    mc = master.client()
-    fill(mc, 20000)
+def replica_started_under_writes(server_factory, m, write, settle_s):
+    """Starts a replica of m while a thread calls write(client, i) -> next i over and over,
+    and stops the writer settle_s after the replica's link is up. Returns the replica and
+    the writer's last i."""
     stop = threading.Event()
+    done = []
 
     def writer():
-        w = master.client()
+        w = m.client()
         i = 0
         while not stop.is_set():
-            w.set("live%d" % (i % 500), i)
-            w.incr("live-counter")
-            i += 1
+            i = write(w, i)
+        done.append(i)
 
     t = threading.Thread(target=writer)
     t.start()
     try:
-        r = replica_of(server_factory, master)
+        r = replica_of(server_factory, m)
         wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
                  what="the link")
-        time.sleep(0.5)
+        time.sleep(settle_s)
     finally:
         stop.set()
         t.join(10)
+    assert done, "the writer did not finish"
+    return r, done[0]
+
+
+def test_writes_throughout_the_sync(master, server_factory):
+    mc = master.client()
+    fill(mc, 20000)
+
+    def write(w, i):
+        w.set("live%d" % (i % 500), i)
+        w.incr("live-counter")
+        return i + 1
+
+    r, _ = replica_started_under_writes(server_factory, master, write, 0.5)
     wait_for(lambda: synced(master, r), what="catch-up")
     assert image(r.client()) == image(mc)
 
@@ -129,35 +144,21 @@ def test_the_stream_sent_while_the_replica_loads_is_applied_in_order(server_fact
     m = server_factory(extra_args=["--repl-diskless-sync-delay", "0"])
     mc = m.client()
     fill(mc, 200000)
-    stop = threading.Event()
-    done = []
 
-    def writer():
-        w = m.client()
-        i = 0
-        while not stop.is_set():
-            p = w.pipeline(transaction=False)
-            for _ in range(50):
-                p.rpush("order", i)
-                p.incr("live-counter")
-                i += 1
-            p.execute()
-        done.append(i)
+    def write(w, i):
+        p = w.pipeline(transaction=False)
+        for _ in range(50):
+            p.rpush("order", i)
+            p.incr("live-counter")
+            i += 1
+        p.execute()
+        return i
 
-    t = threading.Thread(target=writer)
-    t.start()
-    try:
-        r = replica_of(server_factory, m)
-        wait_for(lambda: r.client().info("replication").get("master_link_status") == "up",
-                 what="the link")
-        time.sleep(0.3)
-    finally:
-        stop.set()
-        t.join(10)
+    r, count = replica_started_under_writes(server_factory, m, write, 0.3)
     wait_for(lambda: synced(m, r), what="catch-up")
     rc = r.client()
-    assert int(rc.get("live-counter")) == done[0]
-    assert rc.lrange("order", 0, -1) == [str(i).encode() for i in range(done[0])]
+    assert int(rc.get("live-counter")) == count
+    assert rc.lrange("order", 0, -1) == [str(i).encode() for i in range(count)]
     assert rc.dbsize() == mc.dbsize()
 
 
