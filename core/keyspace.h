@@ -118,6 +118,12 @@ class KeyEventHook {
   virtual void KeyCreated(uint32_t db, std::string_view key) = 0;
   // The maxmemory policy evicted a key (core/eviction.h, after the delete).
   virtual void KeyEvicted(uint32_t db, std::string_view key) = 0;
+  // A load (DEBUG RELOAD) left out a key whose TTL had passed: it is gone, as if it had
+  // expired now (a master's replicas still hold it).
+  virtual void KeyDroppedOnLoad(uint32_t db, std::string_view key) {
+    (void)db;
+    (void)key;
+  }
 };
 
 // The spill tier's side of cold entries (on the shard's thread).
@@ -174,6 +180,12 @@ class Keyspace {
     Keyspace* ks_;
     bool saved_ = false;
   };
+
+  // A loader left out `key` because its TTL had passed (KeyEventHook::KeyDroppedOnLoad).
+  void NoteDroppedOnLoad(uint32_t db, std::string_view key) {
+    if (event_hook_ != nullptr) [[unlikely]]
+      event_hook_->KeyDroppedOnLoad(db, key);
+  }
 
   // Returns the live entry for key, or nullptr; deletes it first if it has expired
   // (on a master: see set_replica_flag).

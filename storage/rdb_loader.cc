@@ -116,6 +116,7 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
     return Status::Ok();
   }
   if (rec.expire_ms >= 0 && rec.expire_ms <= now_ms && !opts_.keep_expired_keys) {
+    ks_.NoteDroppedOnLoad(rec.db, rec.name);
     stats_.keys_expired++;
     return Status::Ok();
   }
@@ -126,6 +127,7 @@ Status RdbShardLoadJob::Apply(const rdb::RdbRecord& rec, int64_t now_ms) {
                   " hash fields with their own TTL (HEXPIRE), which strata cannot hold");
     }
     if (v.elements == 0) {
+      ks_.NoteDroppedOnLoad(rec.db, rec.name);
       stats_.keys_expired++;
       return Status::Ok();
     }

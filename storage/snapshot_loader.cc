@@ -48,6 +48,7 @@ void ShardLoadJob::AllowCold() {
     }
     if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms_) {
       ks_.Delete(db, key);
+      ks_.NoteDroppedOnLoad(db, key);
       stats_.keys_expired++;
       return Status::Ok();
     }
@@ -107,6 +108,7 @@ Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
     }
     if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms) {
       ks_.Delete(db, key);  // a delta's record may expire a key loaded before
+      ks_.NoteDroppedOnLoad(db, key);
       stats_.keys_expired++;
       return Status::Ok();
     }

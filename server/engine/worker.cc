@@ -551,6 +551,8 @@ class KeyEvents final : public KeyEventHook {
     Propagate(db, key);
     NotifyKeyspaceEvent(kNotifyEvicted, "evicted", key, db);
   }
+  // Its DEL only, as Redis sends for a key it drops at load: no event.
+  void KeyDroppedOnLoad(uint32_t db, std::string_view key) override { Propagate(db, key); }
 
  private:
   static void Propagate(uint32_t db, std::string_view key) {
