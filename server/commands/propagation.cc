@@ -86,8 +86,9 @@ bool PropagateExpire(CmdArgs args, const PropagateCtx& ctx, std::string_view, Re
   return true;
 }
 
-// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
-bool PropagateSet(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], with at least one
+// option (PropagateSet).
+[[gnu::noinline]] bool PropagateSetOptions(CmdArgs args, const PropagateCtx& ctx, ReplOut* out) {
   size_t at = 0;
   for (size_t i = 3; i + 1 < args.size(); i++) {
     if (EqualsIgnoreCase(args[i], "ex") || EqualsIgnoreCase(args[i], "px") ||
@@ -110,6 +111,13 @@ bool PropagateSet(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplO
   v[at + 1] = ms;
   out->Add(CmdArgs(v.data(), v.size()));
   return true;
+}
+
+// SET goes as itself unless it sets a relative expiry: an expiry option needs five
+// arguments, so plain SET key value, the most common write, returns at once.
+bool PropagateSet(CmdArgs args, const PropagateCtx& ctx, std::string_view, ReplOut* out) {
+  if (args.size() < 5) return false;
+  return PropagateSetOptions(args, ctx, out);
 }
 
 // SETEX key seconds value, PSETEX key ms value.

@@ -516,8 +516,14 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     } else {
       spec->shard_fn(args, ctx, rb);
     }
-    if (repl) [[unlikely]]
-      w.Propagate(spec, args, db, std::string_view(*t).substr(start));
+    if (repl) [[unlikely]] {
+      // The parsed request itself (not a copy, nor a rewritten one): its bytes can go to
+      // the replicas as they came.
+      std::string_view raw;
+      if (args.data() == this->args().data() && args.size() == this->args().size())
+        raw = RawRequest();
+      w.Propagate(spec, args, db, std::string_view(*t).substr(start), raw);
+    }
     w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
                 this, false);
     CommitReply(t, suppress, start);

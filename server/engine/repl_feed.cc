@@ -1,5 +1,7 @@
 #include "server/engine/repl_feed.h"
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -84,6 +86,21 @@ void WriteCommand(char* p, const Args& args) {
   }
 }
 
+// raw is a canonical multibulk request (RespParser::canonical()) whose arguments are
+// args: it is their encoding when each bulk is followed by CRLF, which the parser does not
+// check, and it ends with the last one.
+bool IsEncodingOf(std::string_view raw, CmdArgs args) {
+  constexpr uint16_t kCrlf = '\r' | ('\n' << 8);  // as a little-endian load reads it
+  static_assert(std::endian::native == std::endian::little);
+  uint16_t diff = 0;
+  for (std::string_view a : args) {
+    uint16_t after;
+    std::memcpy(&after, a.data() + a.size(), 2);
+    diff |= after ^ kCrlf;
+  }
+  return diff == 0 && args.back().data() + args.back().size() + 2 == raw.data() + raw.size();
+}
+
 template <class Args>
 void AppendCommand(std::string* out, const Args& args) {
   size_t start = out->size();
@@ -112,7 +129,7 @@ void ReplFeed::Enable(uint64_t changes) {
 }
 
 void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
-                       Keyspace& ks, int64_t now_ms) {
+                       Keyspace& ks, int64_t now_ms, std::string_view raw) {
   uint64_t changes = ks.changes();
   bool changed = changes != seen_changes_;
   seen_changes_ = changes;
@@ -132,9 +149,14 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::
                    spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
   if (!rewritten) {
     if (group_depth_ == 0) {
-      // The common case: the call itself, written straight into the shard's batch.
-      log_->shard(shard_).AppendWith(*log_, db, CommandSize(args),
-                                     [&](char* at) { WriteCommand(at, args); });
+      // The common case: the call itself, straight into the shard's batch; copied from
+      // the client's bytes when they are already its RESP encoding.
+      if (!raw.empty() && IsEncodingOf(raw, args)) {
+        log_->shard(shard_).Append(*log_, db, raw);
+      } else {
+        log_->shard(shard_).AppendWith(*log_, db, CommandSize(args),
+                                       [&](char* at) { WriteCommand(at, args); });
+      }
       if (!after_.empty()) [[unlikely]]
         FlushAfter();
       return;

@@ -79,9 +79,12 @@ class ReplFeed {
   // since, and only that, is this call's change. Fibers' steps, loads and flushes change
   // it without a Command() of their own.
   void Begin(uint64_t changes) { seen_changes_ = changes; }
-  // After a shard_fn ran here (see above). `reply` is its reply's bytes.
+  // After a shard_fn ran here (see above). `reply` is its reply's bytes. `raw`, when not
+  // empty, is the request as the client sent it, canonical RESP up to the two bytes after
+  // each bulk (RespParser::canonical()): a call propagated as itself is then copied from
+  // it rather than written again.
   void Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
-               Keyspace& ks, int64_t now_ms);
+               Keyspace& ks, int64_t now_ms, std::string_view raw = {});
   // A key deleted by expiry or eviction.
   void KeyDeleted(uint32_t db, std::string_view key, uint64_t changes);
   // A whole record (RESP commands) of database db (ReplLog::kNoDb: none needed).

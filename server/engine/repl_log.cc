@@ -64,7 +64,7 @@ void ReplLog::ShardLog::Append(ReplLog& log, uint32_t db, std::string_view bytes
   uint64_t seq = log.NextSeq();
   pending_.records.push_back(
       Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
-  if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  pending_.bytes.append(bytes);  // not Extend: no zeroing of bytes about to be overwritten
 }
 
 uint64_t ReplLog::ShardLog::Reserve(ReplLog& log) {
@@ -84,7 +84,7 @@ void ReplLog::ShardLog::AppendAt(uint64_t seq, uint32_t db, std::string_view byt
   auto it = recs.end();
   while (it != recs.begin() && std::prev(it)->seq > seq) --it;
   recs.insert(it, Record{seq, db, static_cast<uint32_t>(bytes.size()), pending_.bytes.size()});
-  if (!bytes.empty()) std::memcpy(Extend(bytes.size()), bytes.data(), bytes.size());
+  pending_.bytes.append(bytes);  // not Extend: no zeroing of bytes about to be overwritten
 }
 
 bool ReplLog::ShardLog::Publish() {

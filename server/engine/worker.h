@@ -203,8 +203,11 @@ class Worker {
     if (repl_feed_.on()) [[unlikely]]
       repl_feed_.Begin(keyspace_.changes());
   }
-  void Propagate(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply) {
-    repl_feed_.Command(spec, args, db, reply, keyspace_, now_ms_);
+  // `raw`: the client's own bytes of args when it sent them canonically (the local
+  // path; Connection::RawRequest), or empty.
+  void Propagate(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
+                 std::string_view raw = {}) {
+    repl_feed_.Command(spec, args, db, reply, keyspace_, now_ms_, raw);
   }
   // Before a fiber of `spec` starts on this (its client's) worker: arms its propagation
   // as one record when the feed is on and the command is a write (repl_feed.h).

@@ -103,8 +103,17 @@ class Connection : public IoConn {
     }
     return r;
   }
-  void Consume(size_t n) { rstart_ += n; }
+  void Consume(size_t n) {
+    rstart_ += n;
+    consumed_ = n;
+  }
   std::vector<std::string_view>& args() { return args_; }
+  // The bytes of the request args() came from, while it runs (after Consume, until the
+  // next read): empty unless the parser found it canonical (RespParser::canonical()).
+  std::string_view RawRequest() const {
+    if (!parser_.canonical()) return {};
+    return std::string_view(rbuf_.get() + rstart_ - consumed_, consumed_);
+  }
   const std::string& parse_error() const { return parser_.error(); }
   // Ends a round of input: schedules a flush and reads again unless input is paused.
   void FinishInput();
@@ -255,6 +264,7 @@ class Connection : public IoConn {
   // Replaces the read buffer with one of `size` bytes holding the unread bytes at its start.
   void ResizeReadBuffer(size_t size);
   size_t rstart_ = 0;
+  size_t consumed_ = 0;  // the last Consume()
   size_t rend_ = 0;
   RespParser parser_;
   std::vector<std::string_view> args_;

@@ -95,8 +95,10 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
     count = count_;
     p = data + next_;
   } else {
+    canonical_ = true;
     const char* crlf = FastLenLine(data + 1, end, &count);
     if (crlf == nullptr) {
+      canonical_ = false;
       crlf = FindCrlf(data, end);
       if (crlf == nullptr) {
         if (len > limits.inline_len_max) return Fail("Protocol error: too big mbulk count string");
@@ -133,6 +135,7 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
     int64_t blen = 0;
     const char* lcrlf = FastLenLine(p + 1, end, &blen);
     if (lcrlf == nullptr) {
+      canonical_ = false;
       lcrlf = FindCrlf(p, end);
       if (lcrlf == nullptr) {
         if (static_cast<size_t>(end - p) > limits.inline_len_max)
@@ -173,6 +176,7 @@ RespParser::Result RespParser::ParseMultibulk(const char* data, size_t len,
 
 RespParser::Result RespParser::ParseInline(const char* data, size_t len, const RespLimits& limits,
                                            size_t* consumed, std::vector<std::string_view>* args) {
+  canonical_ = false;
   const char* nl = static_cast<const char*>(std::memchr(data, '\n', len));
   if (nl == nullptr) {
     if (len > limits.inline_len_max) return Fail("Protocol error: too big inline request");

@@ -53,6 +53,11 @@ class RespParser {
   const std::string& error() const { return error_; }
   // Total bytes the pending request needs, when known; 0 otherwise.
   size_t needed() const { return needed_; }
+  // After kOk: true when the request was a multibulk whose every length line had the
+  // canonical form (digits, no sign, no leading zero). Its bytes are then the RESP
+  // encoding of its arguments, except for what follows each bulk (Redis does not check
+  // those two bytes either), which a user of the raw bytes checks itself.
+  bool canonical() const { return canonical_; }
 
  private:
   Result ParseMultibulk(const char* data, size_t len, const RespLimits& limits, size_t* consumed,
@@ -72,6 +77,7 @@ class RespParser {
 
   std::string error_;
   size_t needed_ = 0;
+  bool canonical_ = false;
   std::vector<std::string> inline_storage_;
 
   // A multibulk request in progress (see "Resuming" above).

@@ -5,6 +5,7 @@ running throughout the sync, expiry reaching the replica, partial resync after a
 link, WAIT, INFO replication / ROLE / CLIENT LIST TYPE replica, a replica killed mid-way
 and two replicas at once. With STRATA_TEST_TARGET=redis the master is a redis-server too:
 the same tests."""
+import socket
 import threading
 import time
 
@@ -345,6 +346,126 @@ def test_pfcount_filling_the_cached_count_reaches_the_replica(master, replicas):
     assert mc.get("h") != before  # the cached count is now valid
     wait_synced(master, r, "the PFCOUNT")
     assert rc.get("h") == mc.get("h")
+
+
+class StreamReader:
+    """A bare replica on a socket: PSYNC ? -1, the image skipped, then the command stream
+    parsed strictly (each length canonical, CRLF after each bulk): a stream any replica
+    or tool can read."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buf = b""
+        self.sock.sendall(b"PSYNC ? -1\r\n")
+        assert self.line().startswith(b"+FULLRESYNC")
+        head = self.line()
+        while head == b"":  # newlines keep the link alive while the image is prepared
+            head = self.line()
+        assert head.startswith(b"$"), head
+        if head.startswith(b"$EOF:"):
+            mark = head[5:]
+            while mark not in self.buf:
+                self.fill()
+            self.buf = self.buf[self.buf.index(mark) + len(mark):]
+        else:
+            self.take(int(head[1:]))
+
+    def fill(self):
+        chunk = self.sock.recv(65536)
+        assert chunk, "the master closed the stream"
+        self.buf += chunk
+
+    def line(self):
+        while b"\n" not in self.buf:
+            self.fill()
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line[:-1] if line.endswith(b"\r") else line
+
+    def take(self, n):
+        while len(self.buf) < n:
+            self.fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def canonical_number(self, prefix):
+        line = self.line()
+        assert line[:1] == prefix and line[1:] == str(int(line[1:])).encode(), line
+        return int(line[1:])
+
+    def command(self):
+        args = []
+        for _ in range(self.canonical_number(b"*")):
+            args.append(self.take(self.canonical_number(b"$")))
+            assert self.take(2) == b"\r\n", "a bulk not followed by CRLF in the stream"
+        return args
+
+    def commands(self, n):
+        """The next n commands, less the stream's own (PING, SELECT, REPLCONF)."""
+        out = []
+        while len(out) < n:
+            c = self.command()
+            if c[0].upper() not in (b"PING", b"SELECT", b"REPLCONF"):
+                out.append(c)
+        return out
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.mark.parametrize("threads", [1, None], ids=["one-thread", "default-threads"])
+def test_requests_in_any_accepted_encoding_reach_the_replica_intact(server_factory, replicas,
+                                                                   threads):
+    """A write goes to replicas as canonical RESP, and as the client's arguments, whatever
+    form the client sent it in: a canonical multibulk (strata copies it as it came), a
+    lowercase name, bulks followed by bytes other than CRLF (which Redis accepts and does
+    not check), an inline command, a request cut across several sends, a large value.
+    With one thread every write runs on the client's own shard, where strata copies the
+    client's bytes; with more, some run on other shards."""
+    master = server_factory(extra_args=["--repl-diskless-sync-delay", "0"], threads=threads)
+    r = replicas(master)
+    wait_synced(master, r)
+    reader = StreamReader(master.port)
+    big = b"b" * 100000
+    requests = [
+        b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$2\r\nv1\r\n",
+        b"*3\r\n$3\r\nset\r\n$2\r\nk2\r\n$2\r\nv2\r\n",
+        b"*3\r\n$3\r\nSETXY$2\r\nk3\n\n$2\r\nv3AB",
+        b'SET k4 "v 4"\r\n',
+        b"*3\r\n$3\r\nSET\r\n$2\r\nk5\r\n$6\r\nv\r\n5\r\n\r\n",
+        b"*4\r\n$5\r\nRPUSH\r\n$2\r\nk6\r\n$1\r\na\r\n$1\r\nb\r\n",
+        b"*3\r\n$3\r\nSET\r\n$2\r\nk7\r\n$100000\r\n" + big + b"\r\n",
+    ]
+    sent = [[b"SET", b"k1", b"v1"], [b"set", b"k2", b"v2"], [b"SET", b"k3", b"v3"],
+            [b"SET", b"k4", b"v 4"], [b"SET", b"k5", b"v\r\n5\r\n"],
+            [b"RPUSH", b"k6", b"a", b"b"], [b"SET", b"k7", big]]
+    try:
+        with socket.create_connection(("127.0.0.1", master.port), timeout=10) as s:
+            stream = b"".join(requests)
+            # Pipelined, and cut at awkward places: inside a length line, inside a bulk.
+            for part in (stream[:5], stream[5:23], stream[23:60], stream[60:1000],
+                         stream[1000:]):
+                s.sendall(part)
+                time.sleep(0.02)
+            replies = b""
+            while replies.count(b"\r\n") < len(requests):
+                chunk = s.recv(65536)
+                assert chunk, "the master closed the connection"
+                replies += chunk
+        assert replies == b"+OK\r\n" * 5 + b":2\r\n" + b"+OK\r\n", replies
+        # Writes to keys of different shards may run, and so reach the stream, in another
+        # order than the client sent them (each key's own order holds).
+        assert sorted(reader.commands(len(sent))) == sorted(sent)
+    finally:
+        reader.close()
+    master.client().set("last", "1")
+    wait_synced(master, r, "the writes")
+    rc = r.client()
+    for args in sent:
+        if args[0] != b"RPUSH":
+            assert rc.get(args[1]) == args[2], args[1]
+    assert rc.lrange("k6", 0, -1) == [b"a", b"b"]
+    assert_same_image(master, r)
+    assert info(r).get("master_link_status") == "up"
 
 
 def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):

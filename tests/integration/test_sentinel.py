@@ -116,7 +116,11 @@ class SentinelProcess:
 
     def __init__(self, master_port):
         self.port = free_port()  # Sentinel refuses port 0
-        self.dir = tempfile.mkdtemp(prefix="strata-sentinel-")
+        # Sentinel fsyncs its config at every change, a failover's included, with its
+        # timers stopped meanwhile: on a busy disk that alone can outlast down-after and
+        # start a second failover. Memory-backed, the fsync costs nothing.
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        self.dir = tempfile.mkdtemp(prefix="strata-sentinel-", dir=shm)
         self.conf = os.path.join(self.dir, "sentinel.conf")
         self.log_path = os.path.join(self.dir, "sentinel.log")
         with open(self.conf, "w") as f:

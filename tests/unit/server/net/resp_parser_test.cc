@@ -122,5 +122,50 @@ TEST(RespParserTest, EmptyMultibulkIsSkipped) {
   EXPECT_EQ(consumed, in.size());
 }
 
+// canonical(): the request's bytes are the RESP encoding of its arguments (up to the two
+// bytes after each bulk), so the replication feed may copy them.
+TEST(RespParserTest, CanonicalOnlyForAMultibulkInItsOwnEncoding) {
+  auto encode = [](const std::vector<std::string>& args) {
+    std::string out = "*" + std::to_string(args.size()) + "\r\n";
+    for (const std::string& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    return out;
+  };
+  std::string big(1234, 'v');
+  for (const std::string& in :
+       {encode({"SET", "k", "v"}), encode({"set", "key:000000012345", big}), encode({"PING"}),
+        encode({"SET", "", ""}), encode(std::vector<std::string>(12, "x"))}) {
+    RespParser p;
+    std::vector<std::string_view> args;
+    size_t consumed = 0;
+    ASSERT_EQ(p.Parse(in.data(), in.size(), RespLimits{}, &consumed, &args), R::kOk);
+    EXPECT_TRUE(p.canonical()) << in.substr(0, 40);
+    EXPECT_EQ(consumed, in.size());
+  }
+  // Inline requests are not; a multibulk after an inline one is again.
+  RespParser p;
+  std::vector<std::string_view> args;
+  size_t consumed = 0;
+  std::string in = "SET k v\r\n";
+  ASSERT_EQ(p.Parse(in.data(), in.size(), RespLimits{}, &consumed, &args), R::kOk);
+  EXPECT_FALSE(p.canonical());
+  in = encode({"GET", "k"});
+  ASSERT_EQ(p.Parse(in.data(), in.size(), RespLimits{}, &consumed, &args), R::kOk);
+  EXPECT_TRUE(p.canonical());
+  // Whenever the parser says canonical, the bytes are the encoding, also for a request
+  // that arrives cut anywhere (resumed).
+  std::string full = encode({"SET", "key", std::string(300, 'x'), "PX", "100"});
+  for (size_t cut = 1; cut < full.size(); cut++) {
+    RespParser q;
+    std::string buf = full.substr(0, cut);
+    ASSERT_EQ(q.Parse(buf.data(), buf.size(), RespLimits{}, &consumed, &args), R::kNeedMore);
+    buf = full;
+    ASSERT_EQ(q.Parse(buf.data(), buf.size(), RespLimits{}, &consumed, &args), R::kOk) << cut;
+    std::vector<std::string> got(args.begin(), args.end());
+    if (q.canonical()) {
+      EXPECT_EQ(encode(got), full.substr(0, consumed)) << cut;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata
