@@ -457,7 +457,7 @@ size_t Publish(PubSubKind kind, std::string_view channel, std::string_view messa
     m->message.assign(message);
     m->patterns = route.patterns;
     for (uint32_t dest : route.workers) {
-      if (dest != self) w->Post(dest, Task{DeliverTask, m});
+      if (dest != self) w->PostMessage(dest, Task{DeliverTask, m});
     }
   }
   if (remote < route.workers.size()) w->pubsub().Deliver(kind, channel, message, route.patterns);

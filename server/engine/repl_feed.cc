@@ -113,6 +113,50 @@ const std::string kExec = RespCommand({"EXEC"});
 
 }  // namespace
 
+void ReplGroup::Add(uint32_t d, std::string_view resp, size_t n) {
+  if (d != ReplLog::kNoDb) {
+    if (db < 0) {
+      db = cur_db = d;
+    } else if (static_cast<int64_t>(d) != cur_db) {
+      std::string s = std::to_string(d);
+      bytes += RespCommand({"SELECT", s});
+      commands++;
+      cur_db = d;
+    }
+  }
+  bytes.append(resp);
+  commands += n;
+}
+
+void ReplGroup::Add(const ReplGroup& g) {
+  if (g.commands == 0) return;
+  // g ends in the database it started in (Finish's rule, kept by every group).
+  Add(g.db < 0 ? ReplLog::kNoDb : static_cast<uint32_t>(g.db), g.bytes, g.commands);
+  if (g.cur_db != g.db) cur_db = g.cur_db;
+}
+
+std::string ReplGroup::Finish(uint32_t* out_db) {
+  std::string whole;
+  if (commands != 0) {
+    if (cur_db != db) {
+      std::string s = std::to_string(db);
+      bytes += RespCommand({"SELECT", s});
+      commands++;
+    }
+    *out_db = db < 0 ? ReplLog::kNoDb : static_cast<uint32_t>(db);
+    if (commands == 1) {
+      whole.swap(bytes);
+    } else {
+      whole.reserve(kMulti.size() + bytes.size() + kExec.size());
+      whole += kMulti;
+      whole += bytes;
+      whole += kExec;
+    }
+  }
+  Clear();
+  return whole;
+}
+
 void ReplOut::Add(std::initializer_list<std::string_view> args) {
   AppendCommand(&bytes_, args);
   commands_++;
@@ -148,7 +192,7 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::
   bool rewritten = spec->propagate != nullptr &&
                    spec->propagate(args, PropagateCtx{ks, db, now_ms}, reply, &out_);
   if (!rewritten) {
-    if (group_depth_ == 0) {
+    if (target_ == nullptr) {
       // The common case: the call itself, straight into the shard's batch; copied from
       // the client's bytes when they are already its RESP encoding.
       if (!raw.empty() && IsEncodingOf(raw, args)) {
@@ -197,55 +241,33 @@ void ReplFeed::KeyDeleted(uint32_t db, std::string_view key, uint64_t changes) {
 void ReplFeed::Record(uint32_t db, std::string_view resp) { Append(db, resp, 1); }
 
 void ReplFeed::Append(uint32_t db, std::string_view resp, size_t commands) {
-  if (group_depth_ == 0) {
+  if (target_ == nullptr) {
     log_->shard(shard_).Append(*log_, db, resp);
     return;
   }
-  if (db != ReplLog::kNoDb) {
-    if (group_db_ < 0) {
-      group_db_ = group_cur_db_ = db;
-    } else if (static_cast<int64_t>(db) != group_cur_db_) {
-      std::string d = std::to_string(db);
-      group_ += RespCommand({"SELECT", d});
-      group_commands_++;
-      group_cur_db_ = db;
-    }
-  }
-  group_.append(resp);
-  group_commands_ += commands;
+  target_->Add(db, resp, commands);
 }
 
 void ReplFeed::EndGroup() {
-  if (--group_depth_ > 0) return;
-  if (group_commands_ == 0) {
-    group_.clear();
-    group_db_ = group_cur_db_ = -1;
-    return;
-  }
-  // The record leaves the replica in the database it started in (the merger's SELECT
-  // bookkeeping counts on it).
-  if (group_cur_db_ != group_db_) {
-    std::string d = std::to_string(group_db_);
-    group_ += RespCommand({"SELECT", d});
-    group_commands_++;
-  }
-  uint32_t db = group_db_ < 0 ? ReplLog::kNoDb : static_cast<uint32_t>(group_db_);
-  if (group_commands_ == 1) {
-    log_->shard(shard_).Append(*log_, db, group_);
-  } else {
-    std::string whole;
-    whole.reserve(kMulti.size() + group_.size() + kExec.size());
-    whole += kMulti;
-    whole += group_;
-    whole += kExec;
-    log_->shard(shard_).Append(*log_, db, whole);
-  }
-  group_.clear();
-  group_commands_ = 0;
-  group_db_ = group_cur_db_ = -1;
+  if (--group_depth_ > 0 || target_ != &group_) return;
+  target_ = nullptr;
+  uint32_t db = ReplLog::kNoDb;
+  std::string whole = group_.Finish(&db);
+  if (!whole.empty()) log_->shard(shard_).Append(*log_, db, whole);
 }
 
 void ReplFeed::FiberReleasing(FiberRepl& f) {
+  if (f.capture != nullptr) [[unlikely]] {
+    // Its steps run one after another: the first release adds the command to the
+    // script's group, after what its steps so far captured there.
+    if (!f.claimed.exchange(true, std::memory_order_acq_rel)) {
+      out_.Clear();
+      out_.Add(f.args->span());
+      f.capture->Add(f.db, out_.bytes(), 1);
+    }
+    if (!after_.empty()) FlushAfter();
+    return;
+  }
   if (!f.claimed.load(std::memory_order_acquire)) {
     ReplLog::ShardLog& s = log_->shard(shard_);
     // The number first, then the claim: a shard that loses the claim releases its lock

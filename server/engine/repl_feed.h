@@ -16,9 +16,13 @@
 //     keyspace's event hook), before the command that found them expired.
 //   - a group (BeginGroup/EndGroup: EXEC's calls, a script's effects) collects this
 //     worker's records into one, wrapped in MULTI/EXEC when it holds more than one
-//     command, so a replica never runs a script and sees a transaction whole. Calls of
-//     the group that ran on other workers are their own records there (still in key
-//     order: the transaction or script holds those keys until it ends).
+//     command, so a replica never runs a script and sees a transaction whole.
+//   - a capture (CaptureScope) sends this worker's records into a group that another
+//     worker's command owns, while that command holds every key it touches: a script's
+//     calls on other shards (its thread waits meanwhile), each call of a transaction
+//     across shards (one group per call; the transaction joins them in call order and
+//     appends one record before it releases a lock). So the whole transaction or script
+//     is one record, and a replica never holds half of one.
 //   - a command run as a fiber across shards is propagated as itself, numbered when its
 //     first lock is released (FiberReleasing, from the lock table): every lock it took is
 //     still held then, so every earlier write to its keys has a lower number and every
@@ -33,6 +37,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +46,28 @@
 #include "server/engine/repl_log.h"
 
 namespace strata {
+
+// Commands collected to become one record: MULTI ... EXEC around them when there are
+// several. A SELECT is written where the database changes, and at the end when it ended
+// in another than it started in (the merger's SELECT bookkeeping counts on a record
+// leaving the replica in its own database).
+struct ReplGroup {
+  std::string bytes;
+  size_t commands = 0;
+  int64_t db = -1;      // the database it started in (-1: none yet)
+  int64_t cur_db = -1;  // the one it is in now
+
+  void Add(uint32_t db, std::string_view resp, size_t n);
+  // Another group's commands after this one's.
+  void Add(const ReplGroup& g);
+  // The record (empty when there is no command) and its database; clears the group.
+  std::string Finish(uint32_t* db);
+  void Clear() {
+    bytes.clear();
+    commands = 0;
+    db = cur_db = -1;
+  }
+};
 
 // The commands a write propagates instead of itself (PropagateFn's output).
 class ReplOut {
@@ -64,6 +91,10 @@ struct FiberRepl {
   std::shared_ptr<OwnedArgs> args;
   uint32_t db = 0;
   std::atomic<bool> claimed{false};
+  // A fiber a script runs with synchronous hops (its steps one after another, the
+  // script's thread waiting): its steps' records, and its command, go into the script's
+  // group instead (StepReplScope). Null otherwise.
+  ReplGroup* capture = nullptr;
 };
 
 class ReplFeed {
@@ -96,8 +127,30 @@ class ReplFeed {
   // the client): appended after that command's own record (Command, FiberReleasing, or
   // at the latest Publish).
   void EffectAfterCommand(uint32_t db, CmdArgs args);
-  void BeginGroup() { group_depth_++; }
+  void BeginGroup() {
+    if (group_depth_++ == 0 && target_ == nullptr) target_ = &group_;
+  }
   void EndGroup();
+  // Where this worker's records go now: the log (nullptr), its own group, or a capture.
+  ReplGroup* target() const { return target_; }
+  // While it lives, this worker's records go into g (see the header comment); the
+  // owner of g makes sure no other thread touches it meanwhile.
+  class CaptureScope {
+   public:
+    CaptureScope(ReplFeed& feed, ReplGroup* g) : feed_(feed), saved_(feed.target_) {
+      feed.target_ = g;
+    }
+    ~CaptureScope() {
+      if (!feed_.after_.empty()) feed_.FlushAfter();  // the call's pops belong to it
+      feed_.target_ = saved_;
+    }
+    CaptureScope(const CaptureScope&) = delete;
+    CaptureScope& operator=(const CaptureScope&) = delete;
+
+   private:
+    ReplFeed& feed_;
+    ReplGroup* saved_;
+  };
   // A fiber of a write is about to release a lock here: the first such call of the
   // fiber numbers and appends its record.
   void FiberReleasing(FiberRepl& f);
@@ -121,28 +174,33 @@ class ReplFeed {
   bool on_ = false;
   uint64_t seen_changes_ = 0;
   ReplOut out_;
-  // The open group: its commands, the database it started in and the one it is in now.
+  // The open group (BeginGroup), and where records go (see target()).
   int group_depth_ = 0;
-  std::string group_;
-  size_t group_commands_ = 0;
-  int64_t group_db_ = -1;
-  int64_t group_cur_db_ = -1;
+  ReplGroup group_;
+  ReplGroup* target_ = nullptr;
 };
 
 // The running fiber's step: set by the awaitables (hops.h) while a step of a fiber runs
-// on a shard, so the lock table can tell the feed (FiberReleasing).
+// on a shard, so the lock table can tell the feed (FiberReleasing); a step of a fiber
+// with a capture sends the shard's records there (FiberRepl::capture).
 inline thread_local FiberRepl* t_step_repl = nullptr;
 class StepReplScope {
  public:
-  explicit StepReplScope(const FiberOrigin* f) : saved_(t_step_repl) {
+  StepReplScope(const FiberOrigin* f, ReplFeed& feed) : saved_(t_step_repl) {
     t_step_repl = f != nullptr ? f->repl.get() : nullptr;
+    if (t_step_repl != nullptr && t_step_repl->capture != nullptr) [[unlikely]]
+      capture_.emplace(feed, t_step_repl->capture);
   }
-  ~StepReplScope() { t_step_repl = saved_; }
+  ~StepReplScope() {
+    capture_.reset();
+    t_step_repl = saved_;
+  }
   StepReplScope(const StepReplScope&) = delete;
   StepReplScope& operator=(const StepReplScope&) = delete;
 
  private:
   FiberRepl* saved_;
+  std::optional<ReplFeed::CaptureScope> capture_;
 };
 
 }  // namespace strata

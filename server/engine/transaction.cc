@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <coroutine>
 #include <iterator>
+#include <optional>
 #include <unordered_set>
 
 #include "core/hash.h"
@@ -477,6 +478,19 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
   } else {
     for (size_t i = 0; i < p.shards.size(); i++) co_await LockOn(p.shards[i], &p.locks[i]);
     std::vector<uint32_t> released;  // shards whose locks went with the last run of calls
+    // With replicas, the transaction reaches them as one record (repl_feed.h): each
+    // call's effects are captured on its shard into a group of its own, and the groups
+    // are joined here in call order and appended before any lock is released (the
+    // last run then keeps its locks, and the release is a hop of its own). A nested
+    // multi-shard call runs its steps on several shards at once and has its own record,
+    // so a transaction with one keeps one record per shard and run of calls.
+    std::vector<ReplGroup> effects;
+    if (c->worker_->repl_on() &&
+        std::none_of(p.calls.begin(), p.calls.end(),
+                     [](const ExecPlan::Call& x) { return x.kind == ExecPlan::kFiber; })) {
+      effects.resize(p.calls.size());
+    }
+    const bool one_record = !effects.empty();
     if (watching) {
       std::vector<char> dirty(n, 0);
       co_await RunOn(p.watch_shards, [&](Worker& w) {
@@ -520,15 +534,18 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         std::sort(seg.begin(), seg.end());
         seg.erase(std::unique(seg.begin(), seg.end()), seg.end());
         // The last run also releases its shards' locks in the same step (one hop fewer).
-        bool last = j == p.calls.size();
+        bool last = j == p.calls.size() && !one_record;
         co_await RunOn(seg, [&](Worker& w) {
-          // Each shard's writes of the run are one record there (repl_feed.h).
-          bool group = w.repl_on();
+          // Each shard's writes of the run are one record there (repl_feed.h), or each
+          // call's go into its own group (above).
+          bool group = w.repl_on() && !one_record;
           if (group) w.repl_feed().BeginGroup();
           for (size_t k = i; k < j; k++) {
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
               SetCaptureTag(k);  // its messages are published in call order
+              std::optional<ReplFeed::CaptureScope> capture;
+              if (one_record) capture.emplace(w.repl_feed(), &effects[k]);
               RunShardCall(w, x.spec, x.args->span(), x.db, resp, &p.replies[k], c,
                            c->worker_->index(), x.track);
             }
@@ -543,6 +560,13 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         i = j;
       }
       c->txn_owner = 0;
+      if (one_record && c->worker_->repl_on()) {
+        ReplGroup all;
+        for (const ReplGroup& g : effects) all.Add(g);
+        uint32_t db = ReplLog::kNoDb;
+        std::string record = all.Finish(&db);
+        if (!record.empty()) c->worker_->repl_feed().Record(db, record);
+      }
     }
     std::vector<uint32_t> rest;
     std::set_difference(p.shards.begin(), p.shards.end(), released.begin(), released.end(),

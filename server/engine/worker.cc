@@ -104,6 +104,7 @@ Worker::Worker(Engine* engine, uint32_t index)
   for (uint32_t i = 0; i < n; i++)
     inbox_.push_back(std::make_unique<SpscRing<Task>>(kRingCapacity));
   outbox_.resize(n);
+  message_outbox_.resize(n);
   hop_slots_ = std::make_unique<std::atomic<const Task*>[]>(n);
   for (uint32_t i = 0; i < n; i++) hop_slots_[i].store(nullptr, std::memory_order_relaxed);
   open_batches_.assign(n, nullptr);
@@ -257,24 +258,34 @@ void Worker::FlushOutbox() {
     open_batches_[d] = nullptr;
   }
   outbox_pending_ = false;
-  for (uint32_t d = 0; d < outbox_.size(); d++) {
-    std::vector<Task>& q = outbox_[d];
-    if (q.empty()) continue;
-    Worker& dest = engine_->worker(d);
-    SpscRing<Task>& ring = *dest.inbox_[index_];
-    size_t pushed = 0;
-    while (pushed < q.size() && ring.Push(q[pushed])) pushed++;
-    if (pushed < q.size()) {
-      q.erase(q.begin(), q.begin() + static_cast<long>(pushed));
-      outbox_pending_ = true;  // the ring is full: retry next turn
-    } else {
-      q.clear();
-    }
-    if (pushed > 0) {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      dest.Wake();
-    }
+  // Messages first, to every destination (see PostMessage); while one waits for room,
+  // nothing else goes out.
+  bool messages_out = true;
+  for (uint32_t d = 0; d < message_outbox_.size(); d++) {
+    if (!PushTasks(d, &message_outbox_[d])) messages_out = false;
   }
+  if (!messages_out) return;
+  for (uint32_t d = 0; d < outbox_.size(); d++) PushTasks(d, &outbox_[d]);
+}
+
+bool Worker::PushTasks(uint32_t d, std::vector<Task>* q) {
+  if (q->empty()) return true;
+  Worker& dest = engine_->worker(d);
+  SpscRing<Task>& ring = *dest.inbox_[index_];
+  size_t pushed = 0;
+  while (pushed < q->size() && ring.Push((*q)[pushed])) pushed++;
+  bool all = pushed == q->size();
+  if (!all) {
+    q->erase(q->begin(), q->begin() + static_cast<long>(pushed));
+    outbox_pending_ = true;  // the ring is full: retry next turn
+  } else {
+    q->clear();
+  }
+  if (pushed > 0) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    dest.Wake();
+  }
+  return all;
 }
 
 bool Worker::InboxEmpty() const {

@@ -240,6 +240,14 @@ class Worker {
 
   // Runs t on worker `dest` (this worker included: then later in this turn).
   void Post(uint32_t dest, Task t);
+  // Post of a Pub/Sub delivery (pubsub.cc). At the turn's end every destination's
+  // deliveries are in its ring before any other task of the turn is: a reply this
+  // turn sends, or a task it hands on, can lead to a later message (the client's next
+  // command publishes on another shard), which must not reach a subscriber first.
+  void PostMessage(uint32_t dest, Task t) {
+    message_outbox_[dest].push_back(t);
+    outbox_pending_ = true;
+  }
   // Any thread that is not a worker (the main thread, helper threads): runs t on this
   // worker in its next turn. A mutex-guarded queue, for rare control messages.
   void PostExternal(Task t);
@@ -314,6 +322,8 @@ class Worker {
   // Runs Pub/Sub deliveries in their process-wide publishing order (pubsub.h).
   static void RunInPublishOrder(std::vector<Task>& messages);
   void FlushOutbox();
+  // Pushes *q into dest's ring from this worker, as much as fits: true when all did.
+  bool PushTasks(uint32_t dest, std::vector<Task>* q);
   bool InboxEmpty() const;
   void Wake();
   void RunTimers();
@@ -349,6 +359,8 @@ class Worker {
   // inbox_[src] is written by worker src only.
   std::vector<std::unique_ptr<SpscRing<Task>>> inbox_;
   std::vector<std::vector<Task>> outbox_;  // per destination
+  // Pub/Sub deliveries (PostMessage), per destination: pushed before anything else.
+  std::vector<std::vector<Task>> message_outbox_;
   bool outbox_pending_ = false;
   std::vector<Task> deferred_;
   std::vector<RemoteBatch*> open_batches_;  // per destination, null when none

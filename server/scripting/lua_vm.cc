@@ -15,6 +15,7 @@ int luaopen_bit(lua_State* L);
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/hash.h"
@@ -347,11 +348,17 @@ int CallImpl(lua_State* L, bool raise) {
       }
     }
     uint32_t db = st->db;
+    // With replicas the script's effects are one group on its own worker (Run); calls
+    // on other shards capture theirs into it while the script waits (repl_feed.h), so
+    // the whole script is one record.
+    ReplGroup* effects = w.repl_on() ? w.repl_feed().target() : nullptr;
     if (!fiber_cmd) {
       std::string* out = &reply;  // this thread's (run may run on another)
       // The script's client, and whom its reads are remembered for (tracking.h).
       ExecOrigin origin = t_exec;
       auto run = [&](Worker& x) {
+        std::optional<ReplFeed::CaptureScope> capture;
+        if (effects != nullptr && &x != &w) capture.emplace(x.repl_feed(), effects);
         ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms(), st->ctx->from_master};
         Keyspace::MasterCallScope master_call(x.keyspace(), call_ctx.from_master);
         if (x.eviction().active() && (spec->flags & kCmdDenyOom)) x.eviction().BeforeWrite(args);
@@ -396,6 +403,16 @@ int CallImpl(lua_State* L, bool raise) {
         std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
         if (c->worker().repl_on()) [[unlikely]]
           c->worker().ArmFiberPropagation(c, spec, owned, db);
+        if (effects != nullptr) [[unlikely]] {
+          // Its steps' records and its command go into the script's group; one that is
+          // not propagated as itself (a blocking command's pop) only captures.
+          std::shared_ptr<FiberRepl>& r = c->next_fiber_origin.repl;
+          if (r == nullptr) {
+            r = std::make_shared<FiberRepl>();
+            r->claimed.store(true, std::memory_order_relaxed);
+          }
+          r->capture = effects;
+        }
         spec->fiber_fn(c, owned);
         t_exec = saved;
       }

@@ -408,6 +408,28 @@ class StreamReader:
                 out.append(c)
         return out
 
+    def records(self, n):
+        """The next n records, less the stream's own commands: ("multi", [commands]) for
+        a MULTI ... EXEC block (its SELECTs left out), ("one", command) otherwise."""
+        out = []
+        while len(out) < n:
+            c = self.command()
+            name = c[0].upper()
+            if name in (b"PING", b"SELECT", b"REPLCONF"):
+                continue
+            if name != b"MULTI":
+                out.append(("one", c))
+                continue
+            block = []
+            while True:
+                c = self.command()
+                if c[0].upper() == b"EXEC":
+                    break
+                if c[0].upper() != b"SELECT":
+                    block.append(c)
+            out.append(("multi", block))
+        return out
+
     def close(self):
         self.sock.close()
 
@@ -466,6 +488,45 @@ def test_requests_in_any_accepted_encoding_reach_the_replica_intact(server_facto
     assert rc.lrange("k6", 0, -1) == [b"a", b"b"]
     assert_same_image(master, r)
     assert info(r).get("master_link_status") == "up"
+
+
+@pytest.mark.parametrize("kind", ["exec", "script"])
+def test_a_transaction_or_script_across_shards_is_one_block_in_the_stream(server_factory,
+                                                                        replicas, kind):
+    """A transaction or a script whose keys are on several shards reaches replicas as one
+    MULTI ... EXEC block, in the order its commands ran, so a replica (or a master that
+    dies mid-way) never holds half of it. The script's MSET over two shards is a command
+    with steps of its own on each."""
+    master = server_factory(extra_args=["--repl-diskless-sync-delay", "0"], threads=3)
+    r = replicas(master)
+    wait_synced(master, r)
+    reader = StreamReader(master.port)
+    keys = ["k%d" % i for i in range(8)]  # on every shard
+    c = master.client()
+    try:
+        if kind == "exec":
+            p = c.pipeline(transaction=True)
+            for k in keys:
+                p.set(k, "v")
+            p.incr("n")
+            p.rpush(keys[0] + "l", "a", "b")
+            p.execute()
+            want = [[b"SET", k.encode(), b"v"] for k in keys] + [
+                [b"INCRBY", b"n", b"1"], [b"RPUSH", keys[0].encode() + b"l", b"a", b"b"]]
+        else:
+            script = ("for _, k in ipairs(KEYS) do redis.call('SET', k, 'v') end "
+                      "redis.call('MSET', KEYS[1], 'x', KEYS[2], 'y') "
+                      "redis.call('SET', KEYS[3], '42') return 1")
+            assert c.eval(script, len(keys), *keys) == 1
+            want = [[b"SET", k.encode(), b"v"] for k in keys] + [
+                [b"MSET", keys[0].encode(), b"x", keys[1].encode(), b"y"],
+                [b"SET", keys[2].encode(), b"42"]]
+        c.set("after", "1")
+        assert reader.records(2) == [("multi", want), ("one", [b"SET", b"after", b"1"])]
+    finally:
+        reader.close()
+    wait_synced(master, r, "the writes")
+    assert_same_image(master, r)
 
 
 def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):
