@@ -27,7 +27,13 @@
 //
 // Order: one publisher's messages to one channel arrive in publishing order. Its worker
 // sends to each destination through a FIFO ring (or delivers inline), and a channel's
-// SPUBLISH always runs on the channel's shard.
+// SPUBLISH always runs on the channel's shard. Messages published on different workers
+// arrive in their process-wide publishing order when one led to the other (a client
+// reads the reply of a command that published on one shard, then its next command
+// publishes on another): each carries a number from one counter, a worker runs the
+// deliveries it drains in number order, and a worker's turn pushes its deliveries into
+// every destination's ring before any other task of the turn (Worker::PostMessage), so
+// a delivery is there before the reply it came with can lead to another message.
 //
 // Slow subscribers: a subscriber's class is pubsub (client-output-buffer-limit pubsub,
 // Redis's 32mb 8mb 60) while it has any subscription. Delivery only appends; a subscriber
