@@ -10,7 +10,9 @@
 # second part's instructions / REQUESTS (the replica's ACKs and the stream are in it).
 #
 # Usage: bench/callgrind_replica.sh   (environment: STRATA_BIN, REDIS_BIN, REQUESTS, WARM,
-#        KEYS, VALUE_SIZE, OUT)
+#        KEYS, VALUE_SIZE, OUT, THREADS: strata's --threads, default 1; with more, the
+#        instructions of every thread count, and most SETs run on another thread than
+#        their connection's; SERVERS: "strata redis" by default)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STRATA_BIN="${STRATA_BIN:-$ROOT/build/server/strata-server}"
@@ -19,6 +21,8 @@ REQUESTS="${REQUESTS:-200000}"
 WARM="${WARM:-100000}"
 KEYS="${KEYS:-100000}"
 VALUE_SIZE="${VALUE_SIZE:-100}"
+THREADS="${THREADS:-1}"
+SERVERS="${SERVERS:-strata redis}"
 OUT="${OUT:-$ROOT/bench/results/$(date +%Y%m%d-%H%M%S)-callgrind-replica.md}"
 PORT=$((20000 + RANDOM % 20000))
 RPORT=$((PORT + 1))
@@ -29,7 +33,7 @@ run() {  # run KIND WITH_REPLICA -> prints Ir per SET
   mkdir -p "$dir/m" "$dir/r"
   local cmd
   if [[ "$kind" == strata ]]; then
-    cmd=("$STRATA_BIN" --port "$PORT" --bind 127.0.0.1 --dir "$dir/m" --threads 1 --save ""
+    cmd=("$STRATA_BIN" --port "$PORT" --bind 127.0.0.1 --dir "$dir/m" --threads "$THREADS" --save ""
          --io-backend epoll)
   else
     cmd=("$REDIS_BIN" --port "$PORT" --bind 127.0.0.1 --dir "$dir/m" --save "" --appendonly no)
@@ -67,7 +71,7 @@ run() {  # run KIND WITH_REPLICA -> prints Ir per SET
 }
 
 declare -A R
-for kind in strata redis; do
+for kind in $SERVERS; do
   for with in 0 1; do
     R[$kind$with]="$(run "$kind" "$with")"
     echo "$kind replica=$with: ${R[$kind$with]} Ir/SET" >&2
@@ -81,9 +85,10 @@ done
   echo "| server | Ir/SET alone | Ir/SET with a replica | added | kept (alone / with) |"
   echo "|---|---|---|---|---|"
   for kind in redis strata; do
+    [[ -n "${R[${kind}0]:-}" ]] || continue
     awk -v k="$kind" -v a="${R[${kind}0]}" -v w="${R[${kind}1]}" \
       'BEGIN { printf "| %s | %.1f | %.1f | %+.1f | %.1f%% |\n", k, a, w, w - a, 100 * a / w }'
   done
   echo
-  echo "The replica is a redis-server in both rows. strata's master: --threads 1, epoll (valgrind models epoll best)."
+  echo "The replica is a redis-server in both rows. strata's master: --threads $THREADS, epoll (valgrind models epoll best)."
 } | tee "$OUT"

@@ -21,6 +21,18 @@ bool ParseUint64(std::string_view s, uint64_t* out);
 bool ParseDouble(std::string_view s, double* out);
 bool ParseLongDouble(std::string_view s, long double* out);
 
+// How many decimal digits n has (RESP lengths are almost always short: the first tests
+// answer them).
+inline size_t DecimalDigits(uint64_t n) {
+  if (n < 10) return 1;
+  if (n < 100) return 2;
+  if (n < 1000) return 3;
+  if (n < 10000) return 4;
+  size_t len = 5;
+  for (n /= 100000; n != 0; n /= 10) len++;
+  return len;
+}
+
 // Appends the decimal form of v.
 void AppendInt(std::string* out, int64_t v);
 std::string IntToString(int64_t v);

@@ -533,8 +533,14 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   }
   uint64_t seq = ReserveSlot(TakeSuppress());
   inflight_++;
+  // With replicas, a canonical request travels as its own bytes, which the owning
+  // shard's feed then copies (remote_batch.h).
+  std::string_view raw;
+  if (w.repl_on() && args.data() == this->args().data() && args.size() == this->args().size())
+      [[unlikely]]
+    raw = RawRequest();
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size(),
-                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0);
+                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw);
   return true;
 }
 

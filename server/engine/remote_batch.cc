@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/string_util.h"
 #include "server/base/cycle_clock.h"
 #include "server/engine/client_connection.h"
 #include "server/engine/command.h"
@@ -10,7 +11,8 @@
 namespace strata {
 
 void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db,
-                      int resp, const std::string_view* argv, size_t argc, uint8_t track) {
+                      int resp, const std::string_view* argv, size_t argc, uint8_t track,
+                      std::string_view raw) {
   Item item{spec,
             conn,
             seq,
@@ -21,9 +23,12 @@ void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t 
             0,
             static_cast<int8_t>(resp),
             false,
-            track};
+            track,
+            !raw.empty()};
   size_t total = argc * sizeof(uint32_t);
-  for (size_t i = 0; i < argc; i++) total += argv[i].size();
+  if (raw.empty()) {
+    for (size_t i = 0; i < argc; i++) total += argv[i].size();
+  }
   size_t at = args.size();
   args.resize(at + total);
   char* p = args.data() + at;
@@ -32,23 +37,41 @@ void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t 
     std::memcpy(p, &len, sizeof(len));
     p += sizeof(len);
   }
-  for (size_t i = 0; i < argc; i++) {
-    std::memcpy(p, argv[i].data(), argv[i].size());
-    p += argv[i].size();
+  if (raw.empty()) {
+    for (size_t i = 0; i < argc; i++) {
+      std::memcpy(p, argv[i].data(), argv[i].size());
+      p += argv[i].size();
+    }
+  } else {
+    args.append(raw);
   }
   items.push_back(item);
 }
 
-void RemoteBatch::ArgsOf(const Item& item, std::vector<std::string_view>* out) const {
+std::string_view RemoteBatch::ArgsOf(const Item& item, std::vector<std::string_view>* out) const {
   out->clear();
   const char* lens = args.data() + item.args_offset;
   const char* data = lens + item.argc * sizeof(uint32_t);
+  if (item.raw) {
+    // "*<argc>\r\n", then "$<len>\r\n<bytes>" and two bytes for each argument.
+    const char* start = data;
+    data += 3 + DecimalDigits(item.argc);
+    for (uint32_t i = 0; i < item.argc; i++) {
+      uint32_t len;
+      std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
+      data += 3 + DecimalDigits(len);
+      out->emplace_back(data, len);
+      data += len + 2;
+    }
+    return std::string_view(start, static_cast<size_t>(data - start));
+  }
   for (uint32_t i = 0; i < item.argc; i++) {
     uint32_t len;
     std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
     out->emplace_back(data, len);
     data += len;
   }
+  return {};
 }
 
 namespace {
@@ -72,7 +95,7 @@ void ExecuteRemoteBatch(void* p) {
   thread_local std::vector<std::string_view> argv;
   thread_local std::vector<std::string_view> keys;
   for (RemoteBatch::Item& item : batch->items) {
-    batch->ArgsOf(item, &argv);
+    std::string_view raw = batch->ArgsOf(item, &argv);
     CmdArgs args(argv.data(), argv.size());
     LockTable& locks = w->locks();
     if (!locks.empty()) {
@@ -112,7 +135,7 @@ void ExecuteRemoteBatch(void* p) {
     item.spec->shard_fn(args, ctx, rb);
     if (w->repl_on()) [[unlikely]]
       w->Propagate(item.spec, args, item.db,
-                   std::string_view(batch->replies).substr(item.reply_offset));
+                   std::string_view(batch->replies).substr(item.reply_offset), raw);
     if (item.track == static_cast<uint8_t>(TrackMode::kRead)) [[unlikely]]
       w->tracking().RememberKeys(item.spec, args, client, batch->origin);
     uint64_t ticks = CycleClock::Now() - t0;

@@ -8,6 +8,11 @@
 // the batch to its pool. Per command this costs no allocation once the pool is warm,
 // and memory is always freed by the thread that allocated it.
 //
+// While replicas are attached, a command the client sent as canonical RESP travels as
+// its own bytes (its argument lengths, then the request as it came): the owning worker
+// finds the views in it, and its replication feed copies it rather than writing the
+// command again (repl_feed.h).
+//
 // A command that meets a locked key on the owning shard leaves the batch: it is copied
 // into a RemoteCommand and queued behind the lock (see lock_table.h); its reply comes
 // back on its own.
@@ -38,6 +43,7 @@ struct RemoteBatch {
     int8_t resp;
     bool detached;  // queued behind a lock; its reply travels separately
     uint8_t track;  // TrackMode for the client (tracking.h)
+    bool raw;       // the bytes are the client's request itself (see above)
   };
 
   uint32_t origin = 0;
@@ -50,10 +56,13 @@ struct RemoteBatch {
     replies.clear();
     items.clear();
   }
+  // raw: the request's bytes when they are canonical RESP (Connection::RawRequest), or
+  // empty.
   void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
-           const std::string_view* argv, size_t argc, uint8_t track);
-  // Rebuilds the argument views of an item into *out.
-  void ArgsOf(const Item& item, std::vector<std::string_view>* out) const;
+           const std::string_view* argv, size_t argc, uint8_t track, std::string_view raw = {});
+  // Rebuilds the argument views of an item into *out; returns the request's own bytes
+  // when it travels as them, else empty.
+  std::string_view ArgsOf(const Item& item, std::vector<std::string_view>* out) const;
 };
 
 // Runs on the destination worker: executes every item, then posts the batch home.

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/string_util.h"
+
 namespace strata {
 
 namespace {
@@ -15,18 +17,7 @@ constexpr char kDigitPairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-// How many decimal digits n has (lengths in the stream are almost always short).
-inline size_t DecimalLen(size_t n) {
-  if (n < 10) return 1;
-  if (n < 100) return 2;
-  if (n < 1000) return 3;
-  if (n < 10000) return 4;
-  size_t len = 5;
-  for (n /= 100000; n != 0; n /= 10) len++;
-  return len;
-}
-
-// Writes n (len = DecimalLen(n) digits) at p; returns the end.
+// Writes n (len = DecimalDigits(n) digits) at p; returns the end.
 inline char* PutDecimal(char* p, size_t n, size_t len) {
   switch (len) {
     case 1:
@@ -63,20 +54,20 @@ inline char* PutDecimal(char* p, size_t n, size_t len) {
 // written once, where they stay.
 template <class Args>
 size_t CommandSize(const Args& args) {
-  size_t need = 3 + DecimalLen(args.size());                                    // *N\r\n
-  for (std::string_view a : args) need += a.size() + 5 + DecimalLen(a.size());  // $L\r\n..\r\n
+  size_t need = 3 + DecimalDigits(args.size());                                    // *N\r\n
+  for (std::string_view a : args) need += a.size() + 5 + DecimalDigits(a.size());  // $L\r\n..\r\n
   return need;
 }
 template <class Args>
 void WriteCommand(char* p, const Args& args) {
-  size_t count_len = DecimalLen(args.size());
+  size_t count_len = DecimalDigits(args.size());
   *p++ = '*';
   p = PutDecimal(p, args.size(), count_len);
   *p++ = '\r';
   *p++ = '\n';
   for (std::string_view a : args) {
     *p++ = '$';
-    p = PutDecimal(p, a.size(), DecimalLen(a.size()));
+    p = PutDecimal(p, a.size(), DecimalDigits(a.size()));
     *p++ = '\r';
     *p++ = '\n';
     if (!a.empty()) std::memcpy(p, a.data(), a.size());
