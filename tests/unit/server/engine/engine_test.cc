@@ -81,6 +81,39 @@ TEST(EngineDeathTest, MissingServiceAborts) {
   EXPECT_DEATH(engine.Service<OtherService>(), "did not add");
 }
 
+// A worker's Pub/Sub deliveries are in every destination's ring before any other task
+// of its turn (Worker::PostMessage). While one does not fit (the ring is full), the
+// turn's other tasks wait too: a reply must not reach its client, whose next command may
+// publish on another worker, before the message it came with reaches the subscriber's.
+TEST(EngineTest, DeliveriesGoOutBeforeTheTurnsOtherTasks) {
+  Config config;
+  Engine engine(&config, 3);
+  std::string error;
+  ASSERT_TRUE(engine.Start(IoBackend::kEpoll, {}, {}, &error)) << error;
+  // Worker 1, the subscriber's, is kept busy, so its ring from worker 0 fills.
+  std::promise<void> release;
+  std::shared_future<void> go = release.get_future().share();
+  std::atomic<bool> busy{false};
+  engine.worker(1).PostExternal(MakeTask([go, &busy] {
+    busy = true;
+    go.wait();
+  }));
+  ASSERT_TRUE(WaitFor([&] { return busy.load(); }));
+  std::atomic<size_t> delivered{0};
+  std::atomic<bool> other_ran{false};
+  RunOnWorker(engine, 0, [&](Worker& w) {
+    for (size_t i = 0; i < Worker::kRingCapacity + 1; i++)
+      w.PostMessage(1, MakeTask([&delivered] { delivered++; }));
+    w.Post(2, MakeTask([&other_ran] { other_ran = true; }));  // a reply, say
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(other_ran.load()) << "a task went out while a delivery waited for room";
+  release.set_value();
+  EXPECT_TRUE(WaitFor([&] { return other_ran.load(); }));
+  EXPECT_TRUE(WaitFor([&] { return delivered.load() == Worker::kRingCapacity + 1; }));
+  engine.Stop();
+}
+
 TEST(EngineTest, LoadingGateHoldsUntilEveryHoldIsReleased) {
   Config config;
   Engine engine(&config, 2);
