@@ -517,12 +517,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
       spec->shard_fn(args, ctx, rb);
     }
     if (repl) [[unlikely]] {
-      // The parsed request itself (not a copy, nor a rewritten one): its bytes can go to
-      // the replicas as they came.
-      std::string_view raw;
-      if (args.data() == this->args().data() && args.size() == this->args().size())
-        raw = RawRequest();
-      w.Propagate(spec, args, db, std::string_view(*t).substr(start), raw);
+      // The parsed request's bytes can go to the replicas as they came.
+      w.Propagate(spec, args, db, std::string_view(*t).substr(start), RawRequestOf(args));
     }
     w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
                 this, false);
@@ -536,9 +532,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   // With replicas, a canonical request travels as its own bytes, which the owning
   // shard's feed then copies (remote_batch.h).
   std::string_view raw;
-  if (w.repl_on() && args.data() == this->args().data() && args.size() == this->args().size())
-      [[unlikely]]
-    raw = RawRequest();
+  if (w.repl_on()) [[unlikely]]
+    raw = RawRequestOf(args);
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size(),
                          tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw);
   return true;

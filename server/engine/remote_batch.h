@@ -56,7 +56,7 @@ struct RemoteBatch {
     replies.clear();
     items.clear();
   }
-  // raw: the request's bytes when they are canonical RESP (Connection::RawRequest), or
+  // raw: the request's bytes when they are canonical RESP (Connection::RawRequestOf), or
   // empty.
   void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
            const std::string_view* argv, size_t argc, uint8_t track, std::string_view raw = {});

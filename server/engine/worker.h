@@ -203,8 +203,8 @@ class Worker {
     if (repl_feed_.on()) [[unlikely]]
       repl_feed_.Begin(keyspace_.changes());
   }
-  // `raw`: the client's own bytes of args when it sent them canonically (the local
-  // path; Connection::RawRequest), or empty.
+  // `raw`: the client's own bytes of args when it sent them canonically
+  // (Connection::RawRequestOf, or a remote batch's copy of them), or empty.
   void Propagate(const CommandSpec* spec, CmdArgs args, uint32_t db, std::string_view reply,
                  std::string_view raw = {}) {
     repl_feed_.Command(spec, args, db, reply, keyspace_, now_ms_, raw);

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,10 +109,12 @@ class Connection : public IoConn {
     consumed_ = n;
   }
   std::vector<std::string_view>& args() { return args_; }
-  // The bytes of the request args() came from, while it runs (after Consume, until the
-  // next read): empty unless the parser found it canonical (RespParser::canonical()).
-  std::string_view RawRequest() const {
-    if (!parser_.canonical()) return {};
+  // The bytes of the request that `args` are, while it runs (after Consume, until the
+  // next read): empty unless `args` is args() itself (not a copy, nor other arguments)
+  // and the parser found the request canonical (RespParser::canonical()).
+  std::string_view RawRequestOf(std::span<const std::string_view> args) const {
+    if (args.data() != args_.data() || args.size() != args_.size() || !parser_.canonical())
+      return {};
     return std::string_view(rbuf_.get() + rstart_ - consumed_, consumed_);
   }
   const std::string& parse_error() const { return parser_.error(); }

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 import helpers
-from conftest import TARGET
+from conftest import TARGET, RawConnection
 from helpers import call, parse_client_line, read_value, replica_synced as synced
 from helpers import start_redis_server
 
@@ -348,47 +348,34 @@ def test_pfcount_filling_the_cached_count_reaches_the_replica(master, replicas):
     assert rc.get("h") == mc.get("h")
 
 
-class StreamReader:
+class StreamReader(RawConnection):
     """A bare replica on a socket: PSYNC ? -1, the image skipped, then the command stream
     parsed strictly (each length canonical, CRLF after each bulk): a stream any replica
     or tool can read."""
 
     def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = b""
-        self.sock.sendall(b"PSYNC ? -1\r\n")
-        assert self.line().startswith(b"+FULLRESYNC")
-        head = self.line()
-        while head == b"":  # newlines keep the link alive while the image is prepared
-            head = self.line()
+        super().__init__(port, timeout=10)
+        self.send(b"PSYNC ? -1\r\n")
+        assert self.read_line().startswith(b"+FULLRESYNC")
+        # Newlines keep the link alive while the image is prepared.
+        head = self.read_line().lstrip(b"\n")
         assert head.startswith(b"$"), head
         if head.startswith(b"$EOF:"):
             mark = head[5:]
             while mark not in self.buf:
-                self.fill()
+                self._fill()
             self.buf = self.buf[self.buf.index(mark) + len(mark):]
         else:
             self.take(int(head[1:]))
 
-    def fill(self):
-        chunk = self.sock.recv(65536)
-        assert chunk, "the master closed the stream"
-        self.buf += chunk
-
-    def line(self):
-        while b"\n" not in self.buf:
-            self.fill()
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line[:-1] if line.endswith(b"\r") else line
-
     def take(self, n):
         while len(self.buf) < n:
-            self.fill()
+            self._fill()
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
     def canonical_number(self, prefix):
-        line = self.line()
+        line = self.read_line()
         assert line[:1] == prefix and line[1:] == str(int(line[1:])).encode(), line
         return int(line[1:])
 
@@ -429,9 +416,6 @@ class StreamReader:
                     block.append(c)
             out.append(("multi", block))
         return out
-
-    def close(self):
-        self.sock.close()
 
 
 @pytest.mark.parametrize("threads", [1, None], ids=["one-thread", "default-threads"])
