@@ -20,13 +20,18 @@
 namespace strata {
 namespace {
 
+constexpr const char* kLoadingError = "LOADING Redis is loading the dataset in memory";
+
 void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   Engine& engine = c.worker().engine();
   ReplicationState& state = engine.replication();
   ReplicaLink& link = engine.Service<ReplicaLink>();
   if (EqualsIgnoreCase(args[1], "no") && EqualsIgnoreCase(args[2], "one")) {
     if (state.is_replica()) {
-      link.Stop();
+      if (!link.StopUnlessLoading()) {  // as Redis refuses REPLICAOF while it loads
+        rb.Error(kLoadingError);
+        return;
+      }
       state.BecomeMaster();
       // What CONFIG GET replicaof shows and CONFIG REWRITE writes, as in Redis.
       engine.config().Set("replicaof", "", false);
@@ -55,6 +60,10 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
         "REPLICAOF would result into synchronization with the master we are already "
         "connected with. No operation performed.");
     rb.Simple("OK Already connected to specified master");
+    return;
+  }
+  if (!link.StopUnlessLoading()) {
+    rb.Error(kLoadingError);
     return;
   }
   link.Start(host, static_cast<int>(port));

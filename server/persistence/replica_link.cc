@@ -43,6 +43,7 @@ struct ReplicaLink::Run {
   std::mutex mu;
   std::condition_variable cv;
   bool master_closed = false;
+  bool loading = false;  // the received image is loading (under mu, as stop is set)
 };
 
 ReplicaLink::ReplicaLink(Engine* engine, SnapshotManager* snapshots)
@@ -77,23 +78,27 @@ void ReplicaLink::Start(const std::string& host, int port) {
   threads_.emplace_back([this, run] { Loop(run); });
 }
 
-void ReplicaLink::Stop() {
+void ReplicaLink::Stop() { StopRun(false); }
+
+bool ReplicaLink::StopUnlessLoading() { return StopRun(true); }
+
+bool ReplicaLink::StopRun(bool unless_loading) {
   std::shared_ptr<Run> run;
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (current_ == nullptr) return true;
+    std::lock_guard<std::mutex> rl(current_->mu);
+    if (unless_loading && current_->loading) return false;
+    current_->stop.store(true);
+    current_->cv.notify_all();
     run = std::move(current_);
     current_ = nullptr;
   }
-  if (run == nullptr) return;
-  run->stop.store(true);
   int fd = run->fd.load();
   if (fd >= 0) shutdown(fd, SHUT_RDWR);
-  {
-    std::lock_guard<std::mutex> l(run->mu);
-    run->cv.notify_all();
-  }
   // The master client, if the link was up, belongs to worker 0.
   engine_->worker(0).PostExternal(MakeTask([] { Worker::Current()->CloseMasterConnection(); }));
+  return true;
 }
 
 void ReplicaLink::Shutdown() {
@@ -298,10 +303,18 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
         engine_->config().String("dir"),
         "temp-" + std::to_string(getpid()) + "-" + std::to_string(temp_seq_.fetch_add(1)) + ".rdb");
     s = ReceiveRdb(run, fd, path);
-    if (s.ok() && !run.stop.load()) {
+    bool load = false;
+    if (s.ok()) {  // the stop flag is read, and the load marked, in one step (the header)
+      std::lock_guard<std::mutex> l(run.mu);
+      load = !run.stop.load();
+      run.loading = load;
+    }
+    if (load) {
       state.SetLink(ReplicationState::Link::kLoading, WallClockMs());
       LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
       s = LoadRdbReading(run, fd, path, offset, &early);
+      std::lock_guard<std::mutex> l(run.mu);
+      run.loading = false;
     }
     unlink(path.c_str());
     if (!s.ok() || run.stop.load()) {

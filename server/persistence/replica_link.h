@@ -24,7 +24,13 @@
 //      holds them continues without a full sync).
 // A failure at any step is logged and retried a second later, as Redis's replicas do.
 // REPLICAOF NO ONE stops the thread (closing its socket or the master client) and keeps
-// the data; REPLICAOF of another master also starts a new thread. The handshake reads
+// the data; REPLICAOF of another master also starts a new thread. While the received
+// image loads, REPLICAOF in either form is refused with -LOADING, as Redis refuses it
+// while it loads: the link marks its load under the run's mutex in the same step that
+// reads the stop flag, and StopUnlessLoading reads the mark under that mutex, so a
+// REPLICAOF NO ONE either comes first and no load starts, or is refused and changes
+// nothing (before, one that came after the decision to load but before the loading
+// gate was taken got OK, and clients then saw -LOADING while the load ran). The handshake reads
 // byte by byte and the RDB by its length, so the stream that follows starts exactly
 // where the load's reading starts.
 //
@@ -57,6 +63,9 @@ class ReplicaLink final : public ShardService {
   void Start(const std::string& host, int port);
   // Any thread: stop following (REPLICAOF NO ONE); the data stays.
   void Stop();
+  // Any thread: as Stop, unless the link is loading a received image; then nothing
+  // changes and it returns false (REPLICAOF answers -LOADING).
+  bool StopUnlessLoading();
   // At shutdown, before the workers stop: stops and joins every link thread.
   void Shutdown();
 
@@ -65,6 +74,7 @@ class ReplicaLink final : public ShardService {
 
  private:
   struct Run;
+  bool StopRun(bool unless_loading);
   void Loop(std::shared_ptr<Run> run);
   // One connection's life; returns when it ended (the reason logged).
   void Session(const std::shared_ptr<Run>& run);

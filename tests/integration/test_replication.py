@@ -402,7 +402,7 @@ class FakeMaster:
     """A master that answers the handshake, then sends what the test gives it as the RDB
     transfer and holds the connection (or closes it). Counts the connections it gets."""
 
-    def __init__(self, transfer, close_after=True):
+    def __init__(self, transfer, close_after=True, gate=None):
         import socket
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -411,6 +411,8 @@ class FakeMaster:
         self.port = self.sock.getsockname()[1]
         self.transfer = transfer
         self.close_after = close_after
+        self.gate = gate  # when given, the transfer waits for it to be set
+        self.at_psync = threading.Event()
         self.connections = 0
         self.stopped = threading.Event()
         self.held = []
@@ -461,7 +463,11 @@ class FakeMaster:
                     if name == b"PING":
                         conn.sendall(b"+PONG\r\n")
                     elif name == b"PSYNC":
-                        conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n" + self.transfer)
+                        conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
+                        self.at_psync.set()
+                        if self.gate is not None:
+                            self.gate.wait(10)
+                        conn.sendall(self.transfer)
                         break
                     else:
                         conn.sendall(b"+OK\r\n")
@@ -496,11 +502,123 @@ def test_a_bad_transfer_keeps_the_data_and_retries(server, server_factory, trans
         c.set("mine", "1")
         c.execute_command("REPLICAOF", "127.0.0.1", str(fake.port))
         wait_for(lambda: fake.connections >= 2, what="a retry")
-        c.execute_command("REPLICAOF", "NO", "ONE")
+        wait_for(lambda: no_one(c), what="REPLICAOF NO ONE outside a load")
         assert c.get("mine") == b"1"
         assert c.info("replication")["role"] == "master"
     finally:
         fake.stop()
+
+
+def no_one(c):
+    """REPLICAOF NO ONE; False when it was refused because a load is running."""
+    try:
+        c.execute_command("REPLICAOF", "NO", "ONE")
+        return True
+    except redis.exceptions.BusyLoadingError:
+        return False
+
+
+def test_replicaof_is_refused_while_the_image_loads(master, server_factory):
+    """REPLICAOF NO ONE while the master's image loads is refused with -LOADING and
+    changes nothing, as in Redis; once loaded, the replica follows the master."""
+    n = 1000000
+    mc = master.client()
+    mc.eval("for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'k' .. i, 'v') end", 0, n)
+    r = replica_of(server_factory, master)
+    c = r.client()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if c.info("persistence")["loading"] == 1:
+            break
+        time.sleep(0.001)
+    else:
+        pytest.fail("the replica never showed loading:1")
+    try:
+        c.execute_command("REPLICAOF", "NO", "ONE")
+    except redis.exceptions.BusyLoadingError:
+        refused = True
+    else:
+        # Only when the load ended right before it; then nothing loads any more.
+        refused = False
+        try:
+            assert c.dbsize() == n
+        except redis.exceptions.BusyLoadingError:
+            pytest.fail("REPLICAOF NO ONE answered OK while the image loaded")
+    if refused:
+        wait_for(lambda: synced(master, r), what="the sync after the refused REPLICAOF")
+        assert c.info("replication")["role"] == "slave"
+        mc.set("after", "1")
+        wait_for(lambda: c.get("after") == b"1", what="the stream after the load")
+        assert no_one(c)
+    assert c.info("replication")["role"] == "master"
+    assert c.dbsize() >= n
+
+
+def tiny_rdb(key, value):
+    """An RDB 10 file holding one string (checksum included)."""
+    from test_dump_restore import crc64
+    body = (b"REDIS0010\xfe\x00\x00" + bytes([len(key)]) + key + bytes([len(value)]) + value
+            + b"\xff")
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def other_workers(s):
+    """Two clients of s that two different workers serve: while one sleeps in DEBUG
+    SLEEP (which holds its worker), the other still answers at once."""
+    a = s.client()
+    for _ in range(8):
+        b = s.client()
+        t = threading.Thread(target=a.execute_command, args=("DEBUG", "SLEEP", "0.5"))
+        t.start()
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        b.ping()
+        fast = time.monotonic() - t0 < 0.25
+        t.join()
+        if fast:
+            return a, b
+    pytest.fail("no two connections on different workers")
+
+
+def test_replicaof_no_one_before_a_queued_load_keeps_later_writes(server, server_factory):
+    """The link takes a received image for loading and asks worker 0 to load it; a
+    REPLICAOF NO ONE that comes before worker 0 starts the load (held here by DEBUG
+    SLEEP) is refused with -LOADING. Before, it answered OK, and the load that ran
+    after flushed the writes the new master had taken meanwhile."""
+    if server.is_redis:
+        pytest.skip("one thread: nothing runs between Redis's decision to load and the load")
+    rdb = tiny_rdb(b"theirs", b"1")
+    s = server_factory(extra_args=["--enable-debug-command", "yes"])
+    a, b = other_workers(s)
+    refused = 0
+    # One of the two holds worker 0, where loads run; which one is not known.
+    for sleeper, other in ((a, b), (b, a)):
+        gate = threading.Event()
+        fake = FakeMaster(b"$%d\r\n" % len(rdb) + rdb, close_after=False, gate=gate)
+        try:
+            other.execute_command("REPLICAOF", "127.0.0.1", str(fake.port))
+            assert fake.at_psync.wait(10)
+            t = threading.Thread(target=sleeper.execute_command, args=("DEBUG", "SLEEP", "1.5"))
+            t.start()
+            time.sleep(0.2)
+            gate.set()  # the image arrives, and the link takes it for loading
+            time.sleep(0.4)
+            written = []
+            if no_one(other):
+                for i in range(20):  # some on the awake worker's shard, which run now
+                    other.set("after:%d" % i, "1")
+                    written.append("after:%d" % i)
+            else:
+                refused += 1
+            t.join()
+            wait_for(lambda: no_one(other), what="REPLICAOF NO ONE after the load")
+            time.sleep(0.2)
+            for k in written:
+                assert other.get(k) == b"1", "%s, written after REPLICAOF NO ONE said OK, is gone" % k
+            other.flushall()
+        finally:
+            fake.stop()
+    assert refused >= 1  # the run that held worker 0
 
 
 def test_a_replica_killed_during_a_full_sync_syncs_again(master, server_factory, tmp_path):
