@@ -11,9 +11,10 @@ namespace strata {
 
 SnapshotRdbEncoder::SnapshotRdbEncoder(std::vector<int> fds, std::vector<std::string> functions,
                                        const rdb::RdbWriter::Options& opts,
-                                       std::string redis_version)
+                                       std::string redis_version, std::vector<uint64_t> db_keys)
     : fds_(std::move(fds)),
       functions_(std::move(functions)),
+      db_keys_(std::move(db_keys)),
       redis_version_(std::move(redis_version)),
       writer_(opts) {}
 
@@ -65,7 +66,7 @@ Status SnapshotRdbEncoder::Next(size_t piece, std::string* out, bool* done) {
   auto sink = [this](uint32_t db, ValueType type, std::string_view key, std::string_view value,
                      int64_t expire_ms) -> Status {
     if (static_cast<int64_t>(db) != db_) {
-      writer_.SelectDb(db, 0, 0);
+      writer_.SelectDb(db, db < db_keys_.size() ? db_keys_[db] : 0, 0);
       db_ = db;
     }
     writer_.Key(type, key, value, expire_ms);

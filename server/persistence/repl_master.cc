@@ -360,18 +360,17 @@ void ReplMaster::StartImage(std::shared_ptr<Peer> p) {
   snapshots_->RequestImage(
       [this, p](uint64_t counter) { engine_->repl_log().AddCut(counter, p->cut_id); },
       [this, p](const Status& st, SnapshotManager::Image image) {
-        OnImage(p, st, std::move(image.fds), std::move(image.functions));
+        OnImage(p, st, std::move(image));
       });
 }
 
-void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<int> fds,
-                         std::vector<std::string> functions) {
+void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, SnapshotManager::Image image) {
   if (p->closed.load() || stopping_.load()) {
-    for (int fd : fds) close(fd);
+    for (int fd : image.fds) close(fd);
     return;
   }
   if (!st.ok()) {
-    for (int fd : fds) close(fd);
+    for (int fd : image.fds) close(fd);
     Drop(p, "the snapshot for its full resync failed: " + st.message());
     return;
   }
@@ -389,11 +388,10 @@ void ReplMaster::OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<
     }
   }
   auto finished = std::make_shared<std::atomic<bool>>(false);
-  std::thread t(
-      [this, p, finished, fds = std::move(fds), functions = std::move(functions)]() mutable {
-        Encode(p, std::move(fds), std::move(functions));
-        finished->store(true, std::memory_order_release);
-      });
+  std::thread t([this, p, finished, image = std::move(image)]() mutable {
+    Encode(p, std::move(image));
+    finished->store(true, std::memory_order_release);
+  });
   threads_.push_back(Encoder{std::move(t), std::move(finished)});
 }
 
@@ -643,14 +641,14 @@ std::vector<ReplMaster::RoleEntry> ReplMaster::RoleReplicas() const {
 
 // ---------------------------------------------------------------- the encoder thread
 
-void ReplMaster::Encode(std::shared_ptr<Peer> p, std::vector<int> fds,
-                        std::vector<std::string> functions) {
+void ReplMaster::Encode(std::shared_ptr<Peer> p, SnapshotManager::Image image) {
   Config& cfg = engine_->config();
   rdb::RdbWriter::Options o;
   o.encode.version = 10;
   o.encode.compression = cfg.Bool("rdbcompression");
   o.checksum = cfg.Bool("rdbchecksum");
-  SnapshotRdbEncoder enc(std::move(fds), std::move(functions), o, STRATA_REDIS_COMPAT_VERSION);
+  SnapshotRdbEncoder enc(std::move(image.fds), std::move(image.functions), o,
+                         STRATA_REDIS_COMPAT_VERSION, std::move(image.db_keys));
   Worker& home = engine_->worker(p->worker);
   auto wake = [&] { home.PostExternal(MakeTask([] {})); };
   auto push = [&](std::string piece) -> bool {

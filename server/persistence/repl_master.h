@@ -53,12 +53,12 @@
 
 #include "server/engine/engine.h"
 #include "server/engine/replication_state.h"
+#include "server/persistence/snapshot.h"
 #include "storage/status.h"
 
 namespace strata {
 
 class Client;
-class SnapshotManager;
 struct BlockedClient;
 
 class ReplMaster final : public ShardService {
@@ -114,8 +114,7 @@ class ReplMaster final : public ShardService {
   void DisableStream(bool new_history);
   void Merge();
   void StartImage(std::shared_ptr<Peer> p);
-  void OnImage(std::shared_ptr<Peer> p, const Status& st, std::vector<int> fds,
-               std::vector<std::string> functions);
+  void OnImage(std::shared_ptr<Peer> p, const Status& st, SnapshotManager::Image image);
   void Remove(const std::shared_ptr<Peer>& p);
   void CheckWaits();
   void RequestMerge(Worker& from);
@@ -124,7 +123,7 @@ class ReplMaster final : public ShardService {
   void Deliver(Peer& p);
   void Drop(const std::shared_ptr<Peer>& p, const std::string& why);
   // The encoder thread.
-  void Encode(std::shared_ptr<Peer> p, std::vector<int> fds, std::vector<std::string> functions);
+  void Encode(std::shared_ptr<Peer> p, SnapshotManager::Image image);
   ReplicationState::MasterInfo Info() const;
 
   Engine* engine_;

@@ -60,6 +60,7 @@ struct SnapshotManager::Shard {
   std::unique_ptr<LoadJob> load;
   std::unique_ptr<DirtyRanges> tracker;
   uint64_t changes_at_cut = 0;
+  std::vector<uint64_t> db_keys_at_cut;  // each database's keys (written at the cut)
   std::atomic<uint64_t> changes_saved{0};
   std::atomic<uint64_t> changes_now{0};
   std::atomic<uint64_t> bytes_written{0};
@@ -655,6 +656,10 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
       sh.tracker.reset();
     }
     sh.changes_at_cut = w.keyspace().changes();
+    sh.db_keys_at_cut.resize(w.keyspace().db_count());
+    for (uint32_t db = 0; db < w.keyspace().db_count(); db++) {
+      sh.db_keys_at_cut[db] = w.keyspace().DbSize(db);
+    }
     job->Start(std::move(ranges));
     sh.job = std::move(job);
     sh.reported = false;
@@ -890,6 +895,14 @@ void SnapshotManager::Finish(const Status& st) {
       Status s = st;
       if (s.ok() && manifest_.has_value()) {
         image.functions = manifest_->functions;
+        for (const auto& sh : shards_) {  // reported: their cut's counts are final
+          if (image.db_keys.size() < sh->db_keys_at_cut.size()) {
+            image.db_keys.resize(sh->db_keys_at_cut.size());
+          }
+          for (size_t db = 0; db < sh->db_keys_at_cut.size(); db++) {
+            image.db_keys[db] += sh->db_keys_at_cut[db];
+          }
+        }
         for (const ManifestFile& f : manifest_->chain.back().files) {
           std::string path = JoinPath(run_->dir, f.name);
           int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

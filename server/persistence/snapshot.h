@@ -141,10 +141,12 @@ class SnapshotManager final : public ShardService {
   // counter: at_cut(counter) runs on worker 0 right after the cut, before worker 0 does
   // anything else, so no record numbered at or above it has been merged yet. done runs on
   // worker 0 when it is committed: its shard files, opened for reading (the caller closes
-  // them; a later snapshot may delete the names), and the function libraries it holds.
+  // them; a later snapshot may delete the names), the function libraries it holds, and
+  // each database's key count at the cut, summed over the shards (the RDB's RESIZEDB).
   struct Image {
     std::vector<int> fds;
     std::vector<std::string> functions;
+    std::vector<uint64_t> db_keys;
   };
   using ImageDone = std::function<void(const Status&, Image)>;
   void RequestImage(std::function<void(uint64_t)> at_cut, ImageDone done);
