@@ -48,6 +48,11 @@ struct ReplMaster::Peer {
   bool preamble_ready = false;
   // Stream bytes not yet on the connection: slices shared with the backlog.
   std::vector<ReplSlice> pending;
+  // Until the image is sent, the stream is copied here instead, and moved to pending a
+  // kHeldPieceBytes piece at a time: a slice keeps its whole batch buffer alive (room
+  // for a turn, and the allocator's rounding), so for the seconds a full resync takes
+  // the shared slices held about 1.7 times the stream's bytes.
+  std::string held_tail;
   size_t pending_bytes = 0;
   bool deliver_posted = false;
   std::deque<std::string> pieces;  // the image, from the encoder
@@ -67,6 +72,7 @@ struct ReplMaster::WaitRequest {
 
 namespace {
 
+constexpr size_t kHeldPieceBytes = 256 * 1024;
 const std::string kPing = RespCommand({"PING"});
 const std::string kGetAck = RespCommand({"REPLCONF", "GETACK", "*"});
 
@@ -203,9 +209,13 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
     p.state.store(Peer::kOnline);
     LogNotice("Synchronization with replica %s:%d succeeded", p.ip.c_str(), p.port);
   }
-  if (p.state.load() == Peer::kOnline && !p.pending.empty()) {
+  if (p.state.load() == Peer::kOnline && (!p.pending.empty() || !p.held_tail.empty())) {
     // The slices go to the connection as they are: big ones are sent from the buffer
-    // the backlog shares, not copied again.
+    // the backlog shares, not copied again. What was held during the image goes first.
+    if (!p.held_tail.empty()) {
+      p.pending.push_back(ReplSlice::Own(std::move(p.held_tail)));
+      p.held_tail = std::string();
+    }
     std::vector<ReplSlice> slices;
     slices.swap(p.pending);
     p.pending_bytes = 0;
@@ -436,13 +446,28 @@ void ReplMaster::Merge() {
       bool over = false;
       {
         std::lock_guard<std::mutex> pl(p->mu);
-        // The turn's slices from the replica's start on (shared, not copied).
+        // The turn's slices from the replica's start on: shared, not copied, once the
+        // replica is online; copied into held_tail while its image is being sent.
+        bool hold = p->state.load() != Peer::kOnline;
         for (const ReplSlice& s : turn_slices_) {
           if (skip >= s.len) {
             skip -= s.len;
             continue;
           }
-          p->pending.push_back(ReplSlice{s.buf, s.off + skip, s.len - skip});
+          if (hold) {
+            if (p->held_tail.capacity() < kHeldPieceBytes) p->held_tail.reserve(kHeldPieceBytes);
+            p->held_tail.append(s.view().substr(skip));
+            if (p->held_tail.size() >= kHeldPieceBytes) {
+              p->pending.push_back(ReplSlice::Own(std::move(p->held_tail)));
+              p->held_tail = std::string();
+            }
+          } else {
+            if (!p->held_tail.empty()) {
+              p->pending.push_back(ReplSlice::Own(std::move(p->held_tail)));
+              p->held_tail = std::string();
+            }
+            p->pending.push_back(ReplSlice{s.buf, s.off + skip, s.len - skip});
+          }
           p->pending_bytes += s.len - skip;
           skip = 0;
         }
