@@ -248,6 +248,19 @@ void ReplFeed::EndGroup() {
 }
 
 void ReplFeed::FiberReleasing(FiberRepl& f) {
+  if (f.captures != nullptr) [[unlikely]] {
+    // Inside a transaction: the first release adds the command to its own group; what
+    // this step does after it here (pops it served) goes into this shard's after-group.
+    if (!f.claimed.exchange(true, std::memory_order_acq_rel)) {
+      out_.Clear();
+      out_.Add(f.args->span());
+      f.captures->command.Add(f.db, out_.bytes(), 1);
+    }
+    f.captures->released[shard_] = 1;
+    target_ = &f.captures->after[shard_];  // until the step's capture scope ends
+    if (!after_.empty()) FlushAfter();
+    return;
+  }
   if (f.capture != nullptr) [[unlikely]] {
     // Its steps run one after another: the first release adds the command to the
     // script's group, after what its steps so far captured there.

@@ -27,6 +27,11 @@
 //     first lock is released (FiberReleasing, from the lock table): every lock it took is
 //     still held then, so every earlier write to its keys has a lower number and every
 //     later one a higher. Its record is appended on the shard that released first.
+//     Inside a transaction across shards (FiberCaptures) its steps run on several shards
+//     at once: each shard's records go into a group of that shard's, the command into a
+//     group of its own, and the transaction joins them - every shard's effects before the
+//     release (DELs of expired keys it found), the command, then every shard's effects
+//     after it (pops its pushes served) - as that call's part of its one record.
 // Publish() hands the turn's records to the merger at the turn's end.
 //
 // Thread-safety: a worker's feed is touched only on that worker's thread; FiberRepl's
@@ -86,6 +91,8 @@ class ReplOut {
   size_t commands_ = 0;
 };
 
+struct FiberCaptures;
+
 // A write fiber's propagation: its command, claimed by the first shard to release a lock.
 struct FiberRepl {
   std::shared_ptr<OwnedArgs> args;
@@ -95,6 +102,28 @@ struct FiberRepl {
   // script's thread waiting): its steps' records, and its command, go into the script's
   // group instead (StepReplScope). Null otherwise.
   ReplGroup* capture = nullptr;
+  // A fiber a transaction across shards runs under its locks (its steps on several
+  // shards at once): see FiberCaptures. Null otherwise. Shared, so that a step that
+  // ran on after the fiber's reply writes into a live object.
+  std::shared_ptr<FiberCaptures> captures;
+};
+
+// The groups of a fiber run inside a transaction across shards: each shard's records
+// before the fiber's first release there, the command, and each shard's records after
+// it. Each shard's thread writes only its own two groups, and the thread that claims the
+// command writes `command`; the transaction's thread reads them once the fiber is done.
+struct FiberCaptures {
+  explicit FiberCaptures(uint32_t shards) : before(shards), after(shards), released(shards, 0) {}
+  std::vector<ReplGroup> before;
+  ReplGroup command;
+  std::vector<ReplGroup> after;
+  std::vector<uint8_t> released;  // the fiber released a lock on that shard (its thread's)
+  // Into g, in the order above; clears nothing.
+  void JoinInto(ReplGroup* g) const {
+    for (const ReplGroup& x : before) g->Add(x);
+    g->Add(command);
+    for (const ReplGroup& x : after) g->Add(x);
+  }
 };
 
 class ReplFeed {
@@ -102,6 +131,7 @@ class ReplFeed {
   ReplFeed(ReplLog* log, uint32_t shard) : log_(log), shard_(shard) {}
 
   bool on() const { return on_; }
+  uint32_t shard() const { return shard_; }
   // On the worker's thread: from now on (changes: the keyspace's counter now).
   void Enable(uint64_t changes);
   void Disable() { on_ = false; }
@@ -188,8 +218,16 @@ class StepReplScope {
  public:
   StepReplScope(const FiberOrigin* f, ReplFeed& feed) : saved_(t_step_repl) {
     t_step_repl = f != nullptr ? f->repl.get() : nullptr;
-    if (t_step_repl != nullptr && t_step_repl->capture != nullptr) [[unlikely]]
-      capture_.emplace(feed, t_step_repl->capture);
+    if (t_step_repl != nullptr) [[unlikely]] {
+      if (t_step_repl->capture != nullptr) {
+        capture_.emplace(feed, t_step_repl->capture);
+      } else if (t_step_repl->captures != nullptr) {
+        // Before the fiber's release on this shard, or after it.
+        FiberCaptures& c = *t_step_repl->captures;
+        uint32_t s = feed.shard();
+        capture_.emplace(feed, c.released[s] ? &c.after[s] : &c.before[s]);
+      }
+    }
   }
   ~StepReplScope() {
     capture_.reset();

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <coroutine>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <unordered_set>
 
@@ -482,12 +483,15 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
     // call's effects are captured on its shard into a group of its own, and the groups
     // are joined here in call order and appended before any lock is released (the
     // last run then keeps its locks, and the release is a hop of its own). A nested
-    // multi-shard call runs its steps on several shards at once and has its own record,
-    // so a transaction with one keeps one record per shard and run of calls.
+    // multi-shard call runs its steps on several shards at once: its records are
+    // captured per shard and joined after it (FiberCaptures, repl_feed.h). A script
+    // inside has a record of its own, so a transaction with one keeps one record per
+    // shard and run of calls.
     std::vector<ReplGroup> effects;
     if (c->worker_->repl_on() &&
-        std::none_of(p.calls.begin(), p.calls.end(),
-                     [](const ExecPlan::Call& x) { return x.kind == ExecPlan::kFiber; })) {
+        std::none_of(p.calls.begin(), p.calls.end(), [](const ExecPlan::Call& x) {
+          return x.kind == ExecPlan::kFiber && (x.spec->flags & kCmdScript);
+        })) {
       effects.resize(p.calls.size());
     }
     const bool one_record = !effects.empty();
@@ -515,8 +519,21 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
             c->PrepareFiberOrigin(call.spec, call.args->span(), static_cast<TrackMode>(call.track));
           if (c->worker_->repl_on()) [[unlikely]]
             c->worker_->ArmFiberPropagation(c, call.spec, call.args, call.db);
+          std::shared_ptr<FiberCaptures> caps;
+          if (one_record) {
+            // Its records, and its command, go into the call's group (one that is not
+            // propagated as itself, a pop say, only captures).
+            caps = std::make_shared<FiberCaptures>(n);
+            std::shared_ptr<FiberRepl>& r = c->next_fiber_origin.repl;
+            if (r == nullptr) {
+              r = std::make_shared<FiberRepl>();
+              r->claimed.store(true, std::memory_order_relaxed);
+            }
+            r->captures = caps;
+          }
           call.spec->fiber_fn(c, call.args);
           co_await AwaitNested{&nested};
+          if (caps != nullptr) caps->JoinInto(&effects[i]);
           if (!nested.reply.empty() && nested.reply[0] == '-') st.failed_calls++;
           p.replies[i] = std::move(nested.reply);
           i++;

@@ -474,13 +474,13 @@ def test_requests_in_any_accepted_encoding_reach_the_replica_intact(server_facto
     assert info(r).get("master_link_status") == "up"
 
 
-@pytest.mark.parametrize("kind", ["exec", "script"])
+@pytest.mark.parametrize("kind", ["exec", "exec-multi-shard", "script"])
 def test_a_transaction_or_script_across_shards_is_one_block_in_the_stream(server_factory,
                                                                         replicas, kind):
     """A transaction or a script whose keys are on several shards reaches replicas as one
     MULTI ... EXEC block, in the order its commands ran, so a replica (or a master that
     dies mid-way) never holds half of it. The script's MSET over two shards is a command
-    with steps of its own on each."""
+    with steps of its own on each, and so is the transaction's MSET over every shard."""
     master = server_factory(extra_args=["--repl-diskless-sync-delay", "0"], threads=3)
     r = replicas(master)
     wait_synced(master, r)
@@ -497,6 +497,15 @@ def test_a_transaction_or_script_across_shards_is_one_block_in_the_stream(server
             p.execute()
             want = [[b"SET", k.encode(), b"v"] for k in keys] + [
                 [b"INCRBY", b"n", b"1"], [b"RPUSH", keys[0].encode() + b"l", b"a", b"b"]]
+        elif kind == "exec-multi-shard":
+            p = c.pipeline(transaction=True)
+            p.set(keys[0], "v")
+            p.execute_command("MSET", *[x for k in keys for x in (k, "m" + k)])
+            p.incr("n")
+            p.execute()
+            want = [[b"SET", keys[0].encode(), b"v"],
+                    [b"MSET"] + [x.encode() for k in keys for x in (k, "m" + k)],
+                    [b"INCRBY", b"n", b"1"]]
         else:
             script = ("for _, k in ipairs(KEYS) do redis.call('SET', k, 'v') end "
                       "redis.call('MSET', KEYS[1], 'x', KEYS[2], 'y') "
