@@ -58,13 +58,17 @@ def test_slow_reader_is_cut_at_the_hard_limit_while_others_are_served(server_fac
         before = info_stat(c, "client_output_buffer_limit_disconnections")
         slow = slow_reader(s.port, 200)  # 200 MB of replies, never read
         try:
-            # Others are served at once while the slow reader fills its buffer.
-            worst = 0.0
+            # Others are served at once while the slow reader fills its buffer: most
+            # PINGs answer in well under a second. (One may wait longer when the
+            # machine is busy with other tests: the bound on the worst is loose.)
+            took = []
             for _ in range(50):
                 t = time.monotonic()
                 assert c.ping() is True
-                worst = max(worst, time.monotonic() - t)
-            assert worst < 1.0, "a PING took %.3fs" % worst
+                took.append(time.monotonic() - t)
+            took.sort()
+            assert took[len(took) // 2] < 0.25, "the median PING took %.3fs" % took[25]
+            assert took[-1] < 5.0, "a PING took %.3fs" % took[-1]
             wait_for(lambda: "overcoming of output buffer limits" in s.read_log(),
                      what="the disconnection in the log")
             wait_for(lambda: client_fields(c, slow) is None, what="the slow reader closed")
