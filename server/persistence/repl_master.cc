@@ -54,6 +54,12 @@ struct ReplMaster::Peer {
   // the shared slices held about 1.7 times the stream's bytes.
   std::string held_tail;
   size_t pending_bytes = 0;
+  // Under mu: what held_tail holds becomes the next pending slice.
+  void FlushHeld() {
+    if (held_tail.empty()) return;
+    pending.push_back(ReplSlice::Own(std::move(held_tail)));
+    held_tail = std::string();
+  }
   bool deliver_posted = false;
   std::deque<std::string> pieces;  // the image, from the encoder
   bool image_done = false;
@@ -212,10 +218,7 @@ void ReplMaster::Pump(Worker& w, Peer& p) {
   if (p.state.load() == Peer::kOnline && (!p.pending.empty() || !p.held_tail.empty())) {
     // The slices go to the connection as they are: big ones are sent from the buffer
     // the backlog shares, not copied again. What was held during the image goes first.
-    if (!p.held_tail.empty()) {
-      p.pending.push_back(ReplSlice::Own(std::move(p.held_tail)));
-      p.held_tail = std::string();
-    }
+    p.FlushHeld();
     std::vector<ReplSlice> slices;
     slices.swap(p.pending);
     p.pending_bytes = 0;
@@ -457,15 +460,9 @@ void ReplMaster::Merge() {
           if (hold) {
             if (p->held_tail.capacity() < kHeldPieceBytes) p->held_tail.reserve(kHeldPieceBytes);
             p->held_tail.append(s.view().substr(skip));
-            if (p->held_tail.size() >= kHeldPieceBytes) {
-              p->pending.push_back(ReplSlice::Own(std::move(p->held_tail)));
-              p->held_tail = std::string();
-            }
+            if (p->held_tail.size() >= kHeldPieceBytes) p->FlushHeld();
           } else {
-            if (!p->held_tail.empty()) {
-              p->pending.push_back(ReplSlice::Own(std::move(p->held_tail)));
-              p->held_tail = std::string();
-            }
+            p->FlushHeld();
             p->pending.push_back(ReplSlice{s.buf, s.off + skip, s.len - skip});
           }
           p->pending_bytes += s.len - skip;

@@ -34,7 +34,7 @@ int ShardFile(uint32_t shard, const std::vector<std::pair<uint32_t, std::string>
 }
 
 struct Read {
-  std::map<std::string, std::string> keys;          // "db:key" -> value
+  std::map<std::string, std::string> keys;           // "db:key" -> value
   std::vector<std::pair<uint32_t, uint64_t>> sizes;  // each RESIZEDB: (db, db_size)
 };
 
@@ -64,8 +64,10 @@ Read Encode(std::vector<uint64_t> db_keys) {
 // a loader sizes its table once (a replica's load took twice as long without it).
 TEST(SnapshotRdbEncoderTest, ResizeDbCarriesEachDatabasesKeysOverAllFiles) {
   Read got = Encode({3, 2});
-  std::map<std::string, std::string> want = {{"0:a", "value-of-a"}, {"0:b", "value-of-b"},
-                                             {"0:c", "value-of-c"}, {"1:x", "value-of-x"},
+  std::map<std::string, std::string> want = {{"0:a", "value-of-a"},
+                                             {"0:b", "value-of-b"},
+                                             {"0:c", "value-of-c"},
+                                             {"1:x", "value-of-x"},
                                              {"1:y", "value-of-y"}};
   EXPECT_EQ(got.keys, want);
   ASSERT_EQ(got.sizes.size(), 4u);  // db 0 and db 1 in each of the two files
