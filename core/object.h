@@ -66,6 +66,8 @@ struct EncodingLimits {
   // DEBUG QUICKLIST-PACKED-THRESHOLD: an element at least this long gets a node of its
   // own in a big list (Redis's PLAIN nodes; 1 GB by default).
   std::atomic<int64_t> list_packed_threshold{int64_t{1} << 30};
+  // rdbcompression (1 or 0): LZF for strings in DUMP payloads, read on every DUMP.
+  std::atomic<int64_t> rdb_compression{1};
 };
 EncodingLimits& GlobalEncodingLimits();
 

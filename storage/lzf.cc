@@ -22,9 +22,21 @@ std::string At(size_t offset, const char* what) {
   return "LZF data damaged at byte " + std::to_string(offset) + ": " + what;
 }
 
-inline uint32_t Hash3(const unsigned char* p, int bits) {
-  uint32_t v = static_cast<uint32_t>(p[0]) << 16 | static_cast<uint32_t>(p[1]) << 8 | p[2];
-  return (v * 2654435761u) >> (32 - bits);
+inline uint32_t Bytes3(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) << 16 | static_cast<uint32_t>(p[1]) << 8 | p[2];
+}
+
+// Writes in[from, to) as literal runs at op; returns the end of what it wrote.
+inline unsigned char* EmitLiterals(unsigned char* op, const unsigned char* in, size_t from,
+                                   size_t to) {
+  while (from < to) {
+    size_t run = std::min(kMaxLiteral, to - from);
+    *op++ = static_cast<unsigned char>(run - 1);
+    std::memcpy(op, in + from, run);
+    op += run;
+    from += run;
+  }
+  return op;
 }
 
 }  // namespace
@@ -91,60 +103,58 @@ bool Compress(std::string_view in, size_t max_out, std::string* out) {
   // Output goes into a buffer of max_out bytes (plus slack for one step); the run is
   // abandoned as soon as the literals pending alone would not fit.
   out->resize(max_out + kMaxLiteral + 8);
-  auto* op0 = reinterpret_cast<unsigned char*>(out->data());
+  auto* const op0 = reinterpret_cast<unsigned char*>(out->data());
   unsigned char* op = op0;
   unsigned char* const op_end = op0 + max_out;
   int bits = kMinHashBits;
   while (bits < kMaxHashBits && (size_t{1} << bits) < 2 * n) bits++;
-  // Slots hold position + 1; 0 is empty.
-  uint32_t small[size_t{1} << kMinHashBits];
-  std::vector<uint32_t> big;
-  uint32_t* table = small;
+  // A slot holds the 3 bytes at a position (high half) and the position + 1 (low
+  // half); 0 is empty. A candidate is checked against the current 3 bytes by one
+  // comparison with the slot, without reading the input at the candidate: on input that
+  // does not compress, the loop then takes no branch it cannot predict.
+  uint64_t small[size_t{1} << kMinHashBits];
+  std::vector<uint64_t> big;
+  uint64_t* table = small;
   if (bits > kMinHashBits) {
     big.assign(size_t{1} << bits, 0);
     table = big.data();
   } else {
     std::memset(small, 0, sizeof(small));
   }
+  const int shift = 32 - bits;
   size_t lit_start = 0;  // first byte of the pending literal run
-  auto flush_literals = [&](size_t end) {
-    while (lit_start < end) {
-      size_t run = std::min(kMaxLiteral, end - lit_start);
-      *op++ = static_cast<unsigned char>(run - 1);
-      std::memcpy(op, ip + lit_start, run);
-      op += run;
-      lit_start += run;
-    }
-  };
-  auto pending_fits = [&](size_t upto) {
+  // True when the literals pending up to `upto`, with their control bytes, still fit
+  // after `at`.
+  auto pending_fits = [op_end, &lit_start](const unsigned char* at, size_t upto) {
     size_t lit = upto - lit_start;
-    return op + lit + (lit + kMaxLiteral - 1) / kMaxLiteral <= op_end;
+    return at + lit + (lit + kMaxLiteral - 1) / kMaxLiteral <= op_end;
   };
   size_t i = 0;
-  const int shift = 32 - bits;
   uint32_t v = n >= 2 ? static_cast<uint32_t>(ip[0]) << 8 | ip[1] : 0;  // rolling 3 bytes
   while (i + 2 < n) {
     v = (v << 8 | ip[i + 2]) & 0xffffff;
-    uint32_t h = (v * 2654435761u) >> shift;
-    uint32_t slot = table[h];
-    table[h] = static_cast<uint32_t>(i + 1);
-    size_t cand = slot - 1;
-    if (slot != 0 && i - cand <= kMaxOffset && ip[cand] == ip[i] && ip[cand + 1] == ip[i + 1] &&
-        ip[cand + 2] == ip[i + 2]) {
+    const uint32_t h = (v * 2654435761u) >> shift;
+    const uint64_t key = uint64_t{v} << 32;
+    // x - 1 is the candidate's position exactly when its bytes are v (high half 0) and
+    // the slot was not empty (low half not 0).
+    const uint64_t x = table[h] ^ key;
+    table[h] = key | (i + 1);
+    if (x - 1 < 0xffffffffu && i - (x - 1) <= kMaxOffset) [[unlikely]] {
+      const size_t cand = x - 1;
       size_t len = 3;
-      size_t limit = std::min(kMaxRef, n - i);
+      const size_t limit = std::min(kMaxRef, n - i);
       while (len < limit && ip[cand + len] == ip[i + len]) len++;
-      if (!pending_fits(i)) {
+      if (!pending_fits(op, i)) {
         out->clear();
         return false;
       }
-      flush_literals(i);
+      op = EmitLiterals(op, ip, lit_start, i);
       if (op + 3 > op_end) {
         out->clear();
         return false;
       }
-      size_t back = i - cand - 1;
-      size_t l = len - 2;
+      const size_t back = i - cand - 1;
+      const size_t l = len - 2;
       if (l < 7) {
         *op++ = static_cast<unsigned char>(l << 5 | back >> 8);
       } else {
@@ -154,24 +164,25 @@ bool Compress(std::string_view in, size_t max_out, std::string* out) {
       *op++ = static_cast<unsigned char>(back & 0xff);
       // Index the bytes the reference covers (a few, for the next matches).
       for (size_t k = 1; k < len && i + k + 2 < n; k++) {
-        table[Hash3(ip + i + k, bits)] = static_cast<uint32_t>(i + k + 1);
+        const uint32_t w = Bytes3(ip + i + k);
+        table[(w * 2654435761u) >> shift] = uint64_t{w} << 32 | (i + k + 1);
       }
       i += len;
       lit_start = i;
       if (i + 1 < n) v = static_cast<uint32_t>(ip[i]) << 8 | ip[i + 1];
     } else {
       i++;
-      if (((i - lit_start) & 15) == 0 && !pending_fits(i)) {
+      if (((i - lit_start) & 15) == 0 && !pending_fits(op, i)) {
         out->clear();
         return false;
       }
     }
   }
-  if (!pending_fits(n)) {
+  if (!pending_fits(op, n)) {
     out->clear();
     return false;
   }
-  flush_literals(n);
+  op = EmitLiterals(op, ip, lit_start, n);
   out->resize(static_cast<size_t>(op - op0));
   return true;
 }

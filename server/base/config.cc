@@ -103,7 +103,8 @@ Config::Config() {
   corrupt.enum_values = {"refuse", "start-empty"};
   Add("rdbcompression", Kind::kBool, "yes", true,
       "LZF for strings over 20 bytes in DUMP payloads and RDB files strata writes "
-      "(snapshot-compression chooses the snapshot codec)");
+      "(snapshot-compression chooses the snapshot codec)")
+      .mirror = &GlobalEncodingLimits().rdb_compression;
   Add("rdbchecksum", Kind::kBool, "yes", true,
       "CRC-64 footer on RDB files strata writes, and its check on RDB files it loads (every "
       "snapshot block carries a CRC32C regardless)");
@@ -533,6 +534,7 @@ std::string Config::Apply(Option& o, std::string_view value) {
       } else {
         return "argument must be 'yes' or 'no'";
       }
+      if (o.mirror != nullptr) o.mirror->store(o.number.load());
       return "";
     case Kind::kEnum:
       for (size_t i = 0; i < o.enum_values.size(); i++) {

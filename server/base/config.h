@@ -42,7 +42,8 @@ class Config {
     std::function<std::string(std::string_view)> validate;
     // Current value: numeric kinds in `number` (bools 0/1, enums their index).
     std::atomic<int64_t> number{0};
-    // When set, every applied numeric value is also stored here (settings read by core/).
+    // When set, every applied numeric or bool value is also stored here (settings read
+    // by core/, or on a hot path).
     std::atomic<int64_t>* mirror = nullptr;
     // Other names for the same setting (Redis's old *-ziplist-* names).
     std::vector<std::string> aliases;

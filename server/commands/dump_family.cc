@@ -47,7 +47,8 @@ void CmdDump(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Null();
     return;
   }
-  bool compression = ctx.worker.engine().config().Bool("rdbcompression");
+  // The setting's mirror: a lookup by name would cost more than a short value's DUMP.
+  bool compression = GlobalEncodingLimits().rdb_compression.load(std::memory_order_relaxed) != 0;
   rdb::EncodeOptions opts = rdb::EncodeOptions::FromLimits(10, compression);
   if (!e->IsExternal()) {
     std::string scratch;  // for a packed (ascii7) value only

@@ -109,6 +109,26 @@ def test_payload_footer_is_version_and_crc64(rb):
     assert p[-10] | p[-9] << 8 == 10  # quicklist 2 needs RDB 10
 
 
+def test_rdbcompression_decides_whether_dump_compresses(rb):
+    """DUMP follows CONFIG SET rdbcompression at once: LZF for a compressible string
+    with yes, the raw string with no; either payload restores to the same value."""
+    value = b"abcdefgh" * 100
+    rb.set("k", value)
+    try:
+        assert rb.config_set("rdbcompression", "no")
+        raw = rb.dump("k")
+        assert rb.config_set("rdbcompression", "yes")
+        packed = rb.dump("k")
+    finally:
+        rb.config_set("rdbcompression", "yes")
+    assert len(raw) > len(value) and len(packed) < len(value) // 4
+    assert raw[1] >> 6 == 1  # a 14-bit length, then the bytes as they are
+    assert packed[1] == 0xC3  # RDB_ENC_LZF
+    for payload in (raw, packed):
+        assert rb.restore("k", 0, payload, replace=True)
+        assert rb.get("k") == value
+
+
 def test_restore_ttl_replace_and_busykey(rb):
     rb.set("src", "v")
     p = rb.dump("src")

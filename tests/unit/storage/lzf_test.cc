@@ -105,5 +105,39 @@ TEST(LzfTest, DamagedInputIsAnErrorNeverAnOverrun) {
   }
 }
 
+// The encoder's table keeps each position's 3 bytes beside it: zero bytes, a repeat in
+// a short value, and a repeat only beyond the 8 KB window must all come out right.
+TEST(LzfTest, MatchesZeroBytesShortRepeatsAndStaysInsideTheWindow) {
+  std::mt19937 rng(11);
+  auto random_bytes = [&](size_t n) {
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>(rng());
+    return s;
+  };
+  std::string zeros(300, '\0');
+  std::string packed;
+  ASSERT_TRUE(lzf::Compress(zeros, zeros.size() - 1, &packed));
+  EXPECT_LT(packed.size(), 20u);
+  EXPECT_EQ(Unlzf(packed, zeros.size()), zeros);
+
+  std::string head = random_bytes(40);
+  std::string short_repeat = head + random_bytes(20) + head;  // 100 bytes, one 40-byte match
+  ASSERT_TRUE(lzf::Compress(short_repeat, short_repeat.size() - 1, &packed));
+  EXPECT_LE(packed.size(), short_repeat.size() - 30);
+  EXPECT_EQ(Unlzf(packed, short_repeat.size()), short_repeat);
+
+  // A repeat 9000 bytes back is past the 8192-byte window (a reference there could not
+  // be written: the round trip would fail); 8000 back it is found. The filler
+  // compresses to a few bytes and never matches the head.
+  std::string far = head + std::string(9000, 'z') + head;
+  ASSERT_TRUE(lzf::Compress(far, far.size() - 1, &packed));
+  EXPECT_EQ(Unlzf(packed, far.size()), far);
+  size_t far_size = packed.size();
+  std::string near = head + std::string(8000, 'z') + head;
+  ASSERT_TRUE(lzf::Compress(near, near.size() - 1, &packed));
+  EXPECT_EQ(Unlzf(packed, near.size()), near);
+  EXPECT_LE(packed.size() + 30, far_size);
+}
+
 }  // namespace
 }  // namespace strata
