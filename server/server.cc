@@ -48,11 +48,20 @@ uint32_t UsableCpuCount() {
   return n == 0 ? 1 : n;
 }
 
-Server::Server(Config* config) : config_(config) {
+namespace {
+
+// 40 random hex digits: a run id, a cluster node or shard id.
+std::string RandomId40() {
   std::random_device rd;
   static const char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 40; i++) run_id_ += kHex[rd() % 16];
+  std::string id;
+  for (int i = 0; i < 40; i++) id += kHex[rd() % 16];
+  return id;
 }
+
+}  // namespace
+
+Server::Server(Config* config) : config_(config), run_id_(RandomId40()) {}
 
 Server::~Server() {
   repl_master_.reset();
@@ -140,6 +149,9 @@ bool Server::Start(std::string* error) {
   engine_ = std::make_unique<Engine>(config_, threads);
   ProcessInfo& process = engine_->process();
   process.run_id = run_id_;
+  process.cluster_emulated = config_->String("cluster-enabled") == "emulated";
+  process.cluster_node_id = RandomId40();
+  process.cluster_shard_id = RandomId40();
   process.executable = executable_;
   process.port = port_;
   process.start_time_ms = start_time_ms;

@@ -214,6 +214,35 @@ Config::Config() {
     by_name_["repl-ping-slave-period"] = &o;
   }
   {
+    // Redis Cluster (docs/ARCHITECTURE.md "Cluster"). The bus is not there yet, so
+    // "yes" is refused with its reason rather than accepted and ignored.
+    Option& o = Add("cluster-enabled", Kind::kEnum, "no", false,
+                    "no; emulated: this server answers the cluster commands (CLUSTER SLOTS, "
+                    "SHARDS, NODES, INFO...) as the one node of a cluster that owns all 16384 "
+                    "slots, so cluster-only clients can use it (yes, the cluster bus, is not "
+                    "available yet)");
+    o.enum_values = {"no", "yes", "emulated"};
+    o.validate = [](std::string_view v) -> std::string {
+      if (EqualsIgnoreCase(v, "yes")) {
+        return "cluster-enabled yes (a cluster of nodes over the cluster bus) is not "
+               "available yet; cluster-enabled emulated answers as a single node that owns "
+               "every slot";
+      }
+      return "";
+    };
+  }
+  Add("cluster-announce-ip", Kind::kString, "", true,
+      "the address the cluster commands give clients for this node (empty: the address "
+      "the asking client connected to)");
+  Add("cluster-announce-port", Kind::kInt, "0", true,
+      "the port the cluster commands give clients for this node (0: port)")
+      .max = 65535;
+  Add("cluster-announce-hostname", Kind::kString, "", true,
+      "a hostname the cluster commands give clients beside the address (empty: none)");
+  Add("cluster-port", Kind::kInt, "0", false,
+      "the cluster bus port shown in CLUSTER NODES (0: port + 10000)")
+      .max = 65535;
+  {
     Option& o = Add("replica-announce-ip", Kind::kString, "", true,
                     "the address a replica asks its master (and so Sentinel) to list it by");
     o.aliases.push_back("slave-announce-ip");

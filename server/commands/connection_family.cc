@@ -46,6 +46,10 @@ void CmdSelect(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Error(errors::kNotInteger);
     return;
   }
+  if (id != 0 && c.worker().engine().process().cluster_emulated) {
+    rb.Error("ERR SELECT is not allowed in cluster mode");
+    return;
+  }
   if (id < 0 || id >= c.worker().engine().config().Int("databases")) {
     rb.Error(errors::kDbIndexOutOfRange);
     return;
@@ -151,7 +155,7 @@ void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
   out.Bulk("id");
   out.Integer(static_cast<int64_t>(c.id()));
   out.Bulk("mode");
-  out.Bulk("standalone");
+  out.Bulk(c.worker().engine().process().cluster_emulated ? "cluster" : "standalone");
   out.Bulk("role");
   out.Bulk("master");
   out.Bulk("modules");

@@ -9,6 +9,7 @@ void RegisterAllCommands() {
   CommandRegistry& r = CommandRegistry::Get();
   if (r.size() > 0) return;
   RegisterConnectionFamily(r);
+  RegisterClusterFamily(r);
   RegisterCommandFamily(r);
   RegisterReplicationFamily(r);
   RegisterStringFamily(r);

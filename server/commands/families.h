@@ -34,6 +34,7 @@ void RegisterAllCommands();
 
 // One per family, and one per file of the families split over several.
 void RegisterConnectionFamily(CommandRegistry& r);
+void RegisterClusterFamily(CommandRegistry& r);
 void RegisterCommandFamily(CommandRegistry& r);
 void RegisterReplicationFamily(CommandRegistry& r);
 void RegisterStringFamily(CommandRegistry& r);

@@ -54,6 +54,11 @@ class ShardService {
 // Facts about the process that INFO reports (filled by the process before Start).
 struct ProcessInfo {
   std::string run_id;
+  // cluster-enabled emulated: the node's id and its shard's (40 hex digits each, new at
+  // each start), for the cluster commands (server/commands/cluster_family.cc).
+  bool cluster_emulated = false;
+  std::string cluster_node_id;
+  std::string cluster_shard_id;
   std::string executable;
   std::string io_backend;  // set by Start
   int port = 0;

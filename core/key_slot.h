@@ -1,0 +1,27 @@
+// KeySlot: the Redis Cluster hash slot of a key (docs/ARCHITECTURE.md "Cluster").
+//
+// slot = CRC16(key) mod 16384, where CRC16 is CRC-16/XMODEM (polynomial 0x1021, initial
+// value 0, no reflection: CRC16("123456789") = 0x31C3), as Redis Cluster specifies, of
+// the key's hash tag (core/hash.h HashTag: "{user1000}.following" and
+// "{user1000}.followers" share a slot; "foo{}{bar}" hashes the whole key), the same
+// part of the key that picks its shard.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/hash.h"
+
+namespace strata {
+
+constexpr uint32_t kClusterSlots = 16384;
+
+// CRC-16/XMODEM of data.
+uint16_t Crc16(std::string_view data);
+
+// The key's slot, 0..16383.
+inline uint32_t KeySlot(std::string_view key) { return Crc16(HashTag(key)) & (kClusterSlots - 1); }
+
+}  // namespace strata
