@@ -19,6 +19,7 @@ from redis.cluster import RedisCluster
 
 from conftest import Server, TARGET
 from helpers import wait_for
+from test_node_clients import run_node_check
 
 IS_REDIS = TARGET == "redis"
 
@@ -206,16 +207,4 @@ def test_cluster_enabled_yes_is_refused_with_the_reason():
 
 def test_node_cluster_clients(node, c):
     """ioredis's Cluster and node-redis's createCluster against the one-node cluster."""
-    from test_node_clients import NODE_DIR
-    import shutil
-    import subprocess
-    installed = os.path.isdir(os.path.join(NODE_DIR, "node_modules", "ioredis")) and \
-        os.path.isdir(os.path.join(NODE_DIR, "node_modules", "redis"))
-    if shutil.which("node") is None or not installed:
-        if os.environ.get("STRATA_REQUIRE_NODE_CLIENTS") == "1":
-            pytest.fail("node or the client packages in tests/clients/node are missing")
-        pytest.skip("node clients not installed (scripts/test installs them)")
-    p = subprocess.run(["node", os.path.join(NODE_DIR, "cluster_check.js"), str(node.port)],
-                       capture_output=True, timeout=60, cwd=NODE_DIR)
-    assert p.returncode == 0, (p.stdout + p.stderr).decode(errors="replace")
-    assert b"node cluster clients OK" in p.stdout
+    run_node_check("cluster_check.js", node.port, b"node cluster clients OK")
