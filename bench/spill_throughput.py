@@ -201,6 +201,7 @@ def client_worker(port, wid, a, dist, pool, client_cpus, go, results):
         mu, sigma = keys / 2.0, keys / 20.0
         lat = []
         gets = sets = wrong = errors = 0
+        first_error = None
         n = 0
         if not go.wait(120):
             raise BenchError("no start signal")
@@ -229,6 +230,8 @@ def client_worker(port, wid, a, dist, pool, client_cpus, go, results):
             for i, s, r in zip(ids, is_set, replies):
                 if isinstance(r, RespError):
                     errors += 1
+                    if first_error is None:
+                        first_error = str(r)
                 elif s:
                     sets += 1
                 else:
@@ -236,7 +239,8 @@ def client_worker(port, wid, a, dist, pool, client_cpus, go, results):
                     if r != pool[i % POOL] and r != set_value(pool, i):
                         wrong += 1
         c.close()
-        out.update(gets=gets, sets=sets, wrong=wrong, errors=errors, lat=lat)
+        out.update(gets=gets, sets=sets, wrong=wrong, errors=errors, lat=lat,
+                   first_error=first_error)
     except Exception as e:  # reported by the parent
         out["error"] = "%s: %s" % (type(e).__name__, e)
     results.put(out)
@@ -290,6 +294,7 @@ def run_load(srv, a, dist, pool, client_cpus):
         "cpu_us_op": 1e6 * cpu_s / ops if cpu_s is not None and ops else None,
         "wrong": sum(o["wrong"] for o in outs),
         "errors": sum(o["errors"] for o in outs),
+        "first_error": next((o["first_error"] for o in outs if o.get("first_error")), None),
         "disk_reads": d["tiered_disk_reads"],
         "unspills": d["tiered_unspills"],
         "cache_hit_rate": d["tiered_cache_hits"] / lookups if lookups else None,
@@ -382,6 +387,8 @@ def run_server(mode, binary, a, scratch, pool, limit, client_cpus):
             log("%s %s: %.0f ops/s, p50 %.2f ms, p99 %.2f ms, wrong %d, errors %d" % (
                 mode, dist, row["ops_s"], row["p50_ms"] or 0, row["p99_ms"] or 0,
                 row["wrong"], row["errors"]))
+            if row["first_error"]:
+                log("%s %s: first error reply: %s" % (mode, dist, row["first_error"]))
         info = srv.info()
         end = ints(info, "used_memory", "used_memory_tiered", *TIERED)
         end["tiered_last_error"] = info.get("tiered_last_error", "")

@@ -174,6 +174,13 @@ std::string Keyspace::Serialize(const Entry* e) {
   return out;
 }
 
+std::string_view Keyspace::SerializedView(const Entry* e, std::string* scratch) {
+  if (!e->IsExternal()) return e->Value(scratch);
+  scratch->clear();
+  e->Object()->Serialize(scratch);
+  return *scratch;
+}
+
 void Keyspace::CarryLfu(Entry* old, Entry* e) {
   if (!old->HasAccess() || !e->HasAccess()) return;
   if (old != last_touched_) TouchLfu(old);

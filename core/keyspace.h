@@ -263,6 +263,9 @@ class Keyspace {
   void Recharge(const Entry* e, size_t old_object_bytes);
   // The canonical serialized form of e's value (strings: the value itself).
   static std::string Serialize(const Entry* e);
+  // The same, as a view: a string's value in place (when it is stored in one piece) or
+  // the serialized form written into scratch, whose capacity is reused.
+  static std::string_view SerializedView(const Entry* e, std::string* scratch);
   SlabHeap& heap() { return heap_; }
   // Deletes key if present (expired or not). Returns true when something was removed.
   // With lazy, a big collection's elements are freed a slice at a time by

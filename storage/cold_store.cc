@@ -294,23 +294,42 @@ Status ColdStore::MultiGet(const std::vector<uint64_t>& seqs,
   size_t n = seqs.size();
   out->assign(n, std::nullopt);
   if (n == 0) return Status::Ok();
-  std::vector<std::string> encoded;
-  encoded.reserve(n);
-  for (uint64_t seq : seqs) encoded.push_back(ColdKey(seq));
-  std::vector<rocksdb::Slice> slices(encoded.begin(), encoded.end());
-  std::vector<rocksdb::PinnableSlice> values(n);
-  std::vector<rocksdb::Status> statuses(n);
+  // The call's arrays are kept from one call to the next on each calling thread: a
+  // batch of reads allocates only the values it returns. Freed and allocated again per
+  // call, they emptied and refilled the allocator's pages at every batch.
+  struct Scratch {
+    std::string keys;
+    std::vector<rocksdb::Slice> slices;
+    std::vector<rocksdb::PinnableSlice> values;
+    std::vector<rocksdb::Status> statuses;
+  };
+  thread_local Scratch scratch;
+  scratch.keys.resize(n * 8);
+  scratch.slices.resize(n);
+  for (size_t i = 0; i < n; i++) {
+    char* k = scratch.keys.data() + i * 8;
+    for (int b = 0; b < 8; b++) k[b] = static_cast<char>(seqs[i] >> (8 * (7 - b)));
+    scratch.slices[i] = rocksdb::Slice(k, 8);
+  }
+  if (scratch.values.size() < n) scratch.values.resize(n);
+  scratch.statuses.assign(n, rocksdb::Status());
   rocksdb::ReadOptions ro;
   ro.fill_cache = fill_cache;
-  impl_->db->MultiGet(ro, impl_->db->DefaultColumnFamily(), n, slices.data(), values.data(),
-                      statuses.data());
+  impl_->db->MultiGet(ro, impl_->db->DefaultColumnFamily(), n, scratch.slices.data(),
+                      scratch.values.data(), scratch.statuses.data());
+  Status result = Status::Ok();
   for (size_t i = 0; i < n; i++) {
-    if (statuses[i].IsNotFound()) continue;
-    if (!statuses[i].ok()) return FromRocks(statuses[i], "reading from the spill store in " + dir_);
-    if (impl_->dead->Contains(seqs[i])) continue;
-    (*out)[i] = std::string(values[i].data(), values[i].size());
+    const rocksdb::Status& st = scratch.statuses[i];
+    if (result.ok() && !st.IsNotFound()) {
+      if (!st.ok()) {
+        result = FromRocks(st, "reading from the spill store in " + dir_);
+      } else if (!impl_->dead->Contains(seqs[i])) {
+        (*out)[i] = std::string(scratch.values[i].data(), scratch.values[i].size());
+      }
+    }
+    scratch.values[i].Reset();  // releases the pinned blocks
   }
-  return Status::Ok();
+  return result;
 }
 
 uint64_t ColdStore::MaxSeq() const {

@@ -86,15 +86,16 @@ bool ShardTier::MustWait(uint32_t db, const std::vector<std::string_view>& keys,
     }
     std::string value;
     if (ShouldProbeCache() && ProbeCache(seq, &value)) {
+      // A kept record is not erased when MakeHot frees the cold entry (ColdFreed).
+      if (no_room_) kept_records_.insert(seq);
+      ks_.MakeHot(db, e, value);
       if (no_room_) {
         // The command gets the value; the turn's end puts it back (ReturnToDisk).
-        kept_records_.insert(seq);
-        returning_.push_back(Returning{db, std::string(key), seq, value});
+        returning_.push_back(Returning{db, std::string(key), seq, std::move(value)});
         has_work_ = true;
       } else {
         stats_.unspills.fetch_add(1, std::memory_order_relaxed);
       }
-      ks_.MakeHot(db, e, value);
       continue;
     }
     reading_.emplace(id, seq);
@@ -182,14 +183,15 @@ void ShardTier::OnRead(ColdJob& job) {
       continue;
     }
     stats_.disk_reads.fetch_add(1, std::memory_order_relaxed);
+    // A kept record is not erased when MakeHot frees the cold entry (ColdFreed).
+    if (no_room_) kept_records_.insert(seq);
+    ks_.MakeHot(db, e, *job.values[i]);
     if (no_room_) {
       // No room in RAM: the commands get the value, then it goes back (ReturnToDisk).
-      kept_records_.insert(seq);
-      returning_.push_back(Returning{db, std::string(key), seq, *job.values[i]});
+      returning_.push_back(Returning{db, std::string(key), seq, std::move(*job.values[i])});
     } else {
       stats_.unspills.fetch_add(1, std::memory_order_relaxed);
     }
-    ks_.MakeHot(db, e, *job.values[i]);
   }
   RunReady();
   ReturnToDisk();
@@ -201,7 +203,7 @@ void ShardTier::ReturnToDisk() {
     Entry* e = ks_.FindMeta(r.db, r.key, worker_.now_ms());
     bool same = e != nullptr && !e->IsCold() &&
                 (held_refs_.empty() || held_refs_.count(Id(r.db, r.key)) == 0) &&
-                Keyspace::Serialize(e) == r.value;
+                Keyspace::SerializedView(e, &serial_scratch_) == r.value;
     if (same) {
       ks_.MakeCold(r.db, e, r.seq, static_cast<uint32_t>(r.value.size()));
     } else {
@@ -428,7 +430,7 @@ void ShardTier::OnWritten(ColdJob& job) {
     Entry* e = ks_.FindMeta(items[i].db, items[i].key, worker_.now_ms());
     bool same = e != nullptr && !e->IsCold() &&
                 (held_refs_.empty() || held_refs_.count(Id(items[i].db, items[i].key)) == 0) &&
-                Keyspace::Serialize(e) == w.value;
+                Keyspace::SerializedView(e, &serial_scratch_) == w.value;
     if (!same) {
       // Written, deleted or expired while its value was on the way: it stays as it is.
       stats_.spill_discarded.fetch_add(1, std::memory_order_relaxed);

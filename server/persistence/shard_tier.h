@@ -202,6 +202,7 @@ class ShardTier final : public ColdGate, public ColdHook {
     std::string value;
   };
   std::vector<Returning> returning_;
+  std::string serial_scratch_;  // a value serialized to be compared (SerializedView)
   std::unordered_set<uint64_t> kept_records_;  // not erased by ColdFreed
   bool no_room_ = false;                       // over the high watermark last turn
   void SetError(const std::string& what);
