@@ -142,6 +142,10 @@ struct ColdStore::Impl {
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
   bool failed = false;  // the last write failed (the I/O thread's; Write is not concurrent)
+  // Write's batch, cleared and reused: its buffer (up to a spill job's bytes,
+  // ShardTier::kSpillBatchBytes) stays allocated instead of being grown and freed again
+  // for every job.
+  rocksdb::WriteBatch write_batch;
 };
 
 ColdStore::ColdStore(std::string dir, std::unique_ptr<Impl> impl)
@@ -217,7 +221,8 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
 }
 
 Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
-  rocksdb::WriteBatch wb;
+  rocksdb::WriteBatch& wb = impl_->write_batch;
+  wb.Clear();
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last] erased
   size_t erases = 0;
   for (const ColdWrite& w : batch) {
