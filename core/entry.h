@@ -147,6 +147,9 @@ class Entry {
     std::memcpy(&v, ColdLocator() + 8, 4);
     return v;
   }
+  // Names another disk record holding the same value (a load that copies records
+  // between stores). REQUIRES: IsCold().
+  void SetColdSeq(uint64_t seq) { std::memcpy(const_cast<char*>(ColdLocator()), &seq, 8); }
   bool SnapSkip() const { return Flags() & kSnapSkip; }
   bool HasAccess() const { return Flags() & kHasAccess; }
   // REQUIRES: HasAccess(). The 24-bit access state (core/access.h).

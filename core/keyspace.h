@@ -216,6 +216,8 @@ class Keyspace {
   // A snapshot load's cold record: inserts the key as a cold entry.
   Entry* InsertCold(uint32_t db, std::string_view key, ValueType type, uint32_t value_len,
                     uint64_t seq, uint32_t disk_len, int64_t expire_ms);
+  // The cold entry e's value is in disk record seq now (the same value: not a change).
+  void RelocateCold(Entry* e, uint64_t seq) { e->SetColdSeq(seq); }
   size_t cold_keys() const { return cold_keys_; }
   // Sum of the cold entries' serialized value lengths (the bytes they keep on disk).
   uint64_t cold_value_bytes() const { return cold_value_bytes_; }

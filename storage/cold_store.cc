@@ -220,6 +220,18 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   return Status::Ok();
 }
 
+Status ColdStore::Put(const std::vector<ColdWrite>& batch) {
+  rocksdb::WriteBatch wb;
+  for (const ColdWrite& w : batch) {
+    if (w.erase) return Status::InvalidArgument("ColdStore::Put takes no erases");
+    rocksdb::Status s = wb.Put(ColdKey(w.seq), w.value);
+    if (!s.ok()) return FromRocks(s, "building a spill batch");
+  }
+  if (wb.Count() == 0) return Status::Ok();
+  return FromRocks(impl_->db->Write(impl_->write_options, &wb),
+                   "writing to the spill store in " + dir_);
+}
+
 Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
   rocksdb::WriteBatch& wb = impl_->write_batch;
   wb.Clear();

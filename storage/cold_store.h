@@ -103,6 +103,9 @@ class ColdStore {
   // failed write the next one first resumes the store (RocksDB stops writing after a
   // background error such as a full disk). Writes must not run concurrently.
   Status Write(const std::vector<ColdWrite>& batch);
+  // Puts only (erases are refused), in a batch of its own: unlike Write it may run
+  // beside another thread's Write. For the records a load copies in (cold_sources.h).
+  Status Put(const std::vector<ColdWrite>& batch);
   // Memtables and block cache only; *out is set when kFound. Never waits for the disk.
   Probe TryGetCached(uint64_t seq, std::string* out);
   // Reads every record (I/O allowed); (*out)[i] is empty for one not in the store, and

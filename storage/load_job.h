@@ -20,6 +20,7 @@ struct LoadStats {
   uint64_t keys_skipped = 0;                // RDB: empty collections and skipped module values
   uint64_t functions = 0;                   // RDB: function libraries seen
   std::vector<std::string> function_codes;  // RDB: their code (shard 0 keeps it)
+  uint64_t cold_copied = 0;                 // spilled values copied between stores (resharded)
   uint64_t bytes_read = 0;
   uint64_t bytes_total = 0;
 };

@@ -39,23 +39,128 @@ ShardLoadJob::ShardLoadJob(Keyspace& ks, std::string dir, const Manifest& m, uin
   }
 }
 
+Status ShardLoadJob::InsertCold(uint32_t db, ValueType type, std::string_view key, uint64_t seq,
+                                const ColdRecord& c, int64_t expire_ms) {
+  if (db >= ks_.db_count()) {
+    return Status::InvalidArgument("a key of database " + std::to_string(db) +
+                                   " does not fit 'databases' " + std::to_string(ks_.db_count()));
+  }
+  if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms_) {
+    ks_.Delete(db, key);
+    ks_.NoteDroppedOnLoad(db, key);
+    stats_.keys_expired++;
+    return Status::Ok();
+  }
+  ks_.InsertCold(db, key, type, c.value_len, seq, c.disk_len, expire_ms);
+  stats_.keys_loaded++;
+  return Status::Ok();
+}
+
 void ShardLoadJob::AllowCold() {
   reader_.set_cold_sink([this](uint32_t db, ValueType type, std::string_view key,
                                const ColdRecord& c, int64_t expire_ms) -> Status {
-    if (db >= ks_.db_count()) {
-      return Status::InvalidArgument("a key of database " + std::to_string(db) +
-                                     " does not fit 'databases' " + std::to_string(ks_.db_count()));
-    }
-    if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms_) {
-      ks_.Delete(db, key);
-      ks_.NoteDroppedOnLoad(db, key);
-      stats_.keys_expired++;
-      return Status::Ok();
-    }
-    ks_.InsertCold(db, key, type, c.value_len, c.seq, c.disk_len, expire_ms);
-    stats_.keys_loaded++;
-    return Status::Ok();
+    return InsertCold(db, type, key, c.seq, c, expire_ms);
   });
+}
+
+void ShardLoadJob::AllowColdResharded(ColdSources* sources, std::function<ColdTarget()> target) {
+  sources_ = sources;
+  target_fn_ = std::move(target);
+  reader_.set_cold_sink([this](uint32_t db, ValueType type, std::string_view key,
+                               const ColdRecord& c, int64_t expire_ms) -> Status {
+    if (ShardOfKey(key, shard_count_) != shard_) return Status::Ok();
+    uint32_t old_shard = items_[next_].old_shard;
+    if (ColdSources::IsTagged(c.seq)) {
+      return Status::Corruption(items_[next_].path + ": cold record of '" + std::string(key) +
+                                "' names record " + std::to_string(c.seq) + ", out of range");
+    }
+    return InsertCold(db, type, key, ColdSources::TagSeq(old_shard, c.seq), c, expire_ms);
+  });
+}
+
+Status ShardLoadJob::CopyCold(const std::vector<ToCopy>& batch) {
+  if (batch.empty()) return Status::Ok();
+  std::vector<std::vector<size_t>> by_source(sources_->count());
+  for (size_t i = 0; i < batch.size(); i++) {
+    uint32_t src = ColdSources::TagShard(batch[i].tagged);
+    if (src >= by_source.size()) {
+      return Status::Corruption("a cold record of '" + batch[i].key + "' names shard " +
+                                std::to_string(src) + " of " + std::to_string(sources_->count()));
+    }
+    by_source[src].push_back(i);
+  }
+  std::vector<ColdWrite> writes(batch.size());
+  std::vector<uint64_t> seqs;
+  std::vector<std::optional<std::string>> values;
+  for (uint32_t src = 0; src < by_source.size(); src++) {
+    if (by_source[src].empty()) continue;
+    seqs.clear();
+    for (size_t i : by_source[src]) seqs.push_back(ColdSources::TagRecord(batch[i].tagged));
+    Status s = sources_->Read(src, seqs, &values);
+    if (!s.ok()) return s;
+    for (size_t j = 0; j < seqs.size(); j++) {
+      const ToCopy& t = batch[by_source[src][j]];
+      if (!values[j].has_value()) {
+        return Status::Corruption("the spilled value of '" + t.key + "' (record " +
+                                  std::to_string(seqs[j]) + " of shard " + std::to_string(src) +
+                                  ") is missing from the snapshot's spill checkpoint");
+      }
+      writes[by_source[src][j]].value = std::move(*values[j]);
+    }
+  }
+  uint64_t first = target_.take_seqs(batch.size());
+  for (size_t i = 0; i < batch.size(); i++) writes[i].seq = first + i;
+  Status s = target_.store->Put(writes);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < batch.size(); i++) {
+    const ToCopy& t = batch[i];
+    Entry* e = ks_.FindMeta(t.db, t.key, now_ms_);
+    if (e == nullptr || !e->IsCold() || e->ColdSeq() != t.tagged) continue;
+    if (e->ColdDiskLen() != writes[i].value.size()) {
+      return Status::Corruption("the spilled value of '" + t.key + "' is " +
+                                std::to_string(writes[i].value.size()) +
+                                " bytes, its record says " + std::to_string(e->ColdDiskLen()));
+    }
+    ks_.RelocateCold(e, writes[i].seq);
+    stats_.cold_copied++;
+  }
+  return Status::Ok();
+}
+
+Status ShardLoadJob::CopyColdStep(int64_t deadline_ns, bool* done) {
+  *done = false;
+  if (!copy_started_) {
+    copy_started_ = true;
+    target_ = target_fn_();
+    if (target_.store == nullptr || !target_.take_seqs) {
+      return Status::InvalidArgument("the spill tier of shard " + std::to_string(shard_) +
+                                     " is not there to take the snapshot's spilled values");
+    }
+  }
+  std::vector<ToCopy> batch;
+  while (copy_db_ < ks_.db_count()) {
+    batch.clear();
+    while (batch.size() < kCopyBatch && copy_db_ < ks_.db_count()) {
+      uint32_t db = copy_db_;
+      uint64_t next = ks_.table(db).ScanChunk(copy_cursor_, [&](Entry* e) {
+        if (e->IsCold() && ColdSources::IsTagged(e->ColdSeq())) {
+          batch.push_back(ToCopy{db, std::string(e->Key()), e->ColdSeq()});
+        }
+        return false;
+      });
+      if (next == 0) {
+        copy_db_++;
+        copy_cursor_ = 0;
+      } else {
+        copy_cursor_ = next;
+      }
+    }
+    Status s = CopyCold(batch);
+    if (!s.ok()) return s;
+    if (MonoNs() >= deadline_ns) return Status::Ok();
+  }
+  *done = true;
+  return Status::Ok();
 }
 
 Status ShardLoadJob::OpenNext() {
@@ -139,6 +244,7 @@ Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
     }
     if (MonoNs() >= deadline) return Status::Ok();
   }
+  if (sources_ != nullptr) return CopyColdStep(deadline, done);
   *done = true;
   return Status::Ok();
 }

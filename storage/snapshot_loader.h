@@ -10,14 +10,25 @@
 // Expired keys are skipped. Any damage is an error naming the file and the offset; the
 // caller refuses to start (or, when told to, starts empty) - never a partial load.
 //
+// Cold records (spilled values) load as cold entries. Under the thread count that wrote
+// them, the shard's store was restored from its own checkpoint and they load as they
+// are (AllowCold). Under another count (AllowColdResharded) each is loaded tagged with
+// its old shard (ColdSources::TagSeq); when the chain is loaded, a last phase walks the
+// shard's tables in slices and copies the records of the tagged entries left from the
+// old stores into its own, under new numbers: so only the values of keys that survived
+// the chain are copied, and a record missing from the old stores is damage.
+//
 // Thread-safety: owned by the shard's thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/keyspace.h"
+#include "storage/cold_sources.h"
+#include "storage/cold_store.h"
 #include "storage/dirty_ranges.h"
 #include "storage/file_io.h"
 #include "storage/load_job.h"
@@ -37,7 +48,16 @@ class ShardLoadJob final : public LoadJob {
   // Cold records (values in the spill store) are loaded as cold entries: the shard's
   // store was restored from the chain's checkpoint. Without this they are an error.
   void AllowCold();
+  // Under another thread count: see above. target() is asked once, when the copy
+  // starts (the shard's spill tier exists by then); take_seqs(n) returns the first of
+  // n new record numbers of the shard's store.
+  struct ColdTarget {
+    ColdStore* store = nullptr;
+    std::function<uint64_t(size_t n)> take_seqs;
+  };
+  void AllowColdResharded(ColdSources* sources, std::function<ColdTarget()> target);
   static constexpr size_t kRecordsPerCall = 32;
+  static constexpr size_t kCopyBatch = 256;  // cold records copied per read and write
 
  private:
   struct Item {
@@ -45,6 +65,22 @@ class ShardLoadJob final : public LoadJob {
     uint32_t old_shard;
   };
   Status OpenNext();
+  Status InsertCold(uint32_t db, ValueType type, std::string_view key, uint64_t seq,
+                    const ColdRecord& c, int64_t expire_ms);
+  // The resharded copy: one slice, until the deadline; *done when every table is walked.
+  Status CopyColdStep(int64_t deadline_ns, bool* done);
+  struct ToCopy {
+    uint32_t db;
+    std::string key;
+    uint64_t tagged;
+  };
+  Status CopyCold(const std::vector<ToCopy>& batch);
+  ColdSources* sources_ = nullptr;
+  std::function<ColdTarget()> target_fn_;
+  ColdTarget target_;
+  bool copy_started_ = false;
+  uint32_t copy_db_ = 0;
+  uint64_t copy_cursor_ = 0;
   Keyspace& ks_;
   std::string dir_;
   uint32_t shard_;

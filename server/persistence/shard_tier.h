@@ -164,6 +164,14 @@ class ShardTier final : public ColdGate, public ColdHook {
   void EndSnapshot();
   void Checkpoint(const std::string& dir, std::function<void(const Status&)> done);
 
+  // n new record numbers, the first returned: for records a resharding load writes into
+  // the store itself (storage/snapshot_loader.h).
+  uint64_t TakeSeqs(size_t n) {
+    uint64_t first = next_seq_;
+    next_seq_ += n;
+    return first;
+  }
+
   const TierStats& stats() const { return stats_; }
   // The last error (disk write or read), "" when none. Any thread.
   std::string last_error() const;
@@ -202,7 +210,7 @@ class ShardTier final : public ColdGate, public ColdHook {
     std::string value;
   };
   std::vector<Returning> returning_;
-  std::string serial_scratch_;  // a value serialized to be compared (SerializedView)
+  std::string serial_scratch_;                 // a value serialized to be compared (SerializedView)
   std::unordered_set<uint64_t> kept_records_;  // not erased by ColdFreed
   bool no_room_ = false;                       // over the high watermark last turn
   void SetError(const std::string& what);

@@ -222,10 +222,6 @@ Status SnapshotManager::CheckManifest(const std::string& dir, const std::string&
       if (tier_ == nullptr) {
         s = Status::InvalidArgument(path + " holds spilled values (" + f.cold +
                                     "); set spill-dir to load it");
-      } else if (m.shard_count != engine_->shard_count()) {
-        s = Status::InvalidArgument(path + " holds spilled values written by " +
-                                    std::to_string(m.shard_count) +
-                                    " threads; start with the same --threads to load it");
       } else if (!std::filesystem::is_directory(JoinPath(dir, f.cold))) {
         s = Status::Corruption(JoinPath(dir, f.cold) + " (named by " + path + ") is missing");
       }
@@ -306,7 +302,23 @@ void SnapshotManager::StartLoadJob(Worker& w) {
   } else if (load_manifest_) {
     auto job = std::make_unique<ShardLoadJob>(w.keyspace(), load_dir_, *load_manifest_, w.index(),
                                               engine_->shard_count());
-    if (tier_ != nullptr && !ColdCheckpointsToLoad().empty()) job->AllowCold();
+    if (tier_ != nullptr && !ColdCheckpointsToLoad().empty()) {
+      if (load_manifest_->shard_count == engine_->shard_count()) {
+        job->AllowCold();
+      } else {
+        // Another thread count: the records are copied into the shard's own store.
+        TierService* tier = tier_;
+        uint32_t shard = w.index();
+        job->AllowColdResharded(tier->reshard_sources(), [tier, shard] {
+          ShardLoadJob::ColdTarget t;
+          ShardTier* st = tier->tier(shard);
+          if (st == nullptr) return t;
+          t.store = st->store();
+          t.take_seqs = [st](size_t n) { return st->TakeSeqs(n); };
+          return t;
+        });
+      }
+    }
     sh.load = std::move(job);
     sh.load_total.store(sh.load->stats().bytes_total);
   }
@@ -369,6 +381,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   {
     std::lock_guard<std::mutex> l(info_mu_);
     info_.loaded += sh.load->stats().keys_loaded;
+    info_.cold_copied += sh.load->stats().cold_copied;
     info_.expired += sh.load->stats().keys_expired;
     info_.skipped += sh.load->stats().keys_skipped;
     info_.functions += sh.load->stats().functions;
@@ -384,6 +397,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   sh.changes_saved.store(w.keyspace().changes());
   bool last = loading_shards_.fetch_sub(1) == 1;
   engine_->ReleaseLoading(1);
+  if (last && tier_ != nullptr) tier_->ReleaseReshardSources();  // no load uses them now
   if (last) {
     // A reload's reply comes after the libraries of an RDB are in and after the chain's
     // hand-over (worker 0 runs the tasks in the order they are posted).
@@ -401,6 +415,15 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     }
     LogNotice("DB loaded from disk: %.3f seconds (%" PRIu64 " keys, %" PRIu64 " expired)",
               static_cast<double>(ms) / 1000, loaded, expired);
+    uint64_t copied = 0;
+    {
+      std::lock_guard<std::mutex> l(info_mu_);
+      copied = info_.cold_copied;
+    }
+    if (copied > 0) {
+      LogNotice("Spill tier: %" PRIu64 " spilled values copied from the stores of %u threads",
+                copied, load_manifest_ ? load_manifest_->shard_count : 0);
+    }
     if (!load_rdb_.empty()) {
       std::lock_guard<std::mutex> l(info_mu_);
       if (info_.skipped > 0) {

@@ -247,7 +247,7 @@ class SnapshotManager final : public ShardService {
     int64_t last_cut_us = 0;
     uint64_t cut_retries = 0;
     uint64_t chain_length = 0;
-    uint64_t loaded = 0, expired = 0, skipped = 0, functions = 0;
+    uint64_t loaded = 0, expired = 0, skipped = 0, functions = 0, cold_copied = 0;
     int64_t load_duration_ms = 0;
     std::string fatal;
   } info_;

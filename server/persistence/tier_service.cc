@@ -66,19 +66,29 @@ Status TierService::Prepare() {
   }
   cache_ = std::make_unique<ColdCache>(cache);
   uint32_t n = engine_->shard_count();
+  ColdStoreOptions o;
+  o.compression = cfg.String("spill-compression");
+  o.blob_min_bytes = static_cast<size_t>(cfg.Int("spill-blob-min-size"));
+  o.stores_sharing_cache = n;
+  // Another thread count wrote the snapshot: its stores are sources to copy from.
+  bool reshard = !restore_.empty() && restore_.size() != n;
+  ColdSources::RemoveStale(dir_);
+  if (reshard) {
+    Status s = ColdSources::Open(restore_, dir_, o, cache_.get(), &sources_);
+    if (!s.ok()) return s;
+  }
   stores_.resize(n);
   for (uint32_t i = 0; i < n; i++) {
-    std::string from = i < restore_.size() ? restore_[i] : "";
-    ColdStoreOptions o;
+    std::string from = !reshard && i < restore_.size() ? restore_[i] : "";
     o.dir = LiveDir(i);
-    o.compression = cfg.String("spill-compression");
-    o.blob_min_bytes = static_cast<size_t>(cfg.Int("spill-blob-min-size"));
-    o.stores_sharing_cache = n;
     Status s = ShardTier::OpenStore(o, from, cache_.get(), &stores_[i]);
     if (!s.ok()) return s;
   }
   LogNotice("Spill tier: %u stores in %s, cache %zu bytes%s", n, dir_.c_str(), cache,
-            restore_.empty() ? "" : ", restored from the snapshot's checkpoints");
+            restore_.empty() ? ""
+            : reshard
+                ? ", filled from the snapshot's checkpoints of another thread count as it loads"
+                : ", restored from the snapshot's checkpoints");
   return Status::Ok();
 }
 

@@ -21,6 +21,7 @@
 
 #include "server/engine/engine.h"
 #include "server/persistence/shard_tier.h"
+#include "storage/cold_sources.h"
 #include "storage/cold_store.h"
 #include "storage/status.h"
 
@@ -35,8 +36,15 @@ class TierService final : public ShardService {
 
   // The live store of shard i: <spill-dir>/shard-<i>.
   std::string LiveDir(uint32_t shard) const;
-  // Main thread: the snapshot checkpoint each shard's store starts from ("" = empty).
+  // Main thread: the snapshot's checkpoints, one per shard of the thread count that
+  // wrote it ("" = none). Under that count each shard's store starts from its own;
+  // under another, the stores start empty and the checkpoints are opened as sources
+  // for the load to copy from (storage/cold_sources.h).
   void SetRestore(std::vector<std::string> dirs) { restore_ = std::move(dirs); }
+  // The sources of a resharding load (null when the counts agree or nothing is spilled).
+  ColdSources* reshard_sources() const { return sources_.get(); }
+  // Once every shard has loaded: closes the sources and removes their directories.
+  void ReleaseReshardSources() { sources_.reset(); }
   // Main thread, before the workers start: creates spill-dir and opens every store.
   Status Prepare();
 
@@ -66,6 +74,7 @@ class TierService final : public ShardService {
   std::string dir_;
   std::unique_ptr<ColdCache> cache_;
   std::vector<std::string> restore_;
+  std::unique_ptr<ColdSources> sources_;
   std::vector<std::unique_ptr<ColdStore>> stores_;  // until each worker takes its own
   std::vector<std::unique_ptr<ShardTier>> tiers_;
   std::vector<PerWorker> per_worker_;

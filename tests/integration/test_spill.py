@@ -809,6 +809,94 @@ def test_restart_restores_cold_values(env, store):
     c1.close()
 
 
+def test_a_restart_with_another_thread_count_keeps_every_spilled_value(env):
+    """Spilled values follow their keys to the shards of another thread count: the load
+    copies each surviving key's record into its new shard's store. Then the next
+    snapshot (a full one) is loadable again, under yet another count."""
+    counts = [THREADS, 1 if THREADS > 1 else 2, THREADS + 1]
+    s, c, limit = env.start_spilling()
+    data = strings(b"t", 1500, seed=41)
+    data.update(collections(b"t", 300, seed=42))
+    ttl = {k for i, k in enumerate(data) if i % 7 == 0}
+    write_all(c, data, ttl=ttl)
+    wait_spilled(c, limit)
+    wait_quiet(c)
+    # A key overwritten and one deleted after a first snapshot, then a second snapshot:
+    # the load must not miss (or resurrect) either.
+    assert c.save() is True
+    changed, gone = list(data)[3], list(data)[4]
+    c.delete(changed, gone)
+    data.pop(gone)
+    assert c.set(changed, b"changed after the first snapshot") is True
+    data[changed] = ("string", b"changed after the first snapshot")
+    assert c.save() is True
+    cold_before = tiered(c)["tiered_cold_keys"]
+    assert cold_before > 0
+    c.close()
+    s.stop()
+    for threads in counts[1:]:
+        s = env.start(threads=threads)
+        c = client(s)
+        # The values stayed on disk: copied between the stores, not pulled into RAM.
+        wait_for(lambda: tiered(c)["tiered_cold_keys"] > 0, timeout=5 * SLOW,
+                 what="cold keys after the restart")
+        assert "spilled values copied from the stores of" in s.read_log()
+        # The work directories of the copy are gone. The next snapshot (a full one) is
+        # taken before any read: without maxmemory a value read comes back to RAM for
+        # good, and the next restart is to find the values cold.
+        assert not [d for d in os.listdir(env.spill_dir) if d.startswith("reshard-")]
+        assert c.save() is True
+        assert c.dbsize() == len(data)
+        assert c.get(gone) is None
+        check_all(c, data)
+        t = tiered(c)
+        assert t["tiered_read_errors"] == 0 and t["tiered_last_error"] in NO_ERROR, t
+        ttls = [c.ttl(k) for k in list(ttl)[:20] if k in data]
+        assert ttls and all(x > 0 for x in ttls), ttls
+        c.close()
+        s.stop()
+
+
+@pytest.mark.parametrize("fault", ["files-removed", "blocks-damaged"])
+def test_a_damaged_checkpoint_of_another_thread_count_refuses_to_start(env, fault):
+    """files-removed: the old stores do not open; blocks-damaged: they open, and the
+    copy meets a record that does not read back. Either way the server says what and
+    does not start (never a partial load)."""
+    s, c, limit = env.start_spilling()
+    data = strings(b"m", 5000, seed=43)
+    write_all(c, data)
+    wait_spilled(c, limit)
+    wait_quiet(c)
+    assert c.save() is True
+    c.close()
+    s.stop()
+    damaged = 0
+    for root, _, files in os.walk(env.data_dir):
+        if ".cold" not in root:
+            continue
+        for f in files:
+            if not f.endswith(".sst"):
+                continue
+            path = os.path.join(root, f)
+            if fault == "files-removed":
+                os.unlink(path)
+            else:
+                size = os.path.getsize(path)
+                with open(path, "r+b") as fh:  # data blocks come first, the index last
+                    for at in (size // 8, size // 4, size // 3):
+                        fh.seek(at)
+                        fh.write(b"\xff" * 64)
+            damaged += 1
+    assert damaged > 0
+    s = env.start(threads=1 if THREADS > 1 else 2, expect_fail=True)
+    assert s.wait_exit(timeout=30 * SLOW) not in (None, 0)
+    log = s.read_log()
+    if fault == "files-removed":
+        assert "Can't open the spill store" in log, log[-2000:]
+    else:
+        assert "Can't load the snapshot" in log and "spill store" in log, log[-2000:]
+
+
 def test_records_freed_before_a_snapshot_are_reclaimed_after_the_restart(env):
     # Deleted cold values are dead records, dropped from the store's files only when a
     # file is rewritten; a snapshot's checkpoint links the files as they are. After the
