@@ -1,5 +1,6 @@
 #include "server/persistence/tier_service.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +40,10 @@ TierService::TierService(Engine* engine)
       tiers_(engine->shard_count()),
       per_worker_(engine->shard_count()) {}
 
-TierService::~TierService() { Close(); }
+TierService::~TierService() {
+  Close();
+  if (statm_fd_ >= 0) ::close(statm_fd_);
+}
 
 void TierService::Close() {
   for (auto& t : tiers_) t.reset();
@@ -134,7 +138,29 @@ void TierService::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
     pw.generation = gen;
     pw.settings = ReadSettings();
   }
-  t->OnTurn(pw.settings, engine_->UsedMemory(), w.now_ms());
+  size_t used = engine_->UsedMemory();
+  if (w.index() == 0 && w.now_ms() >= rss_probe_due_ms_) ProbeRss(used, w.now_ms());
+  t->OnTurn(pw.settings, used + rss_growth_.load(std::memory_order_relaxed), w.now_ms());
+}
+
+void TierService::ProbeRss(size_t used, int64_t now_ms) {
+  rss_probe_due_ms_ = now_ms + kRssProbeMs;
+  if (statm_fd_ < 0) {
+    statm_fd_ = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (statm_fd_ < 0) return;  // no /proc: used_memory alone, as without the probe
+  }
+  char buf[256];
+  ssize_t n = ::pread(statm_fd_, buf, sizeof(buf) - 1, 0);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  unsigned long long size = 0, resident = 0, shared = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3) return;
+  // Resident pages not backed by a file (statm's "shared" is RssFile + RssShmem).
+  uint64_t anon =
+      (resident > shared ? resident - shared : 0) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t gap = anon > used ? anon - used : 0;
+  min_rss_gap_ = std::min<uint64_t>(min_rss_gap_, gap);
+  rss_growth_.store(gap - min_rss_gap_, std::memory_order_relaxed);
 }
 
 void AppendTierOffInfo(std::string* out) { Line(out, "tiered_enabled", uint64_t{0}); }
@@ -216,6 +242,7 @@ void TierService::AppendInfo(std::string* out) const {
   Line(out, "tiered_cache_hit_rate", rate);
   Line(out, "tiered_cache_bytes", static_cast<uint64_t>(CacheBytes()));
   Line(out, "tiered_cache_capacity", static_cast<uint64_t>(CacheCapacity()));
+  Line(out, "tiered_rss_outside_used", rss_growth());
   Line(out, "tiered_table_reader_bytes", readers);
   Line(out, "tiered_memtable_bytes", memtables);
   Line(out, "tiered_dead_records", dead);

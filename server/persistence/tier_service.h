@@ -58,6 +58,8 @@ class TierService final : public ShardService {
   // Bytes the process's cache holds (counted in used_memory through the workers).
   size_t CacheBytes() const { return cache_ ? cache_->UsageBytes() : 0; }
   size_t CacheCapacity() const { return cache_ ? cache_->capacity_bytes() : 0; }
+  // Bytes of RSS outside used_memory beyond the fixed part, counted by the tiers.
+  uint64_t rss_growth() const { return rss_growth_.load(std::memory_order_relaxed); }
   // INFO tiered, after its title.
   void AppendInfo(std::string* out) const;
   // Destroys the tiers (after the workers stopped, before the engine goes).
@@ -69,6 +71,20 @@ class TierService final : public ShardService {
     ShardTier::Settings settings;
   };
   ShardTier::Settings ReadSettings() const;
+  // Memory outside used_memory. RSS is used_memory plus the mapped code plus what the
+  // allocator and RocksDB hold outside the counted allocations; that last part grows
+  // with the threads and stores (each thread's partly used allocator pages, each
+  // store's own structures). Worker 0 reads the process's anonymous RSS every
+  // kRssProbeMs and publishes how far its excess over used_memory has grown above the
+  // smallest excess seen (the fixed part, present from the start); the shards' tiers
+  // count that growth as used memory when they decide to spill, so RSS stays near
+  // maxmemory whatever the thread count. Writes are still refused by used_memory alone.
+  static constexpr int64_t kRssProbeMs = 100;
+  void ProbeRss(size_t used, int64_t now_ms);
+  std::atomic<uint64_t> rss_growth_{0};
+  uint64_t min_rss_gap_ = UINT64_MAX;  // worker 0 only
+  int64_t rss_probe_due_ms_ = 0;      // worker 0 only
+  int statm_fd_ = -1;                 // /proc/self/statm, opened by worker 0
 
   Engine* engine_;
   std::string dir_;
