@@ -83,8 +83,8 @@ class TierService final : public ShardService {
   void ProbeRss(size_t used, int64_t now_ms);
   std::atomic<uint64_t> rss_growth_{0};
   uint64_t min_rss_gap_ = UINT64_MAX;  // worker 0 only
-  int64_t rss_probe_due_ms_ = 0;      // worker 0 only
-  int statm_fd_ = -1;                 // /proc/self/statm, opened by worker 0
+  int64_t rss_probe_due_ms_ = 0;       // worker 0 only
+  int statm_fd_ = -1;                  // /proc/self/statm, opened by worker 0
 
   Engine* engine_;
   std::string dir_;
