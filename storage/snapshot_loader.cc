@@ -80,50 +80,58 @@ void ShardLoadJob::AllowColdResharded(ColdSources* sources, std::function<ColdTa
 
 Status ShardLoadJob::CopyCold(const std::vector<ToCopy>& batch) {
   if (batch.empty()) return Status::Ok();
+  // The entries still to copy, looked up first: one that expired meanwhile (the lookup
+  // removes it) gets no record. Nothing else touches the tables until the end of this
+  // call, so the entries stay where they are found.
+  std::vector<Entry*> entries;
+  std::vector<const ToCopy*> items;
+  for (const ToCopy& t : batch) {
+    Entry* e = ks_.FindMeta(t.db, t.key, now_ms_);
+    if (e == nullptr || !e->IsCold() || e->ColdSeq() != t.tagged) continue;
+    entries.push_back(e);
+    items.push_back(&t);
+  }
+  if (items.empty()) return Status::Ok();
   std::vector<std::vector<size_t>> by_source(sources_->count());
-  for (size_t i = 0; i < batch.size(); i++) {
-    uint32_t src = ColdSources::TagShard(batch[i].tagged);
+  for (size_t i = 0; i < items.size(); i++) {
+    uint32_t src = ColdSources::TagShard(items[i]->tagged);
     if (src >= by_source.size()) {
-      return Status::Corruption("a cold record of '" + batch[i].key + "' names shard " +
+      return Status::Corruption("a cold record of '" + items[i]->key + "' names shard " +
                                 std::to_string(src) + " of " + std::to_string(sources_->count()));
     }
     by_source[src].push_back(i);
   }
-  std::vector<ColdWrite> writes(batch.size());
+  std::vector<ColdWrite> writes(items.size());
   std::vector<uint64_t> seqs;
   std::vector<std::optional<std::string>> values;
   for (uint32_t src = 0; src < by_source.size(); src++) {
     if (by_source[src].empty()) continue;
     seqs.clear();
-    for (size_t i : by_source[src]) seqs.push_back(ColdSources::TagRecord(batch[i].tagged));
+    for (size_t i : by_source[src]) seqs.push_back(ColdSources::TagRecord(items[i]->tagged));
     Status s = sources_->Read(src, seqs, &values);
     if (!s.ok()) return s;
     for (size_t j = 0; j < seqs.size(); j++) {
-      const ToCopy& t = batch[by_source[src][j]];
+      size_t i = by_source[src][j];
+      const std::string& key = items[i]->key;
       if (!values[j].has_value()) {
-        return Status::Corruption("the spilled value of '" + t.key + "' (record " +
+        return Status::Corruption("the spilled value of '" + key + "' (record " +
                                   std::to_string(seqs[j]) + " of shard " + std::to_string(src) +
                                   ") is missing from the snapshot's spill checkpoint");
       }
-      writes[by_source[src][j]].value = std::move(*values[j]);
+      if (values[j]->size() != entries[i]->ColdDiskLen()) {
+        return Status::Corruption("the spilled value of '" + key + "' is " +
+                                  std::to_string(values[j]->size()) + " bytes, its record says " +
+                                  std::to_string(entries[i]->ColdDiskLen()));
+      }
+      writes[i].value = std::move(*values[j]);
     }
   }
-  uint64_t first = target_.take_seqs(batch.size());
-  for (size_t i = 0; i < batch.size(); i++) writes[i].seq = first + i;
+  uint64_t first = target_.take_seqs(writes.size());
+  for (size_t i = 0; i < writes.size(); i++) writes[i].seq = first + i;
   Status s = target_.store->Put(writes);
   if (!s.ok()) return s;
-  for (size_t i = 0; i < batch.size(); i++) {
-    const ToCopy& t = batch[i];
-    Entry* e = ks_.FindMeta(t.db, t.key, now_ms_);
-    if (e == nullptr || !e->IsCold() || e->ColdSeq() != t.tagged) continue;
-    if (e->ColdDiskLen() != writes[i].value.size()) {
-      return Status::Corruption("the spilled value of '" + t.key + "' is " +
-                                std::to_string(writes[i].value.size()) +
-                                " bytes, its record says " + std::to_string(e->ColdDiskLen()));
-    }
-    ks_.RelocateCold(e, writes[i].seq);
-    stats_.cold_copied++;
-  }
+  for (size_t i = 0; i < entries.size(); i++) ks_.RelocateCold(entries[i], writes[i].seq);
+  stats_.cold_copied += entries.size();
   return Status::Ok();
 }
 
