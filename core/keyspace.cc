@@ -137,6 +137,7 @@ void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) { FreeEntry(d, e, lazy);
     FreeEntry(d, d.table->Replace(ref, e));
   } else {
     d.table->Insert(e, hash);
+    IndexCreated(d, key, hash);
     if (event_hook_ != nullptr) [[unlikely]]
       event_hook_->KeyCreated(static_cast<uint32_t>(&d - dbs_.data()), key);
   }
@@ -219,6 +220,7 @@ Entry* Keyspace::Lookup(uint32_t db, std::string_view key, int64_t now_ms) {
       Mark(d, hash, true);
       if (event_hook_ != nullptr) [[unlikely]]
         event_hook_->KeyExpired(db, key);
+      IndexDeleted(d, key, hash);
       FreeEntry(d, d.table->Erase(d.table->Locate(key, hash)));
       stats_.expired_keys++;
       return nullptr;
@@ -410,6 +412,7 @@ bool Keyspace::Delete(uint32_t db, std::string_view key, bool lazy) {
   if (!ref) return false;
   PreWrite(d, hash, Table::At(ref));
   Mark(d, hash, true);
+  IndexDeleted(d, key, hash);
   FreeEntry(d, d.table->Erase(ref), lazy);
   return true;
 }
@@ -480,6 +483,7 @@ void Keyspace::FlushDb(uint32_t db, bool lazy) {
   if (tracker_ != nullptr) tracker_->DbChanged(db);
   if (watch_ != nullptr) watch_->BeforeFlush(db);
   changes_ += d.table->size();
+  if (d.slots != nullptr) d.slots->Clear();
   if (lazy && d.table->size() > kLazyFlushMinKeys) {
     LazyItem item;
     item.table = std::move(d.table);
@@ -520,6 +524,25 @@ void Keyspace::SwapDb(uint32_t a, uint32_t b) {
   if (watch_ != nullptr) watch_->BeforeSwap(a, b);
   changes_++;
   std::swap(dbs_[a], dbs_[b]);
+  if (slot_index_ != nullptr && (a == 0 || b == 0) && a != b) {
+    // Cluster mode refuses SWAPDB; should another path swap database 0, the index
+    // follows its new keys.
+    std::swap(dbs_[a].slots, dbs_[b].slots);
+    RebuildSlotIndex();
+  }
+}
+
+void Keyspace::EnableSlotIndex() {
+  if (slot_index_ != nullptr) return;
+  slot_index_ = std::make_unique<SlotIndex>();
+  dbs_[0].slots = slot_index_.get();
+  RebuildSlotIndex();
+}
+
+void Keyspace::RebuildSlotIndex() {
+  slot_index_->Clear();
+  dbs_[0].table->ForEach(
+      [&](Entry* e) { slot_index_->Add(KeySlot(e->Key()), TableHash(e->Key())); });
 }
 
 bool Keyspace::PreWriteSlow(Db& d, uint64_t hash, Entry* e) {
@@ -550,6 +573,7 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       Mark(d, h, true);
       if (event_hook_ != nullptr) [[unlikely]]
         event_hook_->KeyExpired(static_cast<uint32_t>(&d - dbs_.data()), e->Key());
+      IndexDeleted(d, e->Key(), h);
       FreeEntry(d, e);
       stats_.expired_keys++;
       deleted++;

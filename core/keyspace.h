@@ -24,6 +24,10 @@
 //   key that may have changed, and of whole databases that did.
 //   With no snapshot running and no tracker, all of this is one predictable branch.
 //
+// Cluster mode keeps a SlotIndex of database 0 (core/slot_index.h): EnableSlotIndex()
+// builds it from the keys there, and every key created or deleted in database 0 updates
+// it. Off, it costs one predictable branch where a key is created or deleted.
+//
 // Cold entries (the spill tier, docs/ARCHITECTURE.md "The tier")
 //   MakeCold() replaces an entry by the locator of its value on disk, MakeHot() puts the
 //   value back. Lookups that hand an entry to a command (Find, FindRead, FindNoTouch)
@@ -53,6 +57,7 @@
 #include "core/hash.h"
 #include "core/object.h"
 #include "core/slab.h"
+#include "core/slot_index.h"
 #include "core/table.h"
 
 namespace strata {
@@ -359,7 +364,20 @@ class Keyspace {
 
   size_t used_bytes() const { return entry_bytes_ + table_bytes(); }
   size_t entry_bytes() const { return entry_bytes_; }
-  size_t table_bytes() const { return table_bytes_; }
+  // The tables' directories and segments, and the slot index when there is one.
+  size_t table_bytes() const {
+    return table_bytes_ + (slot_index_ != nullptr ? slot_index_->Bytes() : 0);
+  }
+
+  // Cluster mode: indexes database 0's keys by hash slot from now on (see above).
+  void EnableSlotIndex();
+  // Null unless EnableSlotIndex() ran.
+  const SlotIndex* slot_index() const { return slot_index_.get(); }
+  // Calls fn(entry) for database 0's keys of `slot`, expired ones not yet deleted
+  // included, until fn returns false. REQUIRES: the slot index is on. fn must not
+  // change the keyspace.
+  template <class F>
+  void ForEachKeyInSlot(uint32_t slot, F&& fn) const;
   size_t type_bytes(ValueType t) const { return type_bytes_[static_cast<int>(t)]; }
   size_t type_keys(ValueType t) const { return type_keys_[static_cast<int>(t)]; }
   size_t key_count() const;
@@ -372,7 +390,18 @@ class Keyspace {
     std::unique_ptr<Table> table;
     size_t expires = 0;
     uint64_t expire_cursor = 0;
+    SlotIndex* slots = nullptr;  // database 0 in cluster mode: slot_index_
   };
+  void RebuildSlotIndex();
+  // The slot index's side of a key created in / deleted from d (hash: its TableHash).
+  void IndexCreated(Db& d, std::string_view key, uint64_t hash) {
+    if (d.slots != nullptr) [[unlikely]]
+      d.slots->Add(KeySlot(key), hash);
+  }
+  void IndexDeleted(Db& d, std::string_view key, uint64_t hash) {
+    if (d.slots != nullptr) [[unlikely]]
+      d.slots->Remove(KeySlot(key), hash);
+  }
   void Charge(const Entry* e, size_t n) {
     entry_bytes_ += n;
     type_bytes_[static_cast<int>(e->Type())] += n;
@@ -475,6 +504,7 @@ class Keyspace {
   SlabHeap heap_;
   size_t table_bytes_ = 0;
   std::vector<Db> dbs_;
+  std::unique_ptr<SlotIndex> slot_index_;
   size_t entry_bytes_ = 0;
   size_t type_bytes_[kValueTypeCount] = {};
   size_t type_keys_[kValueTypeCount] = {};
@@ -499,6 +529,7 @@ uint64_t Keyspace::ScanBucket(uint32_t db, uint64_t cursor, int64_t now_ms, F&& 
       // Told as an expiry: "expired" events, and a master's DEL to its replicas.
       if (event_hook_ != nullptr) [[unlikely]]
         event_hook_->KeyExpired(db, e->Key());
+      IndexDeleted(d, e->Key(), h);
       DestroyEntry(d, e);
       stats_.expired_keys++;
       return true;
@@ -521,6 +552,7 @@ size_t Keyspace::DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&&
       if (h < first || h > last || !pred(e)) return false;
       PreWrite(d, h, e);
       Mark(d, h, true);
+      IndexDeleted(d, e->Key(), h);
       DestroyEntry(d, e);
       deleted++;
       return true;
@@ -529,6 +561,18 @@ size_t Keyspace::DeleteHashRange(uint32_t db, uint64_t first, uint64_t last, P&&
     cursor = next;
   }
   return deleted;
+}
+
+template <class F>
+void Keyspace::ForEachKeyInSlot(uint32_t slot, F&& fn) const {
+  const Table& t = *dbs_[0].table;
+  slot_index_->ForEachHash(slot, [&](uint64_t hash) {
+    bool more = true;
+    t.ForEachWithTag(hash, [&](Entry* e) {
+      if (more && TableHash(e->Key()) == hash && KeySlot(e->Key()) == slot) more = fn(e);
+    });
+    return more;
+  });
 }
 
 }  // namespace strata

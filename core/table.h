@@ -88,6 +88,21 @@ class Table {
 #endif
   }
   static Entry* At(Ref r);
+  // Calls fn(entry) for every entry whose slot tag matches hash's: a superset of the
+  // entries with this hash (callers compare TableHash of the key); fn must not modify
+  // the table.
+  template <class F>
+  void ForEachWithTag(uint64_t hash, F&& fn) const {
+    const Segment* s = dir_[DirIndex(hash)];
+    uint32_t tag = TagFor(hash, s->depth);
+    for (uint32_t pos = Home(tag, s->cap); pos < s->nslots; pos++) {
+      uint64_t slot = s->slots[pos];
+      if (slot == 0) return;
+      uint32_t t = TagOf(slot);
+      if (t > tag) return;
+      if (t == tag) fn(PtrOf(slot));
+    }
+  }
   // REQUIRES: no entry with e's key is present; hash == TableHash(e->Key()).
   void Insert(Entry* e, uint64_t hash);
   // Puts e (same key) where r's entry was and returns the old entry (not freed).

@@ -6,27 +6,34 @@
 // INFO describe that cluster, KEYSLOT hashes as Redis Cluster does (core/key_slot.h), and
 // READONLY, READWRITE and ASKING are accepted. No key is ever redirected (every slot is
 // here), and multi-key commands over keys of different slots work as they do without
-// cluster mode. Subcommands that change or inspect a real cluster's layout (ADDSLOTS,
-// MEET, SETSLOT, COUNTKEYSINSLOT...) are refused with the reason.
+// cluster mode. COUNTKEYSINSLOT and GETKEYSINSLOT read each shard's slot index
+// (core/slot_index.h). Subcommands that change a real cluster's layout (ADDSLOTS, MEET,
+// SETSLOT...) are refused with the reason.
 //
 // The node's address as clients are told it: cluster-announce-ip, else the address the
 // asking client connected to (so a client reaching the server through any interface is
 // sent back to that interface); its port: cluster-announce-port, else the server's port.
 //
-// They run on the client's own thread and touch no shard data.
+// They run on the client's own thread and touch no shard data, except COUNTKEYSINSLOT and
+// GETKEYSINSLOT: a fiber asks every shard, holding each whole as DBSIZE does.
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/key_slot.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/shard_groups.h"
 #include "server/engine/replication_state.h"
 #include "server/engine/worker.h"
 
@@ -34,6 +41,12 @@ namespace strata {
 namespace {
 
 constexpr std::string_view kClusterDisabled = "ERR This instance has cluster support disabled";
+
+// A known subcommand with the wrong number of arguments (each has its own arity in
+// Redis 7's command table).
+std::string WrongArity(const std::string& lower_sub) {
+  return "ERR wrong number of arguments for 'cluster|" + lower_sub + "' command";
+}
 
 struct NodeView {
   std::string ip;
@@ -160,6 +173,10 @@ const char* const kClusterHelp[] = {
     "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "INFO",
     "    Return information about the cluster.",
+    "COUNTKEYSINSLOT <slot>",
+    "    Return the number of keys in <slot>.",
+    "GETKEYSINSLOT <slot> <count>",
+    "    Return key names stored by current node in a slot.",
     "KEYSLOT <key>",
     "    Return the hash slot for <key>.",
     "MYID",
@@ -197,8 +214,6 @@ constexpr std::string_view kLayoutSubcommands[] = {"addslots",
                                                    "saveconfig",
                                                    "set-config-epoch",
                                                    "bumpepoch",
-                                                   "countkeysinslot",
-                                                   "getkeysinslot",
                                                    "count-failure-reports",
                                                    "replicas",
                                                    "slaves",
@@ -213,8 +228,7 @@ void CmdCluster(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   auto arity = [&](size_t n) {
     if (args.size() == n) return true;
-    rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
-             "'. Try CLUSTER HELP.");
+    rb.Error(WrongArity(sub));
     return false;
   };
   if (sub == "help") {
@@ -247,6 +261,69 @@ void CmdCluster(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
+// COUNTKEYSINSLOT <slot> and GETKEYSINSLOT <slot> <count> (CmdCluster sends them here).
+bool ClusterNeedsFiber(CmdArgs args) {
+  return EqualsIgnoreCase(args[1], "countkeysinslot") ||
+         EqualsIgnoreCase(args[1], "getkeysinslot");
+}
+
+Fiber ClusterKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Engine& srv = c->worker().engine();
+  bool count_only = EqualsIgnoreCase(args[1], "countkeysinslot");
+  int64_t slot = 0;
+  int64_t max_keys = 0;
+  if (!srv.process().cluster_mode()) {
+    rb.Error(kClusterDisabled);
+  } else if (args.size() != (count_only ? 3u : 4u)) {
+    rb.Error(WrongArity(Lowercase(args[1])));
+  } else if (!ParseInt64(args[2], &slot) || (!count_only && !ParseInt64(args[3], &max_keys))) {
+    rb.Error(errors::kNotInteger);
+  } else if (slot < 0 || slot >= kClusterSlots || max_keys < 0) {
+    rb.Error(count_only ? "ERR Invalid slot" : "ERR Invalid slot or number of keys");
+  } else {
+    std::vector<uint32_t> shards = srv.AllShards();
+    std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+    for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
+    std::vector<size_t> counts(shards.size(), 0);
+    std::vector<std::vector<std::string>> keys(shards.size());
+    uint32_t want_slot = static_cast<uint32_t>(slot);
+    size_t want = static_cast<size_t>(max_keys);
+    co_await RunOn(shards, [&](Worker& w) {
+      const Keyspace& ks = w.keyspace();
+      counts[w.index()] = ks.slot_index()->Count(want_slot);
+      std::vector<std::string>& mine = keys[w.index()];
+      if (!count_only && want > 0) {
+        ks.ForEachKeyInSlot(want_slot, [&](Entry* e) {
+          mine.emplace_back(e->Key());
+          return mine.size() < want;
+        });
+      }
+      w.locks().ReleaseWhole();
+    });
+    if (count_only) {
+      size_t total = 0;
+      for (size_t n : counts) total += n;
+      rb.Integer(static_cast<int64_t>(total));
+    } else {
+      size_t total = 0;
+      for (const auto& k : keys) total += k.size();
+      total = std::min(total, want);
+      rb.Array(total);
+      for (const auto& shard_keys : keys) {
+        for (const std::string& k : shard_keys) {
+          if (total == 0) break;
+          rb.Bulk(k);
+          total--;
+        }
+      }
+    }
+  }
+  c->FinishFiber(std::move(out));
+}
+
 // READONLY, READWRITE and ASKING: accepted in a cluster. This node serves every slot as
 // a master, so none changes what a command may do.
 void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
@@ -259,12 +336,15 @@ void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
 
 }  // namespace
 
-const std::vector<std::string> kClusterSubcommands = {"help",  "info",   "myid",  "myshardid",
-                                                      "slots", "shards", "nodes", "keyslot"};
+const std::vector<std::string> kClusterSubcommands = {
+    "help",  "info",  "myid",    "myshardid",       "slots",
+    "shards", "nodes", "keyslot", "countkeysinslot", "getkeysinslot"};
 
 void RegisterClusterFamily(CommandRegistry& r) {
   CommandSpec cluster{"cluster", -2, kCmdStale, 0, 0, 0};
   cluster.conn_fn = CmdCluster;
+  cluster.fiber_fn = ClusterKeysFiber;
+  cluster.needs_fiber = ClusterNeedsFiber;
   cluster.subcommands = &kClusterSubcommands;
   cluster.group = "cluster";
   cluster.since = "3.0.0";

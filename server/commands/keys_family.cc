@@ -197,7 +197,9 @@ struct CopyOptions {
   bool replace = false;
 };
 
-bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, ReplyBuilder& rb, CopyOptions* o) {
+// cluster: cluster mode is on, where only database 0 exists (as in Redis Cluster).
+bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, bool cluster, ReplyBuilder& rb,
+               CopyOptions* o) {
   o->dst_db = db;
   for (size_t i = 3; i < args.size(); i++) {
     if (EqualsIgnoreCase(args[i], "replace")) {
@@ -218,6 +220,10 @@ bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, ReplyBuilder& rb, C
       return false;
     }
   }
+  if (cluster && (db != 0 || o->dst_db != 0)) {
+    rb.Error("ERR Copying to another database is not allowed in cluster mode");
+    return false;
+  }
   if (o->dst_db == db && args[1] == args[2]) {
     rb.Error(errors::kSameObject);
     return false;
@@ -227,7 +233,9 @@ bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, ReplyBuilder& rb, C
 
 void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   CopyOptions o;
-  if (!ParseCopy(args, ctx.db, ctx.ks.db_count(), rb, &o)) return;
+  if (!ParseCopy(args, ctx.db, ctx.ks.db_count(), ctx.worker.engine().process().cluster_mode(),
+                 rb, &o))
+    return;
   auto p = Take(ctx.ks, ctx.db, args[1], ctx.now_ms);
   if (!p) {
     rb.Integer(0);
@@ -245,6 +253,10 @@ void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 void CmdMove(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
+  if (ctx.worker.engine().process().cluster_mode()) {
+    rb.Error("ERR MOVE is not allowed in cluster mode");
+    return;
+  }
   uint32_t dst = 0;
   if (!ParseDbIndex(args[2], ctx.ks.db_count(), rb, &dst)) return;
   if (dst == ctx.db) {
@@ -303,7 +315,8 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   bool nx = EqualsIgnoreCase(args[0], "renamenx");
   uint32_t db = c->db;
   CopyOptions o{db, false};
-  if (copy && !ParseCopy(args, db, c->worker().engine().config().Int("databases"), rb, &o)) {
+  if (copy && !ParseCopy(args, db, c->worker().engine().config().Int("databases"),
+                         c->worker().engine().process().cluster_mode(), rb, &o)) {
     c->FinishFiber(std::move(out));
     co_return;
   }
@@ -565,7 +578,9 @@ Fiber SwapDbFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ReplyBuilder rb(&out, c->resp);
   int64_t a = 0, b = 0;
   int64_t dbs = c->worker().engine().config().Int("databases");
-  if (!ParseInt64(args[1], &a)) {
+  if (c->worker().engine().process().cluster_mode()) {
+    rb.Error("ERR SWAPDB is not allowed in cluster mode");
+  } else if (!ParseInt64(args[1], &a)) {
     rb.Error("ERR invalid first DB index");
   } else if (!ParseInt64(args[2], &b)) {
     rb.Error("ERR invalid second DB index");

@@ -57,6 +57,8 @@ struct ProcessInfo {
   // cluster-enabled emulated: the node's id and its shard's (40 hex digits each, new at
   // each start), for the cluster commands (server/commands/cluster_family.cc).
   bool cluster_emulated = false;
+  // Any cluster mode: only database 0, and each shard keeps a slot index (SlotIndex).
+  bool cluster_mode() const { return cluster_emulated; }
   std::string cluster_node_id;
   std::string cluster_shard_id;
   std::string executable;

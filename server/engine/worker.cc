@@ -111,6 +111,8 @@ Worker::Worker(Engine* engine, uint32_t index)
   stats_.commands.resize(CommandRegistry::Get().size());
   // On a replica expired keys stay until the master's DEL (Keyspace::set_replica_flag).
   keyspace_.set_replica_flag(&engine->replication().replica_flag());
+  // Cluster mode: database 0's keys by hash slot, kept from the first key loaded on.
+  if (engine->process().cluster_mode()) keyspace_.EnableSlotIndex();
 }
 
 Worker::~Worker() {
