@@ -26,6 +26,7 @@
 #include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
+#include "server/cluster/cluster_service.h"
 #include "server/sd_notify.h"
 
 namespace strata {
@@ -150,6 +151,7 @@ bool Server::Start(std::string* error) {
   ProcessInfo& process = engine_->process();
   process.run_id = run_id_;
   process.cluster_emulated = config_->String("cluster-enabled") == "emulated";
+  process.cluster_yes = config_->String("cluster-enabled") == "yes";
   process.cluster_node_id = RandomId40();
   process.cluster_shard_id = RandomId40();
   process.executable = executable_;
@@ -160,6 +162,15 @@ bool Server::Start(std::string* error) {
         "replicaof is not available with spill-dir set (a full sync reloads the data, "
         "which the spill tier cannot take yet)";
     return false;
+  }
+  if (process.cluster_yes) {
+    if (!config_->String("replicaof").empty()) {
+      *error = "replicaof directive not allowed in cluster mode";
+      return false;
+    }
+    cluster_ = std::make_unique<ClusterService>(engine_.get());
+    if (!cluster_->Load(error)) return false;
+    engine_->AddService(cluster_.get());
   }
   if (!config_->String("spill-dir").empty()) {
     // Before the snapshot manager: a worker's store is in place before its load starts.

@@ -24,6 +24,7 @@ class Engine;
 class MetricsServer;
 class SnapshotManager;
 class TierService;
+class ClusterService;
 class ReplicaLink;
 class ReplMaster;
 
@@ -49,6 +50,7 @@ class Server {
   std::unique_ptr<ReplicaLink> replica_;
   std::unique_ptr<ReplMaster> repl_master_;
   std::unique_ptr<TierService> tier_;       // spill-dir set
+  std::unique_ptr<ClusterService> cluster_;  // cluster-enabled yes
   std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;
   std::string run_id_;

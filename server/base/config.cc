@@ -214,23 +214,21 @@ Config::Config() {
     by_name_["repl-ping-slave-period"] = &o;
   }
   {
-    // Redis Cluster (docs/ARCHITECTURE.md "Cluster"). The bus is not there yet, so
-    // "yes" is refused with its reason rather than accepted and ignored.
+    // Redis Cluster (docs/ARCHITECTURE.md "Cluster").
     Option& o = Add("cluster-enabled", Kind::kEnum, "no", false,
-                    "no; emulated: this server answers the cluster commands (CLUSTER SLOTS, "
-                    "SHARDS, NODES, INFO...) as the one node of a cluster that owns all 16384 "
-                    "slots, so cluster-only clients can use it (yes, the cluster bus, is not "
-                    "available yet)");
+                    "yes: a Redis Cluster node with its own slots and nodes.conf "
+                    "(cluster-config-file); emulated: this server answers the cluster "
+                    "commands (CLUSTER SLOTS, SHARDS, NODES, INFO...) as the one node of a "
+                    "cluster that owns all 16384 slots, so cluster-only clients can use it");
     o.enum_values = {"no", "yes", "emulated"};
-    o.validate = [](std::string_view v) -> std::string {
-      if (EqualsIgnoreCase(v, "yes")) {
-        return "cluster-enabled yes (a cluster of nodes over the cluster bus) is not "
-               "available yet; cluster-enabled emulated answers as a single node that owns "
-               "every slot";
-      }
-      return "";
-    };
   }
+  Add("cluster-config-file", Kind::kString, "nodes.conf", false,
+      "the file (in dir unless absolute) where a node with cluster-enabled yes keeps its "
+      "view of the cluster; created when missing, rewritten on every change");
+  Add("cluster-require-full-coverage", Kind::kBool, "yes", true,
+      "with cluster-enabled yes, the cluster is down while any slot has no serving master");
+  Add("cluster-allow-reads-when-down", Kind::kBool, "no", true,
+      "with cluster-enabled yes, reads are still served while the cluster is down");
   Add("cluster-announce-ip", Kind::kString, "", true,
       "the address the cluster commands give clients for this node (empty: the address "
       "the asking client connected to)");

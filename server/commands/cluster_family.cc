@@ -27,6 +27,7 @@
 #include "core/key_slot.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/commands/cluster_node_commands.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/engine/client.h"
@@ -221,6 +222,10 @@ constexpr std::string_view kLayoutSubcommands[] = {"addslots",
 
 void CmdCluster(Client& c, CmdArgs args, ReplyBuilder& rb) {
   Engine& srv = c.worker().engine();
+  if (srv.process().cluster_yes) {
+    ClusterNodeConn(c, args, rb);
+    return;
+  }
   if (!srv.process().cluster_emulated) {
     rb.Error(kClusterDisabled);
     return;
@@ -261,10 +266,12 @@ void CmdCluster(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
-// COUNTKEYSINSLOT <slot> and GETKEYSINSLOT <slot> <count> (CmdCluster sends them here).
+// COUNTKEYSINSLOT <slot> and GETKEYSINSLOT <slot> <count>, and with cluster-enabled yes
+// the layout changes (cluster_node_commands.h), run in a fiber.
 bool ClusterNeedsFiber(CmdArgs args) {
-  return EqualsIgnoreCase(args[1], "countkeysinslot") ||
-         EqualsIgnoreCase(args[1], "getkeysinslot");
+  std::string sub = Lowercase(args[1]);
+  if (sub == "countkeysinslot" || sub == "getkeysinslot") return true;
+  return IsClusterLayoutChange(sub) && Worker::Current()->engine().process().cluster_yes;
 }
 
 Fiber ClusterKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
@@ -324,10 +331,16 @@ Fiber ClusterKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
+Fiber ClusterFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  if (IsClusterLayoutChange(Lowercase(owned->span()[1])))
+    return ClusterNodeChangeFiber(c, std::move(owned));
+  return ClusterKeysFiber(c, std::move(owned));
+}
+
 // READONLY, READWRITE and ASKING: accepted in a cluster. This node serves every slot as
 // a master, so none changes what a command may do.
 void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
-  if (!c.worker().engine().process().cluster_emulated) {
+  if (!c.worker().engine().process().cluster_mode()) {
     rb.Error(kClusterDisabled);
     return;
   }
@@ -337,13 +350,17 @@ void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
 }  // namespace
 
 const std::vector<std::string> kClusterSubcommands = {
-    "help",  "info",  "myid",    "myshardid",       "slots",
-    "shards", "nodes", "keyslot", "countkeysinslot", "getkeysinslot"};
+    "help",          "info",         "myid",       "myshardid",        "slots",
+    "shards",        "nodes",        "keyslot",    "countkeysinslot",  "getkeysinslot",
+    "addslots",      "addslotsrange", "delslots",  "delslotsrange",    "flushslots",
+    "set-config-epoch", "bumpepoch", "forget",     "reset",            "saveconfig",
+    "count-failure-reports", "replicas", "slaves", "links",            "meet",
+    "replicate",     "setslot",      "failover"};
 
 void RegisterClusterFamily(CommandRegistry& r) {
   CommandSpec cluster{"cluster", -2, kCmdStale, 0, 0, 0};
   cluster.conn_fn = CmdCluster;
-  cluster.fiber_fn = ClusterKeysFiber;
+  cluster.fiber_fn = ClusterFiber;
   cluster.needs_fiber = ClusterNeedsFiber;
   cluster.subcommands = &kClusterSubcommands;
   cluster.group = "cluster";

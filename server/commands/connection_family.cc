@@ -46,7 +46,7 @@ void CmdSelect(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Error(errors::kNotInteger);
     return;
   }
-  if (id != 0 && c.worker().engine().process().cluster_emulated) {
+  if (id != 0 && c.worker().engine().process().cluster_mode()) {
     rb.Error("ERR SELECT is not allowed in cluster mode");
     return;
   }
@@ -155,7 +155,7 @@ void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
   out.Bulk("id");
   out.Integer(static_cast<int64_t>(c.id()));
   out.Bulk("mode");
-  out.Bulk(c.worker().engine().process().cluster_emulated ? "cluster" : "standalone");
+  out.Bulk(c.worker().engine().process().cluster_mode() ? "cluster" : "standalone");
   out.Bulk("role");
   out.Bulk("master");
   out.Bulk("modules");

@@ -26,6 +26,11 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   Engine& engine = c.worker().engine();
   ReplicationState& state = engine.replication();
   ReplicaLink& link = engine.Service<ReplicaLink>();
+  if (engine.process().cluster_yes) {
+    // A cluster node's replication follows the cluster (CLUSTER REPLICATE), as in Redis.
+    rb.Error("ERR REPLICAOF not allowed in cluster mode.");
+    return;
+  }
   if (EqualsIgnoreCase(args[1], "no") && EqualsIgnoreCase(args[2], "one")) {
     if (state.is_replica()) {
       if (!link.StopUnlessLoading()) {  // as Redis refuses REPLICAOF while it loads

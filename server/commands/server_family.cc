@@ -117,7 +117,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     section("Server");
     AddLine(&out, "redis_version", STRATA_REDIS_COMPAT_VERSION);
     AddLine(&out, "strata_version", STRATA_VERSION);
-    AddLine(&out, "redis_mode", srv.process().cluster_emulated ? "cluster" : "standalone");
+    AddLine(&out, "redis_mode", srv.process().cluster_mode() ? "cluster" : "standalone");
     AddLine(&out, "os", "Linux");
     AddLine(&out, "arch_bits", "64");
     AddLine(&out, "multiplexing_api", srv.process().io_backend);
@@ -270,7 +270,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   }
   if (want("cluster", true)) {
     section("Cluster");
-    AddLine(&out, "cluster_enabled", srv.process().cluster_emulated ? "1" : "0");
+    AddLine(&out, "cluster_enabled", srv.process().cluster_mode() ? "1" : "0");
   }
   if (want("keyspace", true)) {
     section("Keyspace");

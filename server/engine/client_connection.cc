@@ -382,6 +382,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   last_spec_ = spec;
   if (spec->flags & kCmdWrite) repl_wrote = true;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
+  if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
+      [[unlikely]] {
+    // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
+    // before a transaction queues it, as Redis does. The master's stream obeys.
+    if (!RoutedHere(*routing, spec, args)) return true;
+  }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {
       worker_->stats().commands[spec->id].rejected_calls++;
@@ -451,6 +457,18 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   }
   ReplyError("ERR internal error: command has no handler for keys on several shards");
   return true;
+}
+
+bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args) {
+  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return true;  // no keys
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  spec->Keys(args, &keys);
+  std::string err = RouteKeys(r, keys, spec->is_write());
+  if (err.empty()) return true;
+  worker_->stats().commands[spec->id].rejected_calls++;
+  Refuse(spec, err);
+  return false;
 }
 
 bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {

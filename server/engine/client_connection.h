@@ -129,6 +129,9 @@ class ClientConnection final : public Connection, public Client {
   void ResumeLater();
   // Returns false when input processing must pause (a fiber or a barrier).
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
+  // cluster-enabled yes: false when the command's keys are served elsewhere or the
+  // cluster is down (the redirection is the reply).
+  bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).

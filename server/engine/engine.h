@@ -57,8 +57,10 @@ struct ProcessInfo {
   // cluster-enabled emulated: the node's id and its shard's (40 hex digits each, new at
   // each start), for the cluster commands (server/commands/cluster_family.cc).
   bool cluster_emulated = false;
+  // cluster-enabled yes: a node of a real cluster (server/cluster/).
+  bool cluster_yes = false;
   // Any cluster mode: only database 0, and each shard keeps a slot index (SlotIndex).
-  bool cluster_mode() const { return cluster_emulated; }
+  bool cluster_mode() const { return cluster_emulated || cluster_yes; }
   std::string cluster_node_id;
   std::string cluster_shard_id;
   std::string executable;

@@ -33,6 +33,7 @@
 #include "core/keyspace.h"
 #include "server/engine/blocking.h"
 #include "server/engine/cold_gate.h"
+#include "server/engine/cluster_routing.h"
 #include "server/engine/latency_histogram.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/pubsub.h"
@@ -159,6 +160,10 @@ class Worker {
   // bytes the tier charges to this worker's used memory (its share of the spill
   // store's cache and its I/O buffers).
   ColdGate* cold_gate() const { return cold_gate_; }
+  // cluster-enabled yes: the slot layout this worker routes by (null otherwise; see
+  // cluster_routing.h). Set on this worker's thread only.
+  const SlotRouting* routing() const { return routing_.get(); }
+  void set_routing(std::shared_ptr<const SlotRouting> r) { routing_ = std::move(r); }
   void set_cold_gate(ColdGate* g) { cold_gate_ = g; }
   void set_tier_bytes(size_t n) { tier_bytes_ = n; }
   // Over maxmemory while the spill tier can still free memory: writes wait (up to
@@ -394,6 +399,7 @@ class Worker {
   bool noted_over_ = false;  // worker 0: what Engine::NoteOverMemory was last told
   ShardEviction eviction_{*this, keyspace_};
   ColdGate* cold_gate_ = nullptr;
+  std::shared_ptr<const SlotRouting> routing_;
   size_t tier_bytes_ = 0;
   bool spill_wait_ = false;
   std::vector<ClientConnection*> memory_waiters_;

@@ -297,17 +297,6 @@ def test_announced_address_port_and_hostname():
         s.stop()
 
 
-@pytest.mark.skipif(IS_REDIS, reason="strata's settings")
-def test_cluster_enabled_yes_is_refused_with_the_reason():
-    s = Server(extra_args=["--cluster-enabled", "yes"], expect_fail=True)
-    try:
-        assert s.wait_exit(10) not in (None, 0)
-        assert "cluster-enabled yes" in s.read_log()
-        assert "not available yet" in s.read_log()
-    finally:
-        s.stop()
-
-
 def test_node_cluster_clients(node, c):
     """ioredis's Cluster and node-redis's createCluster against the one-node cluster."""
     run_node_check("cluster_check.js", node.port, b"node cluster clients OK")

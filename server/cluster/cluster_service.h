@@ -1,0 +1,87 @@
+// ClusterService: this node's Redis Cluster state under `cluster-enabled yes`
+// (docs/ARCHITECTURE.md "Cluster"), an engine service.
+//
+// It owns the ClusterState (cluster_state.h) and its file, cluster-config-file
+// (nodes.conf, in `dir` unless the path is absolute):
+//   - Load(), on the main thread before the workers start: reads the file, or creates it
+//     for a new node (a random 40-character id, a master with no slots). A file that does
+//     not parse stops the server, naming the line. The file is locked for the life of
+//     the process (flock of <file>.lock beside it: the file itself is replaced at each
+//     save), so two servers cannot share one, as in Redis.
+//   - Change(fn), from any worker: runs fn on the state under the service's mutex; when
+//     fn changed it, writes the file (a temporary file, fsync, rename, fsync of the
+//     directory) and builds the new routing, before the mutex is released. The command
+//     then installs the latest routing on every worker (InstallLatest, through a hop to
+//     each) before it replies, so no client is served by the old layout after the
+//     reply. The file is written on the calling worker: layout changes are rare and
+//     small (Redis writes it on its one thread too).
+//   - Read(fn): runs fn on the state under the mutex (CLUSTER NODES, SLOTS, INFO...).
+//   - cluster-require-full-coverage and cluster-allow-reads-when-down are read when the
+//     routing is built; worker 0's timer rebuilds it when either changed by CONFIG SET.
+//
+// Not there yet: the cluster bus (MEET, gossip, failure detection, failover), so a node
+// knows other nodes only from its nodes.conf.
+//
+// Thread-safety: Load() on the main thread before Start; the rest from any worker.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/cluster/cluster_state.h"
+#include "server/engine/cluster_routing.h"
+#include "server/engine/engine.h"
+
+namespace strata {
+
+class ClusterService final : public ShardService {
+ public:
+  explicit ClusterService(Engine* engine);
+  ~ClusterService() override;
+
+  // Main thread, before the engine starts. False with *error when the file cannot be
+  // read, written, locked or parsed.
+  bool Load(std::string* error);
+
+  // Runs fn(state, &error) under the mutex. fn returns false with error set to refuse
+  // (nothing changed), or true; *changed (when given) says whether it changed the
+  // layout, which is then saved and a new routing built. Returns "" or the error
+  // (fn's, or the file's when it could not be saved: the change stays in memory).
+  std::string Change(const std::function<bool(ClusterState&, std::string*)>& fn,
+                     bool changed = true);
+  // Runs fn(state) under the mutex.
+  void Read(const std::function<void(const ClusterState&)>& fn) const;
+  // Writes the file now (CLUSTER SAVECONFIG); "" or the error.
+  std::string Save();
+
+  // On w's thread: installs the latest routing there.
+  void InstallLatest(Worker& w);
+
+  const std::string& config_path() const { return path_; }
+
+  void OnWorkerStart(Worker& w) override { InstallLatest(w); }
+  void OnTimer(Worker& w) override;
+
+ private:
+  std::string SaveLocked();
+  void RebuildLocked();
+
+  Engine* engine_;
+  mutable std::mutex mu_;
+  std::unique_ptr<ClusterState> state_;
+  std::shared_ptr<const SlotRouting> routing_;
+  bool built_full_coverage_ = true;
+  bool built_reads_when_down_ = false;
+  std::string dir_;
+  std::string name_;
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
+// A random node id: 40 characters of [0-9a-f].
+std::string NewNodeId();
+
+}  // namespace strata

@@ -1,0 +1,143 @@
+// ClusterState: one node's view of a Redis Cluster - the nodes it knows, which master
+// serves each of the 16384 hash slots, the epochs - and its text forms: nodes.conf
+// (cluster-config-file) and CLUSTER NODES, which are the same lines
+// (docs/ARCHITECTURE.md "Cluster").
+//
+// nodes.conf, as Redis 7.0 writes and reads it: one line per node,
+//   <id> <ip>:<port>@<cport>[,<hostname>] <flags> <master id or -> <ping sent ms>
+//   <pong received ms> <config epoch> <connected|disconnected> [<slot>|<a>-<b>]...
+// flags a comma list of myself, master, slave, fail?, fail, handshake, noaddr,
+// nofailover (or "noflags"); the myself line may also carry [<slot>->-<id>] (migrating
+// to) and [<slot>-<-<id>] (importing from). Then one line
+//   vars currentEpoch <n> lastVoteEpoch <n>
+// A file that does not parse is refused whole, naming the line, as Redis refuses it.
+//
+// Pure data: no I/O, no clock (times are passed in), no threads. The cluster service
+// (cluster_service.h) owns the one instance and serialises access to it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/key_slot.h"
+#include "server/engine/cluster_routing.h"
+
+namespace strata {
+
+// Node flags: Redis's bits (the cluster bus carries them as they are).
+enum ClusterNodeFlag : uint16_t {
+  kNodeMaster = 1,
+  kNodeReplica = 2,
+  kNodePFail = 4,
+  kNodeFail = 8,
+  kNodeMyself = 16,
+  kNodeHandshake = 32,
+  kNodeNoAddr = 64,
+  kNodeMeet = 128,
+  kNodeMigrateTo = 256,
+  kNodeNoFailover = 512,
+};
+
+struct ClusterNode {
+  std::string id;  // 40 characters of [0-9a-z]
+  std::string ip;  // empty until known
+  int port = 0;
+  int cport = 0;  // the bus port
+  std::string hostname;
+  uint16_t flags = 0;
+  std::string master_id;  // a replica's master; empty otherwise
+  int64_t ping_sent_ms = 0;
+  int64_t pong_received_ms = 0;
+  uint64_t config_epoch = 0;
+  bool connected = false;  // the bus link (myself: always)
+
+  bool is_master() const { return flags & kNodeMaster; }
+  bool failed() const { return flags & kNodeFail; }
+};
+
+class ClusterState {
+ public:
+  static constexpr size_t kIdLen = 40;
+
+  // A node alone in its cluster: a master with this id and no slots, epochs 0.
+  explicit ClusterState(std::string my_id);
+
+  // Reads nodes.conf text. False with *error naming the line when it does not parse or
+  // names no node as myself.
+  static bool Parse(std::string_view text, std::unique_ptr<ClusterState>* out,
+                    std::string* error);
+  // nodes.conf text (Parse(Serialize()) gives this state back).
+  std::string Serialize() const;
+  // CLUSTER NODES: the same lines without the vars line. my_ip: the address to give
+  // for myself while it has none of its own yet (the one the asking client reached).
+  std::string NodesText(std::string_view my_ip = {}) const;
+  // One node's line, without its newline.
+  std::string NodeLine(const ClusterNode& n, std::string_view my_ip = {}) const;
+
+  ClusterNode& myself() { return *nodes_[myself_]; }
+  const ClusterNode& myself() const { return *nodes_[myself_]; }
+  const std::vector<std::unique_ptr<ClusterNode>>& nodes() const { return nodes_; }
+  const ClusterNode* FindNode(std::string_view id) const;
+
+  // The master serving slot, or null.
+  const ClusterNode* SlotOwner(uint32_t slot) const { return owner_[slot]; }
+  // Slot ranges [first, last] served by n, ascending.
+  std::vector<std::pair<uint32_t, uint32_t>> RangesOf(const ClusterNode& n) const;
+  size_t SlotsAssigned() const;
+  // Masters serving at least one slot (cluster_size).
+  size_t ServingMasters() const;
+
+  // Slot assignment to myself (ADDSLOTS) and removal (DELSLOTS, FLUSHSLOTS). REQUIRES:
+  // the caller checked the slot's current owner as the command needs.
+  void AssignToMyself(uint32_t slot) { owner_[slot] = nodes_[myself_].get(); }
+  void Unassign(uint32_t slot) { owner_[slot] = nullptr; }
+
+  uint64_t current_epoch() const { return current_epoch_; }
+  uint64_t last_vote_epoch() const { return last_vote_epoch_; }
+  void set_current_epoch(uint64_t e) { current_epoch_ = e; }
+  // Migrating / importing slots (CLUSTER SETSLOT): slot -> the other node's id.
+  const std::map<uint32_t, std::string>& migrating() const { return migrating_; }
+  const std::map<uint32_t, std::string>& importing() const { return importing_; }
+
+  // cluster_state, as Redis computes it: ok when (with full coverage required) every
+  // slot is served by a master not marked failed, and a majority of the masters that
+  // serve slots are reachable (not fail or fail?); so a node that serves nothing and
+  // knows no one is down.
+  bool Ok(bool require_full_coverage) const;
+  // The data path's view (cluster_routing.h).
+  std::shared_ptr<const SlotRouting> BuildRouting(bool require_full_coverage,
+                                                  bool allow_reads_when_down) const;
+
+  // Removes another node (CLUSTER FORGET): its slots become unassigned, and replicas
+  // that followed it follow no one. REQUIRES: n is not myself.
+  void Forget(const ClusterNode* n);
+  // A master's replicas.
+  std::vector<const ClusterNode*> ReplicasOf(const ClusterNode& master) const;
+  // The largest config epoch any node has, or the current epoch if larger.
+  uint64_t MaxEpoch() const;
+  void set_last_vote_epoch(uint64_t e) { last_vote_epoch_ = e; }
+
+  // Forgets every other node and every slot; with hard, also draws a new id (the caller
+  // gives it) and sets the epochs to 0 (CLUSTER RESET).
+  void Reset(bool hard, const std::string& new_id);
+
+ private:
+  ClusterState() = default;
+  std::vector<std::unique_ptr<ClusterNode>> nodes_;
+  size_t myself_ = 0;
+  std::array<const ClusterNode*, kClusterSlots> owner_{};
+  std::map<uint32_t, std::string> migrating_;
+  std::map<uint32_t, std::string> importing_;
+  uint64_t current_epoch_ = 0;
+  uint64_t last_vote_epoch_ = 0;
+};
+
+// A valid node id: 40 characters of [0-9a-z].
+bool IsNodeId(std::string_view id);
+
+}  // namespace strata

@@ -1,0 +1,550 @@
+// CLUSTER under `cluster-enabled yes` (docs/ARCHITECTURE.md "Cluster"): the state's
+// views (INFO, NODES, SLOTS, SHARDS, REPLICAS, LINKS...) on the client's thread, and the
+// layout changes (ADDSLOTS, DELSLOTS, FLUSHSLOTS, SET-CONFIG-EPOCH, BUMPEPOCH, FORGET,
+// RESET) in a fiber that saves nodes.conf (ClusterService::Change) and installs the new
+// routing on every worker before it replies. Replies and errors are Redis 7.0's.
+//
+// The subcommands that need the cluster bus (MEET, REPLICATE, SETSLOT, FAILOVER) are
+// refused with that reason until the bus is there.
+#include "server/commands/cluster_node_commands.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/key_slot.h"
+#include "core/string_util.h"
+#include "server/base/config.h"
+#include "server/cluster/cluster_service.h"
+#include "server/commands/errors.h"
+#include "server/engine/engine.h"
+#include "server/engine/hops.h"
+#include "server/engine/replication_state.h"
+#include "server/engine/worker.h"
+
+namespace strata {
+namespace {
+
+std::string WrongArity(std::string_view lower_sub) {
+  return "ERR wrong number of arguments for 'cluster|" + std::string(lower_sub) + "' command";
+}
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// The address the asking client reached: given for this node while it has none of its
+// own (it learns one from the cluster bus, or cluster-announce-ip).
+std::string ReachedIp(const Client& c) {
+  const std::string& laddr = c.laddr();
+  size_t colon = laddr.rfind(':');
+  return colon == std::string::npos ? laddr : laddr.substr(0, colon);
+}
+
+std::string IpOf(const ClusterState& st, const ClusterNode& n, const std::string& my_ip) {
+  return (&n == &st.myself() && n.ip.empty()) ? my_ip : n.ip;
+}
+
+bool ParseSlotArg(std::string_view a, uint32_t* slot) {
+  int64_t v = 0;
+  if (!ParseInt64(a, &v) || v < 0 || v >= kClusterSlots) return false;
+  *slot = static_cast<uint32_t>(v);
+  return true;
+}
+
+std::string InfoText(const ClusterState& st, bool full_coverage) {
+  size_t assigned = 0, ok = 0, pfail = 0, fail = 0;
+  for (uint32_t s = 0; s < kClusterSlots; s++) {
+    const ClusterNode* o = st.SlotOwner(s);
+    if (o == nullptr) continue;
+    assigned++;
+    if (o->flags & kNodeFail) {
+      fail++;
+    } else if (o->flags & kNodePFail) {
+      pfail++;
+    } else {
+      ok++;
+    }
+  }
+  const ClusterNode& me = st.myself();
+  uint64_t my_epoch = me.config_epoch;
+  if (!me.is_master() && !me.master_id.empty()) {
+    if (const ClusterNode* m = st.FindNode(me.master_id)) my_epoch = m->config_epoch;
+  }
+  std::string out;
+  auto line = [&](std::string_view name, const std::string& value) {
+    out.append(name);
+    out += ':';
+    out += value;
+    out += "\r\n";
+  };
+  line("cluster_state", st.Ok(full_coverage) ? "ok" : "fail");
+  line("cluster_slots_assigned", std::to_string(assigned));
+  line("cluster_slots_ok", std::to_string(ok));
+  line("cluster_slots_pfail", std::to_string(pfail));
+  line("cluster_slots_fail", std::to_string(fail));
+  line("cluster_known_nodes", std::to_string(st.nodes().size()));
+  line("cluster_size", std::to_string(st.ServingMasters()));
+  line("cluster_current_epoch", std::to_string(st.current_epoch()));
+  line("cluster_my_epoch", std::to_string(my_epoch));
+  // No cluster bus yet: no message has been sent or received.
+  line("cluster_stats_messages_sent", "0");
+  line("cluster_stats_messages_received", "0");
+  line("total_cluster_links_buffer_limit_exceeded", "0");
+  return out;
+}
+
+// One node of a CLUSTER SLOTS range: address, port, id, then a map of what was not
+// given first (the hostname, when set).
+void SlotsNode(const ClusterState& st, const ClusterNode& n, const std::string& my_ip,
+               ReplyBuilder& rb) {
+  rb.Array(4);
+  rb.Bulk(IpOf(st, n, my_ip));
+  rb.Integer(n.port);
+  rb.Bulk(n.id);
+  if (n.hostname.empty()) {
+    rb.Map(0);
+  } else {
+    rb.Map(1);
+    rb.Bulk("hostname");
+    rb.Bulk(n.hostname);
+  }
+}
+
+void ReplySlots(const ClusterState& st, const std::string& my_ip, ReplyBuilder& rb) {
+  struct Range {
+    uint32_t a, b;
+    const ClusterNode* master;
+    std::vector<const ClusterNode*> replicas;
+  };
+  std::vector<Range> ranges;
+  for (const auto& n : st.nodes()) {
+    if (!n->is_master()) continue;
+    std::vector<const ClusterNode*> replicas;
+    for (const ClusterNode* r : st.ReplicasOf(*n)) {
+      if (!r->failed()) replicas.push_back(r);
+    }
+    for (auto [a, b] : st.RangesOf(*n)) ranges.push_back(Range{a, b, n.get(), replicas});
+  }
+  rb.Array(ranges.size());
+  for (const Range& r : ranges) {
+    rb.Array(3 + r.replicas.size());
+    rb.Integer(r.a);
+    rb.Integer(r.b);
+    SlotsNode(st, *r.master, my_ip, rb);
+    for (const ClusterNode* rep : r.replicas) SlotsNode(st, *rep, my_ip, rb);
+  }
+}
+
+void ShardsNode(const ClusterState& st, const ClusterNode& n, const std::string& my_ip,
+                int64_t my_offset, ReplyBuilder& rb) {
+  bool me = &n == &st.myself();
+  rb.Map(n.hostname.empty() ? 7 : 8);
+  rb.Bulk("id");
+  rb.Bulk(n.id);
+  rb.Bulk("port");
+  rb.Integer(n.port);
+  std::string ip = IpOf(st, n, my_ip);
+  rb.Bulk("ip");
+  rb.Bulk(ip);
+  rb.Bulk("endpoint");
+  rb.Bulk(ip);
+  if (!n.hostname.empty()) {
+    rb.Bulk("hostname");
+    rb.Bulk(n.hostname);
+  }
+  rb.Bulk("role");
+  rb.Bulk(n.is_master() ? "master" : "replica");
+  rb.Bulk("replication-offset");
+  rb.Integer(me ? my_offset : 0);  // another node's offset comes with the bus
+  rb.Bulk("health");
+  rb.Bulk(n.failed() ? "fail" : "online");
+}
+
+void ReplyShards(const ClusterState& st, const std::string& my_ip, int64_t my_offset,
+                 ReplyBuilder& rb) {
+  std::vector<const ClusterNode*> masters;
+  for (const auto& n : st.nodes()) {
+    if (n->is_master() && !(n->flags & kNodeHandshake)) masters.push_back(n.get());
+  }
+  rb.Array(masters.size());
+  for (const ClusterNode* m : masters) {
+    auto ranges = st.RangesOf(*m);
+    std::vector<const ClusterNode*> replicas = st.ReplicasOf(*m);
+    rb.Map(2);
+    rb.Bulk("slots");
+    rb.Array(ranges.size() * 2);
+    for (auto [a, b] : ranges) {
+      rb.Integer(a);
+      rb.Integer(b);
+    }
+    rb.Bulk("nodes");
+    rb.Array(1 + replicas.size());
+    ShardsNode(st, *m, my_ip, my_offset, rb);
+    for (const ClusterNode* r : replicas) ShardsNode(st, *r, my_ip, my_offset, rb);
+  }
+}
+
+const char* const kHelp[] = {
+    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ADDSLOTS <slot> [<slot> ...]",
+    "    Assign slots to current node.",
+    "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+    "BUMPEPOCH",
+    "    Advance the cluster config epoch.",
+    "COUNT-FAILURE-REPORTS <node-id>",
+    "    Return number of failure reports for <node-id>.",
+    "COUNTKEYSINSLOT <slot>",
+    "    Return the number of keys in <slot>.",
+    "DELSLOTS <slot> [<slot> ...]",
+    "    Delete slots information from current node.",
+    "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Delete slots information which are between <start-slot> and <end-slot>.",
+    "FLUSHSLOTS",
+    "    Delete current node own slots information.",
+    "FORGET <node-id>",
+    "    Remove a node from the cluster.",
+    "GETKEYSINSLOT <slot> <count>",
+    "    Return key names stored by current node in a slot.",
+    "INFO",
+    "    Return information about the cluster.",
+    "KEYSLOT <key>",
+    "    Return the hash slot for <key>.",
+    "LINKS",
+    "    Return information about all network links between this node and its peers.",
+    "MYID",
+    "    Return the node id.",
+    "MYSHARDID",
+    "    Return the node's shard id.",
+    "NODES",
+    "    Return cluster configuration seen by node. Output format:",
+    "    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> "
+    "<slot> ...",
+    "REPLICAS <node-id>",
+    "    Return <node-id> replicas.",
+    "RESET [HARD|SOFT]",
+    "    Reset current node (default: soft).",
+    "SAVECONFIG",
+    "    Force saving cluster configuration on disk.",
+    "SET-CONFIG-EPOCH <epoch>",
+    "    Set config epoch of current node.",
+    "SHARDS",
+    "    Return information about slot range mappings and the nodes associated with them.",
+    "SLOTS",
+    "    Return information about slots range mappings. Each range is made of:",
+    "    start, end, master and replicas IP addresses, ports and ids",
+    "HELP",
+    "    Print this help.",
+};
+
+// Need the cluster bus: refused with the reason.
+constexpr std::string_view kBusSubcommands[] = {"meet", "replicate", "setslot", "failover"};
+
+constexpr std::string_view kLayoutChanges[] = {
+    "addslots", "addslotsrange", "delslots", "delslotsrange", "flushslots",
+    "set-config-epoch", "bumpepoch", "forget", "reset"};
+
+}  // namespace
+
+bool IsClusterLayoutChange(std::string_view lower_sub) {
+  return std::find(std::begin(kLayoutChanges), std::end(kLayoutChanges), lower_sub) !=
+         std::end(kLayoutChanges);
+}
+
+void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  Engine& srv = c.worker().engine();
+  ClusterService& svc = srv.Service<ClusterService>();
+  std::string sub = Lowercase(args[1]);
+  auto arity = [&](size_t n) {
+    if (args.size() == n) return true;
+    rb.Error(WrongArity(sub));
+    return false;
+  };
+  auto find_node = [&](const ClusterState& st) -> const ClusterNode* {
+    const ClusterNode* n = st.FindNode(args[2]);
+    if (n == nullptr) rb.Error("ERR Unknown node " + std::string(args[2]));
+    return n;
+  };
+  if (sub == "help") {
+    if (!arity(2)) return;
+    rb.Array(std::size(kHelp));
+    for (const char* line : kHelp) rb.Simple(line);
+  } else if (sub == "info") {
+    if (!arity(2)) return;
+    bool full = srv.config().Int("cluster-require-full-coverage") != 0;
+    svc.Read([&](const ClusterState& st) { rb.Verbatim(InfoText(st, full)); });
+  } else if (sub == "myid") {
+    if (!arity(2)) return;
+    svc.Read([&](const ClusterState& st) { rb.Bulk(st.myself().id); });
+  } else if (sub == "myshardid") {
+    if (arity(2)) rb.Bulk(srv.process().cluster_shard_id);
+  } else if (sub == "nodes") {
+    if (!arity(2)) return;
+    std::string ip = ReachedIp(c);
+    svc.Read([&](const ClusterState& st) { rb.Verbatim(st.NodesText(ip)); });
+  } else if (sub == "slots") {
+    if (!arity(2)) return;
+    std::string ip = ReachedIp(c);
+    svc.Read([&](const ClusterState& st) { ReplySlots(st, ip, rb); });
+  } else if (sub == "shards") {
+    if (!arity(2)) return;
+    std::string ip = ReachedIp(c);
+    int64_t offset = srv.replication().offset();
+    svc.Read([&](const ClusterState& st) { ReplyShards(st, ip, offset, rb); });
+  } else if (sub == "keyslot") {
+    if (arity(3)) rb.Integer(KeySlot(args[2]));
+  } else if (sub == "saveconfig") {
+    if (!arity(2)) return;
+    std::string err = svc.Save();
+    if (err.empty()) {
+      rb.Ok();
+    } else {
+      rb.Error(err);
+    }
+  } else if (sub == "count-failure-reports") {
+    if (!arity(3)) return;
+    // Failure reports come over the cluster bus: none yet.
+    svc.Read([&](const ClusterState& st) {
+      if (find_node(st) != nullptr) rb.Integer(0);
+    });
+  } else if (sub == "replicas" || sub == "slaves") {
+    if (!arity(3)) return;
+    std::string ip = ReachedIp(c);
+    svc.Read([&](const ClusterState& st) {
+      const ClusterNode* n = find_node(st);
+      if (n == nullptr) return;
+      if (!n->is_master()) {
+        rb.Error("ERR The specified node is not a master");
+        return;
+      }
+      std::vector<const ClusterNode*> replicas = st.ReplicasOf(*n);
+      rb.Array(replicas.size());
+      for (const ClusterNode* r : replicas) rb.Bulk(st.NodeLine(*r, ip));
+    });
+  } else if (sub == "links") {
+    // The bus's links to other nodes: none yet.
+    if (arity(2)) rb.Array(0);
+  } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
+             std::end(kBusSubcommands)) {
+    rb.Error("ERR CLUSTER " + Upper(args[1]) +
+             " needs the cluster bus, which this strata does not have yet");
+  } else {
+    rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
+  }
+}
+
+Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Engine& srv = c->worker().engine();
+  ClusterService& svc = srv.Service<ClusterService>();
+  std::string sub = Lowercase(args[1]);
+  std::string error;
+  std::string status;  // a status reply other than +OK (BUMPEPOCH)
+  bool changed = false;
+  bool applied = false;  // a change was made (even when saving the file then failed)
+
+  // FLUSHSLOTS and RESET need to know whether this node holds keys.
+  size_t keys = 0;
+  if (sub == "flushslots" || sub == "reset") {
+    std::vector<size_t> counts(srv.shard_count(), 0);
+    co_await RunOn(srv.AllShards(),
+                   [&](Worker& w) { counts[w.index()] = w.keyspace().key_count(); });
+    for (size_t n : counts) keys += n;
+  }
+
+  if (sub == "addslots" || sub == "delslots" || sub == "addslotsrange" ||
+      sub == "delslotsrange") {
+    bool range = sub.ends_with("range");
+    bool add = sub.starts_with("add");
+    std::vector<uint32_t> slots;
+    if (args.size() < 3 || (range && (args.size() - 2) % 2 != 0)) {
+      error = WrongArity(sub);
+    } else if (!range) {
+      for (size_t i = 2; i < args.size() && error.empty(); i++) {
+        uint32_t s = 0;
+        if (!ParseSlotArg(args[i], &s)) {
+          error = "ERR Invalid or out of range slot";
+        } else {
+          slots.push_back(s);
+        }
+      }
+    } else {
+      for (size_t i = 2; i + 1 < args.size() && error.empty(); i += 2) {
+        uint32_t a = 0, b = 0;
+        if (!ParseSlotArg(args[i], &a) || !ParseSlotArg(args[i + 1], &b)) {
+          error = "ERR Invalid or out of range slot";
+        } else if (a > b) {
+          error = "ERR start slot number " + std::to_string(a) +
+                  " is greater than end slot number " + std::to_string(b);
+        } else {
+          for (uint32_t s = a; s <= b; s++) slots.push_back(s);
+        }
+      }
+    }
+    if (error.empty()) {
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        std::vector<char> seen(kClusterSlots, 0);
+        for (uint32_t s : slots) {
+          if (add && st.SlotOwner(s) != nullptr) {
+            *err = "ERR Slot " + std::to_string(s) + " is already busy";
+            return false;
+          }
+          if (!add && st.SlotOwner(s) == nullptr) {
+            *err = "ERR Slot " + std::to_string(s) + " is already unassigned";
+            return false;
+          }
+          if (seen[s]) {
+            *err = "ERR Slot " + std::to_string(s) + " specified multiple times";
+            return false;
+          }
+          seen[s] = 1;
+        }
+        for (uint32_t s : slots) {
+          if (add) {
+            st.AssignToMyself(s);
+          } else {
+            st.Unassign(s);
+          }
+        }
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else if (sub == "flushslots") {
+    if (args.size() != 2) {
+      error = WrongArity(sub);
+    } else if (keys != 0) {
+      error = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.";
+    } else {
+      error = svc.Change([&](ClusterState& st, std::string*) {
+        for (uint32_t s = 0; s < kClusterSlots; s++) {
+          if (st.SlotOwner(s) == &st.myself()) st.Unassign(s);
+        }
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else if (sub == "set-config-epoch") {
+    int64_t epoch = 0;
+    if (args.size() != 3) {
+      error = WrongArity(sub);
+    } else if (!ParseInt64(args[2], &epoch)) {
+      error = std::string(errors::kNotInteger);
+    } else if (epoch < 0) {
+      error = "ERR Invalid config epoch specified: " + std::string(args[2]);
+    } else {
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        if (st.nodes().size() > 1) {
+          *err =
+              "ERR The user can assign a config epoch only when the node does not know any "
+              "other node.";
+          return false;
+        }
+        if (st.myself().config_epoch != 0) {
+          *err = "ERR Node config epoch is already non-zero";
+          return false;
+        }
+        st.myself().config_epoch = static_cast<uint64_t>(epoch);
+        if (st.current_epoch() < st.myself().config_epoch)
+          st.set_current_epoch(st.myself().config_epoch);
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else if (sub == "bumpepoch") {
+    if (args.size() != 2) {
+      error = WrongArity(sub);
+    } else {
+      error = svc.Change([&](ClusterState& st, std::string*) {
+        // Without consensus, as Redis: a new epoch unless this node already has the
+        // largest one and it is not 0.
+        uint64_t max = st.MaxEpoch();
+        ClusterNode& me = st.myself();
+        if (me.config_epoch == 0 || me.config_epoch != max) {
+          st.set_current_epoch(st.current_epoch() + 1);
+          me.config_epoch = st.current_epoch();
+          status = "BUMPED " + std::to_string(me.config_epoch);
+        } else {
+          status = "STILL " + std::to_string(me.config_epoch);
+        }
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else if (sub == "forget") {
+    if (args.size() != 3) {
+      error = WrongArity(sub);
+    } else {
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        const ClusterNode* n = st.FindNode(args[2]);
+        if (n == nullptr) {
+          *err = "ERR Unknown node " + std::string(args[2]);
+          return false;
+        }
+        if (n == &st.myself()) {
+          *err = "ERR I tried hard but I can't forget myself...";
+          return false;
+        }
+        if (!st.myself().is_master() && st.myself().master_id == n->id) {
+          *err = "ERR Can't forget my master!";
+          return false;
+        }
+        st.Forget(n);
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else if (sub == "reset") {
+    bool hard = false;
+    if (args.size() > 3) {
+      error = WrongArity(sub);
+    } else if (args.size() == 3 && EqualsIgnoreCase(args[2], "hard")) {
+      hard = true;
+    } else if (args.size() == 3 && !EqualsIgnoreCase(args[2], "soft")) {
+      error = std::string(errors::kSyntax);
+    }
+    if (error.empty()) {
+      std::string new_id = NewNodeId();
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        if (st.myself().is_master() && keys != 0) {
+          *err = "ERR CLUSTER RESET can't be called with master nodes containing keys";
+          return false;
+        }
+        st.Reset(hard, new_id);
+        applied = true;
+        return true;
+      });
+      changed = applied;
+    }
+  } else {
+    error = "ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.";
+  }
+
+  if (changed) {
+    // Every worker routes by the new layout before the client hears of it.
+    co_await RunOn(srv.AllShards(), [&](Worker& w) { svc.InstallLatest(w); });
+  }
+  if (!error.empty()) {
+    rb.Error(error);
+  } else if (!status.empty()) {
+    rb.Simple(status);
+  } else {
+    rb.Ok();
+  }
+  c->FinishFiber(std::move(out));
+}
+
+}  // namespace strata
