@@ -18,10 +18,12 @@ namespace strata {
 
 constexpr uint32_t kClusterSlots = 16384;
 
-// CRC-16/XMODEM of data.
+// CRC-16/XMODEM of data (with carry-less multiplication where the CPU has it).
 uint16_t Crc16(std::string_view data);
+// The same, by table lookups on any CPU (tests compare the two).
+uint16_t Crc16Portable(std::string_view data);
 
 // The key's slot, 0..16383.
-inline uint32_t KeySlot(std::string_view key) { return Crc16(HashTag(key)) & (kClusterSlots - 1); }
+uint32_t KeySlot(std::string_view key);
 
 }  // namespace strata

@@ -386,7 +386,15 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       [[unlikely]] {
     // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
     // before a transaction queues it, as Redis does. The master's stream obeys.
-    if (!RoutedHere(*routing, spec, args)) return true;
+    // A command of one key served here passes in one slot lookup.
+    bool one_key = spec->keys_fn == nullptr && spec->first_key > 0 &&
+                   spec->last_key == spec->first_key &&
+                   static_cast<size_t>(spec->first_key) < args.size();
+    if (!(one_key && routing->ok &&
+          routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] ==
+              routing->myself) &&
+        !RoutedHere(*routing, spec, args))
+      return true;
   }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "server/engine/client.h"
+#include "server/engine/cluster_routing.h"
 #include "server/engine/command.h"
 #include "server/engine/task.h"
 #include "server/net/connection.h"

@@ -13,6 +13,32 @@ TEST(KeySlotTest, Crc16IsXmodem) {
 }
 
 // The expected slots are what redis-server 7's CLUSTER KEYSLOT answers.
+// Both ways of computing the CRC (carry-less multiplication, tables) agree with the byte-at-a-time definition at every length and offset.
+TEST(KeySlotTest, SlicedCrcMatchesTheBytewiseOne) {
+  auto bytewise = [](std::string_view d) {
+    uint32_t crc = 0;
+    for (unsigned char c : d) {
+      crc ^= static_cast<uint32_t>(c) << 8;
+      for (int i = 0; i < 8; i++) crc = (crc & 0x8000) ? ((crc << 1) ^ 0x1021) : (crc << 1);
+      crc &= 0xffff;
+    }
+    return static_cast<uint16_t>(crc);
+  };
+  std::string s;
+  uint32_t x = 12345;
+  for (int i = 0; i < 300; i++) {
+    x = x * 1103515245u + 12345u;
+    s += static_cast<char>(x >> 16);
+  }
+  for (size_t off = 0; off < 9; off++) {
+    for (size_t len = 0; off + len <= s.size(); len += 1 + len / 8) {
+      std::string_view d(s.data() + off, len);
+      ASSERT_EQ(Crc16(d), bytewise(d)) << off << " " << len;
+      ASSERT_EQ(Crc16Portable(d), bytewise(d)) << off << " " << len;
+    }
+  }
+}
+
 TEST(KeySlotTest, SlotsMatchRedis) {
   EXPECT_EQ(KeySlot("123456789"), 12739u);
   EXPECT_EQ(KeySlot("foo"), 12182u);
@@ -21,6 +47,22 @@ TEST(KeySlotTest, SlotsMatchRedis) {
   EXPECT_EQ(KeySlot("hello"), 866u);
   EXPECT_EQ(KeySlot(""), 0u);
   EXPECT_EQ(KeySlot(std::string("\0\xff\x80", 3)), Crc16(std::string("\0\xff\x80", 3)) & 16383u);
+}
+
+// The one-pass slot (whole-key CRC, looking for '{' on the way) agrees with the tag's
+// CRC wherever the braces fall: in the leading bytes, in an 8-byte block, or nowhere.
+TEST(KeySlotTest, OnePassSlotMatchesTheTagsCrc) {
+  const char* parts[] = {"", "{", "}", "{}", "a", "user:1000:", "{tag}", "x{y}z"};
+  for (const char* a : parts) {
+    for (const char* b : parts) {
+      for (const char* c : parts) {
+        for (size_t pad = 0; pad < 9; pad++) {
+          std::string key = std::string(pad, 'p') + a + b + c;
+          ASSERT_EQ(KeySlot(key), Crc16(HashTag(key)) & (kClusterSlots - 1)) << key;
+        }
+      }
+    }
+  }
 }
 
 TEST(KeySlotTest, HashTagsAsRedisReadsThem) {
