@@ -26,6 +26,7 @@
 #include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
+#include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
 #include "server/sd_notify.h"
 
@@ -77,6 +78,10 @@ int Server::exit_code() const { return engine_ ? engine_->exit_code() : 0; }
 
 bool Server::OpenListeners(std::string* error) {
   port_ = static_cast<int>(config_->Int("port"));
+  return OpenTcpListeners(port_, &listen_fds_, error);
+}
+
+bool Server::OpenTcpListeners(int port, std::vector<int>* fds, std::string* error) {
   std::vector<std::string> addrs;
   if (!SplitArgs(config_->String("bind"), &addrs) || addrs.empty()) {
     *error = "bind: no address given";
@@ -97,7 +102,7 @@ bool Server::OpenListeners(std::string* error) {
       family = AF_INET6;
       auto* a6 = reinterpret_cast<sockaddr_in6*>(&ss);
       a6->sin6_family = AF_INET6;
-      a6->sin6_port = htons(static_cast<uint16_t>(port_));
+      a6->sin6_port = htons(static_cast<uint16_t>(port));
       if (inet_pton(AF_INET6, addr.c_str(), &a6->sin6_addr) != 1) {
         *error = "Invalid bind address '" + addr + "'";
         return false;
@@ -106,7 +111,7 @@ bool Server::OpenListeners(std::string* error) {
     } else {
       auto* a4 = reinterpret_cast<sockaddr_in*>(&ss);
       a4->sin_family = AF_INET;
-      a4->sin_port = htons(static_cast<uint16_t>(port_));
+      a4->sin_port = htons(static_cast<uint16_t>(port));
       if (inet_pton(AF_INET, addr.c_str(), &a4->sin_addr) != 1) {
         *error = "Invalid bind address '" + addr + "'";
         return false;
@@ -125,13 +130,13 @@ bool Server::OpenListeners(std::string* error) {
       int err = errno;
       close(fd);
       if (optional) continue;
-      *error = "Failed listening on port " + std::to_string(port_) + " (tcp), address " + addr +
+      *error = "Failed listening on port " + std::to_string(port) + " (tcp), address " + addr +
                ": " + std::strerror(err);
       return false;
     }
-    listen_fds_.push_back(fd);
+    fds->push_back(fd);
   }
-  if (listen_fds_.empty()) {
+  if (fds->empty()) {
     *error = "Failed listening on any address";
     return false;
   }
@@ -208,6 +213,19 @@ bool Server::Start(std::string* error) {
     }
   }
   if (!engine_->Start(backend, listen_fds_, cpus, error)) return false;
+  if (cluster_ != nullptr) {
+    // The cluster bus, on the same addresses, at the bus port.
+    std::vector<int> bus_fds;
+    int cport = static_cast<int>(config_->Int("cluster-port"));
+    if (cport == 0) cport = port_ + 10000;
+    bus_ = std::make_unique<ClusterBus>(engine_.get(), cluster_.get());
+    if (!OpenTcpListeners(cport, &bus_fds, error) || !bus_->Start(std::move(bus_fds), error)) {
+      for (int fd : bus_fds) close(fd);
+      engine_->Stop();
+      return false;
+    }
+    cluster_->set_bus(bus_.get());
+  }
   if (int64_t mport = config_->Int("metrics-port"); mport > 0) {
     MetricsServer::Options mo;
     mo.bind = config_->String("metrics-bind");
@@ -265,6 +283,7 @@ void Server::RunUntilSignal() {
     LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
   if (metrics_ != nullptr) metrics_->Stop();
+  if (bus_ != nullptr) bus_->Stop();
   replica_->Shutdown();
   repl_master_->Shutdown();
   engine_->Stop();

@@ -25,6 +25,7 @@ class MetricsServer;
 class SnapshotManager;
 class TierService;
 class ClusterService;
+class ClusterBus;
 class ReplicaLink;
 class ReplMaster;
 
@@ -43,6 +44,9 @@ class Server {
 
  private:
   bool OpenListeners(std::string* error);
+  // Listening sockets on every `bind` address at this port (the client port, the
+  // cluster bus's).
+  bool OpenTcpListeners(int port, std::vector<int>* fds, std::string* error);
 
   Config* config_;
   std::unique_ptr<Engine> engine_;
@@ -51,6 +55,7 @@ class Server {
   std::unique_ptr<ReplMaster> repl_master_;
   std::unique_ptr<TierService> tier_;       // spill-dir set
   std::unique_ptr<ClusterService> cluster_;  // cluster-enabled yes
+  std::unique_ptr<ClusterBus> bus_;          // cluster-enabled yes, once started
   std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
   std::vector<int> listen_fds_;
   std::string run_id_;

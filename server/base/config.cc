@@ -227,6 +227,13 @@ Config::Config() {
       "view of the cluster; created when missing, rewritten on every change");
   Add("cluster-require-full-coverage", Kind::kBool, "yes", true,
       "with cluster-enabled yes, the cluster is down while any slot has no serving master");
+  Add("cluster-bus-max-message-bytes", Kind::kMemory, "8mb", true,
+      "the largest cluster bus message a link may send this node; a longer one closes the "
+      "link (a PUBLISH across the cluster carries its whole message)")
+      .min = 4352;
+  Add("cluster-link-sendbuf-limit", Kind::kMemory, "64mb", true,
+      "bytes a cluster bus link may leave unread before it is closed (0: no limit)")
+      .min = 0;
   Add("cluster-allow-reads-when-down", Kind::kBool, "no", true,
       "with cluster-enabled yes, reads are still served while the cluster is down");
   Add("cluster-announce-ip", Kind::kString, "", true,

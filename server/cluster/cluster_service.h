@@ -19,8 +19,8 @@
 //   - cluster-require-full-coverage and cluster-allow-reads-when-down are read when the
 //     routing is built; worker 0's timer rebuilds it when either changed by CONFIG SET.
 //
-// Not there yet: the cluster bus (MEET, gossip, failure detection, failover), so a node
-// knows other nodes only from its nodes.conf.
+// Not there yet: what the cluster bus would teach it (cluster_bus.h answers other nodes
+// but opens no link of its own), so a node knows other nodes only from its nodes.conf.
 //
 // Thread-safety: Load() on the main thread before Start; the rest from any worker.
 #pragma once
@@ -36,6 +36,8 @@
 #include "server/engine/engine.h"
 
 namespace strata {
+
+class ClusterBus;
 
 class ClusterService final : public ShardService {
  public:
@@ -61,6 +63,9 @@ class ClusterService final : public ShardService {
   void InstallLatest(Worker& w);
 
   const std::string& config_path() const { return path_; }
+  // The bus's end of this node, once the Server has started it (null before).
+  void set_bus(const ClusterBus* b) { bus_ = b; }
+  const ClusterBus* bus() const { return bus_; }
 
   void OnWorkerStart(Worker& w) override { InstallLatest(w); }
   void OnTimer(Worker& w) override;
@@ -79,6 +84,7 @@ class ClusterService final : public ShardService {
   std::string name_;
   std::string path_;
   int lock_fd_ = -1;
+  const ClusterBus* bus_ = nullptr;
 };
 
 // A random node id: 40 characters of [0-9a-f].

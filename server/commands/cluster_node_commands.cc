@@ -4,8 +4,8 @@
 // RESET) in a fiber that saves nodes.conf (ClusterService::Change) and installs the new
 // routing on every worker before it replies. Replies and errors are Redis 7.0's.
 //
-// The subcommands that need the cluster bus (MEET, REPLICATE, SETSLOT, FAILOVER) are
-// refused with that reason until the bus is there.
+// The subcommands that need links this node opens on the cluster bus (MEET, REPLICATE,
+// SETSLOT, FAILOVER) are refused with that reason until it opens them.
 #include "server/commands/cluster_node_commands.h"
 
 #include <algorithm>
@@ -18,6 +18,8 @@
 #include "core/key_slot.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/cluster/bus_message.h"
+#include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
 #include "server/commands/errors.h"
 #include "server/engine/engine.h"
@@ -57,7 +59,7 @@ bool ParseSlotArg(std::string_view a, uint32_t* slot) {
   return true;
 }
 
-std::string InfoText(const ClusterState& st, bool full_coverage) {
+std::string InfoText(const ClusterState& st, bool full_coverage, const ClusterBus* bus) {
   size_t assigned = 0, ok = 0, pfail = 0, fail = 0;
   for (uint32_t s = 0; s < kClusterSlots; s++) {
     const ClusterNode* o = st.SlotOwner(s);
@@ -92,10 +94,20 @@ std::string InfoText(const ClusterState& st, bool full_coverage) {
   line("cluster_size", std::to_string(st.ServingMasters()));
   line("cluster_current_epoch", std::to_string(st.current_epoch()));
   line("cluster_my_epoch", std::to_string(my_epoch));
-  // No cluster bus yet: no message has been sent or received.
-  line("cluster_stats_messages_sent", "0");
-  line("cluster_stats_messages_received", "0");
-  line("total_cluster_links_buffer_limit_exceeded", "0");
+  // The bus's messages by type (only the types seen), then in all, as Redis lists them.
+  for (const char* dir : {"sent", "received"}) {
+    uint64_t total = 0;
+    for (uint16_t t = 0; t < bus::kTypeCount && bus != nullptr; t++) {
+      uint64_t n = dir[0] == 's' ? bus->sent(t) : bus->received(t);
+      if (n == 0) continue;
+      total += n;
+      line(std::string("cluster_stats_messages_") + bus::TypeName(t) + "_" + dir,
+           std::to_string(n));
+    }
+    line(std::string("cluster_stats_messages_") + dir, std::to_string(total));
+  }
+  line("total_cluster_links_buffer_limit_exceeded",
+       std::to_string(bus != nullptr ? bus->links_over_limit() : 0));
   return out;
 }
 
@@ -243,7 +255,7 @@ const char* const kHelp[] = {
     "    Print this help.",
 };
 
-// Need the cluster bus: refused with the reason.
+// Need links this node opens on the cluster bus: refused with the reason.
 constexpr std::string_view kBusSubcommands[] = {"meet", "replicate", "setslot", "failover"};
 
 constexpr std::string_view kLayoutChanges[] = {
@@ -278,7 +290,7 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   } else if (sub == "info") {
     if (!arity(2)) return;
     bool full = srv.config().Int("cluster-require-full-coverage") != 0;
-    svc.Read([&](const ClusterState& st) { rb.Verbatim(InfoText(st, full)); });
+    svc.Read([&](const ClusterState& st) { rb.Verbatim(InfoText(st, full, svc.bus())); });
   } else if (sub == "myid") {
     if (!arity(2)) return;
     svc.Read([&](const ClusterState& st) { rb.Bulk(st.myself().id); });
@@ -333,7 +345,7 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
              std::end(kBusSubcommands)) {
     rb.Error("ERR CLUSTER " + Upper(args[1]) +
-             " needs the cluster bus, which this strata does not have yet");
+             " is not available yet: this node does not open cluster bus links of its own");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
   }

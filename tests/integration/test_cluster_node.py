@@ -371,3 +371,148 @@ def test_an_unwritable_nodes_conf_dir_refuses_to_start(nodes):
               expect_fail=True)
     assert s.wait_exit(10) not in (None, 0)
     assert "cluster config file" in s.read_log()
+
+
+# The cluster bus (server/cluster/cluster_bus.h): what a peer sees of this node.
+
+def _bus_message(msg_type, sender="f" * 40, version=1, extra=b""):
+    """A bus message with an empty body: the 2256-byte header of protocol version 1."""
+    import struct
+    h = bytearray(2256)
+    h[0:4] = b"RCmb"
+    struct.pack_into(">IHHHH", h, 4, 2256 + len(extra), version, 7000, msg_type, 0)
+    h[40:80] = sender.encode()
+    struct.pack_into(">HHH", h, 2248, 17000, 1, 0)  # bus port, flags master
+    return bytes(h) + extra
+
+
+def _read_message(sock):
+    import struct
+    head = b""
+    while len(head) < 8:
+        chunk = sock.recv(8 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    assert head[:4] == b"RCmb"
+    (length,) = struct.unpack(">I", head[4:8])
+    body = head
+    while len(body) < length:
+        chunk = sock.recv(length - len(body))
+        assert chunk, "the link closed mid-message"
+        body += chunk
+    return body
+
+
+def _closed(sock, timeout=5):
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+@strata_only
+def test_the_bus_answers_a_ping_and_drops_what_does_not_hold_together(nodes):
+    import socket
+    import struct
+    s = nodes()
+    c = s.client(decode_responses=True)
+    c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 99)
+    myid = c.execute_command("CLUSTER", "MYID")
+    # What needs links of its own is refused with the reason.
+    for args in (("MEET", "127.0.0.1", 1), ("REPLICATE", "a" * 40), ("SETSLOT", 1, "STABLE"),
+                 ("FAILOVER",)):
+        with pytest.raises(redis.ResponseError, match="is not available yet: this node does "
+                                                      "not open cluster bus links of its own"):
+            c.execute_command("CLUSTER", *args)
+    link = socket.create_connection(("127.0.0.1", s.bus_port), timeout=5)
+    try:
+        # A message that does not hold together (version 2, a PING with trailing bytes)
+        # is dropped; the link stays and the next PING is answered.
+        link.sendall(_bus_message(0, version=2))
+        link.sendall(_bus_message(0, extra=b"\0" * 8))
+        link.sendall(_bus_message(0))
+        pong = _read_message(link)
+        assert struct.unpack(">H", pong[12:14])[0] == 1  # PONG
+        assert pong[40:80].decode() == myid
+        assert struct.unpack(">H", pong[10:12])[0] == s.port
+        assert struct.unpack(">H", pong[2248:2250])[0] == s.bus_port
+        slots = pong[80:80 + 2048]
+        assert slots[0] == 0xFF and slots[12] == 0x0F and slots[13] == 0  # 0-99
+        # Garbage closes the link.
+        link.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        assert _closed(link)
+    finally:
+        link.close()
+    # A link that sends half a message and goes away costs nothing.
+    half = socket.create_connection(("127.0.0.1", s.bus_port), timeout=5)
+    half.sendall(_bus_message(0)[:1000])
+    half.close()
+    assert c.ping()
+    i = info(c)
+    assert int(i["cluster_stats_messages_ping_received"]) == 1
+    assert int(i["cluster_stats_messages_pong_sent"]) == 1
+    log = s.read_log()
+    assert "bad message length or signature" in log
+    # The first bad message of a link is logged as a warning, later ones only verbosely.
+    assert "Cluster bus: dropped protocol version 2 from" in log
+    assert "dropped a ping message of length 2264" not in log
+
+
+@strata_only
+def test_a_redis_node_that_meets_this_node_lists_it_and_redirects_to_it(nodes, data_dir):
+    """A redis-server 7 node MEETs a strata node over the real bus: it completes the
+    handshake, lists strata as a connected master with its slots, and sends clients of
+    those slots to it."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    # strata does not learn the other node's slots from the bus yet: without full
+    # coverage required it serves its own.
+    s = nodes(["--cluster-require-full-coverage", "no"])
+    c = s.client(decode_responses=True)
+    c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
+    myid = c.execute_command("CLUSTER", "MYID")
+    rdir = tempfile.mkdtemp(prefix="redis-cluster-")
+    rport = low_free_port()
+    import subprocess
+    proc = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1",
+                             "--cluster-enabled", "yes", "--save", "", "--appendonly", "no",
+                             "--dir", rdir, "--cluster-port", str(low_free_port())],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        rc = redis.Redis(port=rport, decode_responses=True)
+        wait_for(lambda: _pings(rc), 10, "redis-server to start")
+        rc.execute_command("CLUSTER", "ADDSLOTSRANGE", 8192, 16383)
+        rc.execute_command("CLUSTER", "MEET", "127.0.0.1", s.port, s.bus_port)
+
+        def strata_listed():
+            for line in rc.execute_command("CLUSTER", "NODES").splitlines():
+                f = line.split()
+                if f[0] == myid:
+                    return f[2] == "master" and f[7] == "connected" and f[8:] == ["0-8191"]
+            return False
+
+        wait_for(strata_listed, 20, "redis-server to list strata as a connected master")
+        wait_for(lambda: info(rc)["cluster_state"] == "ok", 20, "the mixed cluster to be ok")
+        key = key_in(0, 8191)
+        with pytest.raises(redis.ResponseError,
+                           match="^MOVED %d 127.0.0.1:%d$" % (SLOTS.slot(key), s.port)):
+            rc.get(key)
+        c.set(key, "from strata")
+        assert c.get(key) == "from strata"
+        # strata learned the address redis-server reached it at, and kept it.
+        assert c.execute_command("CLUSTER", "NODES").split()[1].startswith("127.0.0.1:")
+        assert int(info(c)["cluster_stats_messages_meet_received"]) == 1
+        rc.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(rdir, ignore_errors=True)
+
+
+def _pings(client):
+    try:
+        return client.ping()
+    except redis.ConnectionError:
+        return False
