@@ -7,12 +7,14 @@
 
 namespace strata {
 
-SlotIndex::SlotIndex() : sets_(new Set[kClusterSlots]) {
-  bytes_ = mi_usable_size(sets_.get());
+SlotIndex::SlotIndex()
+    : sets_(static_cast<Set*>(mi_zalloc(sizeof(Set) * kClusterSlots))) {  // all empty
+  bytes_ = mi_usable_size(sets_);
 }
 
 SlotIndex::~SlotIndex() {
   for (uint32_t i = 0; i < kClusterSlots; i++) mi_free(sets_[i].cells);
+  mi_free(sets_);
 }
 
 void SlotIndex::Place(uint64_t* cells, uint32_t cap, uint64_t hash) {

@@ -28,7 +28,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/key_slot.h"
@@ -75,7 +74,7 @@ class SlotIndex {
   void Resize(Set& s, uint32_t cap);
   static void Place(uint64_t* cells, uint32_t cap, uint64_t hash);
 
-  std::unique_ptr<Set[]> sets_;
+  Set* sets_;  // kClusterSlots of them, from mimalloc (counted at its usable size)
   std::vector<uint32_t> zero_slots_;  // one element per key whose hash is 0
   size_t total_ = 0;
   size_t bytes_ = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -227,6 +228,10 @@ Config::Config() {
       "view of the cluster; created when missing, rewritten on every change");
   Add("cluster-require-full-coverage", Kind::kBool, "yes", true,
       "with cluster-enabled yes, the cluster is down while any slot has no serving master");
+  Add("cluster-node-timeout", Kind::kInt, "15000", true,
+      "milliseconds: a cluster bus link that has sent no whole message for this long is "
+      "closed")
+      .min = 1;
   Add("cluster-bus-max-message-bytes", Kind::kMemory, "8mb", true,
       "the largest cluster bus message a link may send this node; a longer one closes the "
       "link (a PUBLISH across the cluster carries its whole message)")
@@ -236,14 +241,37 @@ Config::Config() {
       .min = 0;
   Add("cluster-allow-reads-when-down", Kind::kBool, "no", true,
       "with cluster-enabled yes, reads are still served while the cluster is down");
-  Add("cluster-announce-ip", Kind::kString, "", true,
-      "the address the cluster commands give clients for this node (empty: the address "
-      "the asking client connected to)");
+  {
+    Option& o = Add("cluster-announce-ip", Kind::kString, "", true,
+                    "the address the cluster commands give clients for this node (empty: the "
+                    "address the asking client connected to)");
+    // It is written into nodes.conf and the cluster bus's 46-byte address field.
+    o.validate = [](std::string_view v) -> std::string {
+      if (v.size() > 45) return "the address must be at most 45 characters";
+      for (char ch : v) {
+        if (ch == ' ' || ch == ',' || ch == '@' || static_cast<unsigned char>(ch) < 0x20)
+          return "the address must not contain spaces, ',', '@' or control characters";
+      }
+      return "";
+    };
+  }
   Add("cluster-announce-port", Kind::kInt, "0", true,
       "the port the cluster commands give clients for this node (0: port)")
       .max = 65535;
-  Add("cluster-announce-hostname", Kind::kString, "", true,
-      "a hostname the cluster commands give clients beside the address (empty: none)");
+  {
+    Option& o = Add("cluster-announce-hostname", Kind::kString, "", true,
+                    "a hostname the cluster commands give clients beside the address (empty: "
+                    "none)");
+    // It is written into nodes.conf and CLUSTER NODES' lines: Redis's rule.
+    o.validate = [](std::string_view v) -> std::string {
+      if (v.size() >= 256) return "Hostnames must be less than 256 characters";
+      for (char ch : v) {
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.')
+          return "Hostnames must only contain alphanumeric characters, '-' or '.'";
+      }
+      return "";
+    };
+  }
   Add("cluster-port", Kind::kInt, "0", false,
       "the cluster bus port shown in CLUSTER NODES (0: port + 10000)")
       .max = 65535;

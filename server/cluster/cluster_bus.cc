@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -14,11 +15,13 @@
 #include "server/base/log.h"
 #include "server/cluster/cluster_service.h"
 #include "server/engine/engine.h"
+#include "storage/mono_clock.h"
 
 namespace strata {
 
 struct ClusterBus::Link {
   int fd = -1;
+  int64_t last_message_ms = 0;  // when it last sent a whole message (or connected)
   std::string peer;      // "ip:port" of the other end
   std::string local_ip;  // the address the peer reached
   std::string in;
@@ -28,6 +31,8 @@ struct ClusterBus::Link {
 };
 
 namespace {
+
+int64_t NowMs() { return static_cast<int64_t>(MonoNs() / 1000000); }
 
 std::string IpOf(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -86,25 +91,42 @@ void ClusterBus::Stop() {
 
 void ClusterBus::Run() {
   std::vector<pollfd> fds;
+  int64_t accept_paused_until_ms = 0;
   while (!stop_.load(std::memory_order_acquire)) {
+    int64_t now = NowMs();
+    // Links that have sent no whole message for cluster-node-timeout are closed: a peer
+    // cannot hold a link (and its buffer) open for nothing.
+    int64_t idle_ms = engine_->config().Int("cluster-node-timeout");
+    std::erase_if(link_list_, [&](Link* l) {
+      if (now - l->last_message_ms <= idle_ms) return false;
+      LogVerbose("Cluster bus: closing the idle link from %s", l->peer.c_str());
+      close(l->fd);
+      delete l;
+      return true;
+    });
     fds.clear();
     fds.push_back(pollfd{wake_fd_, POLLIN, 0});
-    for (int fd : listen_fds_) fds.push_back(pollfd{fd, POLLIN, 0});
+    // While accepting is paused (out of descriptors, or as many links as maxclients),
+    // the listening sockets are not polled, so the loop does not spin on them.
+    bool accepting = now >= accept_paused_until_ms;
+    for (int fd : listen_fds_) fds.push_back(pollfd{accepting ? fd : -1, POLLIN, 0});
     for (Link* l : link_list_) {
       short ev = POLLIN;
       if (l->out_sent < l->out.size()) ev |= POLLOUT;
       fds.push_back(pollfd{l->fd, ev, 0});
     }
-    int n = poll(fds.data(), fds.size(), 1000);
+    int n = poll(fds.data(), fds.size(), accepting ? 1000 : 100);
     if (n < 0) {
       if (errno == EINTR) continue;
       LogWarning("Cluster bus: poll failed: %s", std::strerror(errno));
+      usleep(100 * 1000);
       continue;
     }
     if (n == 0) continue;
     size_t at = 1;
     for (size_t i = 0; i < listen_fds_.size(); i++, at++) {
-      if (fds[at].revents & POLLIN) Accept(listen_fds_[i]);
+      if ((fds[at].revents & POLLIN) && !Accept(listen_fds_[i]))
+        accept_paused_until_ms = NowMs() + 100;
     }
     // Links accepted above are not in fds yet: only the first `count` have results.
     size_t count = fds.size() - at;
@@ -130,15 +152,30 @@ void ClusterBus::Run() {
   }
 }
 
-void ClusterBus::Accept(int listen_fd) {
+bool ClusterBus::Accept(int listen_fd) {
+  size_t max_links = static_cast<size_t>(engine_->config().Int("maxclients"));
   while (true) {
+    if (link_list_.size() >= max_links) {
+      LogWarning("Cluster bus: %zu links (maxclients); not accepting more for now",
+                 link_list_.size());
+      return false;
+    }
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
     int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or an error the next poll will show again
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+          errno == ECONNABORTED)
+        return true;
+      LogWarning("Cluster bus: accept failed: %s", std::strerror(errno));
+      return false;  // out of descriptors, say: pause accepting for a moment
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     auto* l = new Link();
     l->fd = fd;
+    l->last_message_ms = NowMs();
     l->peer = IpOf(peer) + ":" + std::to_string(PortOf(peer));
     sockaddr_storage local{};
     socklen_t llen = sizeof(local);
@@ -151,15 +188,14 @@ void ClusterBus::Accept(int listen_fd) {
 bool ClusterBus::ReadLink(Link& l) {
   const Config& cfg = engine_->config();
   size_t max_len = static_cast<size_t>(cfg.Int("cluster-bus-max-message-bytes"));
+  size_t out_limit = static_cast<size_t>(cfg.Int("cluster-link-sendbuf-limit"));
   char buf[16384];
-  while (true) {
+  // One read per turn of the loop: a link that streams cannot keep the others waiting,
+  // and what it makes this node answer is bounded before the next read.
+  {
     ssize_t n = read(l.fd, buf, sizeof(buf));
     if (n == 0) return false;
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      if (errno == EINTR) continue;
-      return false;
-    }
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     l.in.append(buf, static_cast<size_t>(n));
     // Whole messages are taken as they complete, so the buffer holds at most one message
     // and the next one's first bytes.
@@ -178,10 +214,18 @@ bool ClusterBus::ReadLink(Link& l) {
       if (rest.size() < len) break;
       bus::Message m;
       std::string why;
+      l.last_message_ms = NowMs();
       if (bus::Decode(rest.substr(0, len), &m, &why)) {
         received_[std::min<uint16_t>(m.h.type, bus::kTypeCount)].fetch_add(
             1, std::memory_order_relaxed);
         Handle(l, m);
+        if (out_limit != 0 && l.out.size() - l.out_sent > out_limit) {
+          LogWarning("Cluster bus: the link from %s has %zu bytes it does not read "
+                     "(cluster-link-sendbuf-limit); closing it",
+                     l.peer.c_str(), l.out.size() - l.out_sent);
+          over_limit_.fetch_add(1, std::memory_order_relaxed);
+          return false;
+        }
       } else {
         Log(l.warned ? LogLevel::kVerbose : LogLevel::kWarning,
             "Cluster bus: dropped %s from %s", why.c_str(), l.peer.c_str());

@@ -17,8 +17,11 @@
 //     cluster-announce-hostname is set. A MEET, or any PING while this node has no
 //     address of its own and none is announced, gives it the address the peer reached
 //     (saved in nodes.conf), as Redis does.
-//   - Output is bounded: a link whose unsent bytes pass cluster-link-sendbuf-limit (a
-//     peer that sends and never reads) is closed.
+//   - Bounded: a link whose unsent bytes pass cluster-link-sendbuf-limit (a peer that
+//     sends and never reads) is closed; each link is read once per turn of the loop (a
+//     streaming peer cannot starve the others); a link that sends no whole message for
+//     cluster-node-timeout is closed; at most maxclients links are accepted, and
+//     accepting pauses briefly when descriptors run out.
 //   So a redis-server 7 node that meets this one (CLUSTER MEET) completes its handshake
 //   and lists it as a connected master with its slots, and redirects clients to it.
 //
@@ -68,7 +71,9 @@ class ClusterBus {
  private:
   struct Link;
   void Run();
-  void Accept(int listen_fd);
+  // Accepts what is waiting; false when accepting should pause (out of descriptors, or
+  // maxclients links).
+  bool Accept(int listen_fd);
   // Reads what the link has; false when the link is to be closed.
   bool ReadLink(Link& l);
   bool FlushLink(Link& l);

@@ -39,13 +39,15 @@ bool ClusterService::Load(std::string* error) {
     return false;
   }
   std::string file = cfg.String("cluster-config-file");
-  if (!file.empty() && file[0] == '/') {
-    size_t slash = file.rfind('/');
-    dir_ = slash == 0 ? "/" : file.substr(0, slash);
-    name_ = file.substr(slash + 1);
+  // The directory the file is in (fsynced after each rename) and its name.
+  std::string full = !file.empty() && file[0] == '/' ? file : JoinPath(cfg.String("dir"), file);
+  size_t slash = full.rfind('/');
+  if (slash == std::string::npos) {
+    dir_ = ".";
+    name_ = full;
   } else {
-    dir_ = cfg.String("dir");
-    name_ = file;
+    dir_ = slash == 0 ? "/" : full.substr(0, slash);
+    name_ = full.substr(slash + 1);
   }
   path_ = JoinPath(dir_, name_);
   // The lock is on a file beside it: the file itself is replaced by a rename at each
@@ -83,21 +85,32 @@ bool ClusterService::Load(std::string* error) {
     }
     LogNotice("Node configuration loaded, I'm %.40s", state_->myself().id.c_str());
   }
-  // The node's own address as this process serves it.
-  ClusterNode& me = state_->myself();
-  me.port = static_cast<int>(cfg.Int("cluster-announce-port"));
-  if (me.port == 0) me.port = engine_->process().port;
-  me.cport = static_cast<int>(cfg.Int("cluster-port"));
-  if (me.cport == 0) me.cport = engine_->process().port + 10000;
-  std::string announce_ip = cfg.String("cluster-announce-ip");
-  if (!announce_ip.empty()) me.ip = announce_ip;
-  me.hostname = cfg.String("cluster-announce-hostname");
+  ApplyAnnouncedLocked();
   std::string save_error = SaveLocked();
   if (!save_error.empty()) {
     *error = save_error;
     return false;
   }
   RebuildLocked();
+  return true;
+}
+
+bool ClusterService::ApplyAnnouncedLocked() {
+  const Config& cfg = engine_->config();
+  ClusterNode& me = state_->myself();
+  int port = static_cast<int>(cfg.Int("cluster-announce-port"));
+  if (port == 0) port = engine_->process().port;
+  int cport = static_cast<int>(cfg.Int("cluster-port"));
+  if (cport == 0) cport = engine_->process().port + 10000;
+  std::string ip = cfg.String("cluster-announce-ip");
+  if (ip.empty()) ip = me.ip;  // learned from the bus, or none yet
+  std::string hostname = cfg.String("cluster-announce-hostname");
+  if (me.port == port && me.cport == cport && me.ip == ip && me.hostname == hostname)
+    return false;
+  me.port = port;
+  me.cport = cport;
+  me.ip = ip;
+  me.hostname = hostname;
   return true;
 }
 
@@ -153,7 +166,9 @@ void ClusterService::OnTimer(Worker& w) {
   bool reads = cfg.Int("cluster-allow-reads-when-down") != 0;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (full == built_full_coverage_ && reads == built_reads_when_down_) return;
+    bool announced = ApplyAnnouncedLocked();
+    if (announced) SaveLocked();
+    if (!announced && full == built_full_coverage_ && reads == built_reads_when_down_) return;
     RebuildLocked();
   }
   for (uint32_t i = 0; i < engine_->shard_count(); i++) {

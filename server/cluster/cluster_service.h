@@ -17,7 +17,8 @@
 //     small (Redis writes it on its one thread too).
 //   - Read(fn): runs fn on the state under the mutex (CLUSTER NODES, SLOTS, INFO...).
 //   - cluster-require-full-coverage and cluster-allow-reads-when-down are read when the
-//     routing is built; worker 0's timer rebuilds it when either changed by CONFIG SET.
+//     routing is built; worker 0's timer rebuilds it when either changed by CONFIG SET,
+//     and applies a changed cluster-announce-ip, -port or -hostname to this node (saved).
 //
 // Not there yet: what the cluster bus would teach it (cluster_bus.h answers other nodes
 // but opens no link of its own), so a node knows other nodes only from its nodes.conf.
@@ -25,6 +26,7 @@
 // Thread-safety: Load() on the main thread before Start; the rest from any worker.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,14 +66,17 @@ class ClusterService final : public ShardService {
 
   const std::string& config_path() const { return path_; }
   // The bus's end of this node, once the Server has started it (null before).
-  void set_bus(const ClusterBus* b) { bus_ = b; }
-  const ClusterBus* bus() const { return bus_; }
+  void set_bus(const ClusterBus* b) { bus_.store(b, std::memory_order_release); }
+  const ClusterBus* bus() const { return bus_.load(std::memory_order_acquire); }
 
   void OnWorkerStart(Worker& w) override { InstallLatest(w); }
   void OnTimer(Worker& w) override;
 
  private:
   std::string SaveLocked();
+  // Sets this node's ports, address and hostname from the settings; true when any
+  // changed.
+  bool ApplyAnnouncedLocked();
   void RebuildLocked();
 
   Engine* engine_;
@@ -84,7 +89,7 @@ class ClusterService final : public ShardService {
   std::string name_;
   std::string path_;
   int lock_fd_ = -1;
-  const ClusterBus* bus_ = nullptr;
+  std::atomic<const ClusterBus*> bus_{nullptr};
 };
 
 // A random node id: 40 characters of [0-9a-f].

@@ -85,8 +85,10 @@ bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* o
                          std::string* error) {
   std::unique_ptr<ClusterState> st(new ClusterState());
   bool have_myself = false;
-  // Slot claims by node id, applied once every node is known.
-  std::vector<std::pair<uint32_t, std::string>> claims;
+  // Slot claims, applied once every node is known; a slot claimed twice keeps its first
+  // owner, as Redis keeps it.
+  std::vector<std::pair<uint32_t, uint32_t>> claims;  // [first, last] by node index
+  std::vector<size_t> claim_node;
   size_t line_no = 0;
   for (std::string_view line : Split(text, '\n')) {
     line_no++;
@@ -188,7 +190,8 @@ bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* o
                  a > b) {
         return bad("bad slot range '" + std::string(r) + "'");
       }
-      for (uint32_t s = a; s <= b; s++) claims.emplace_back(s, n->id);
+      claims.emplace_back(a, b);
+      claim_node.push_back(st->nodes_.size());
     }
     st->nodes_.push_back(std::move(n));
   }
@@ -196,7 +199,11 @@ bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* o
     *error = "no node is marked myself";
     return false;
   }
-  for (auto& [slot, id] : claims) st->owner_[slot] = st->FindNode(id);
+  for (size_t i = 0; i < claims.size(); i++) {
+    for (uint32_t s = claims[i].first; s <= claims[i].second; s++) {
+      if (st->owner_[s] == nullptr) st->owner_[s] = st->nodes_[claim_node[i]].get();
+    }
+  }
   *out = std::move(st);
   return true;
 }

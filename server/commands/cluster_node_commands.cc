@@ -143,6 +143,8 @@ void ReplySlots(const ClusterState& st, const std::string& my_ip, ReplyBuilder& 
     }
     for (auto [a, b] : st.RangesOf(*n)) ranges.push_back(Range{a, b, n.get(), replicas});
   }
+  // In slot order, as Redis lists them.
+  std::sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) { return x.a < y.a; });
   rb.Array(ranges.size());
   for (const Range& r : ranges) {
     rb.Array(3 + r.replicas.size());
@@ -376,50 +378,65 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       sub == "delslotsrange") {
     bool range = sub.ends_with("range");
     bool add = sub.starts_with("add");
-    std::vector<uint32_t> slots;
+    // The ranges as given (one per argument without RANGE). The errors come in Redis
+    // 7.0's order: ADDSLOTS and DELSLOTS parse every argument before checking any slot;
+    // the RANGE forms parse and check one range at a time, so a range that does not parse
+    // is kept in place with its error.
+    struct Range {
+      uint32_t a = 0, b = 0;
+      std::string error;
+    };
+    std::vector<Range> ranges;
     if (args.size() < 3 || (range && (args.size() - 2) % 2 != 0)) {
       error = WrongArity(sub);
     } else if (!range) {
       for (size_t i = 2; i < args.size() && error.empty(); i++) {
         uint32_t s = 0;
-        if (!ParseSlotArg(args[i], &s)) {
-          error = "ERR Invalid or out of range slot";
-        } else {
-          slots.push_back(s);
-        }
+        if (!ParseSlotArg(args[i], &s)) error = "ERR Invalid or out of range slot";
+        ranges.push_back(Range{s, s, {}});
       }
     } else {
-      for (size_t i = 2; i + 1 < args.size() && error.empty(); i += 2) {
-        uint32_t a = 0, b = 0;
-        if (!ParseSlotArg(args[i], &a) || !ParseSlotArg(args[i + 1], &b)) {
-          error = "ERR Invalid or out of range slot";
-        } else if (a > b) {
-          error = "ERR start slot number " + std::to_string(a) +
-                  " is greater than end slot number " + std::to_string(b);
-        } else {
-          for (uint32_t s = a; s <= b; s++) slots.push_back(s);
+      for (size_t i = 2; i + 1 < args.size(); i += 2) {
+        Range r;
+        if (!ParseSlotArg(args[i], &r.a) || !ParseSlotArg(args[i + 1], &r.b)) {
+          r.error = "ERR Invalid or out of range slot";
+        } else if (r.a > r.b) {
+          r.error = "ERR start slot number " + std::to_string(r.a) +
+                    " is greater than end slot number " + std::to_string(r.b);
         }
+        bool stop = !r.error.empty();
+        ranges.push_back(std::move(r));
+        if (stop) break;
       }
     }
     if (error.empty()) {
       error = svc.Change([&](ClusterState& st, std::string* err) {
+        // One pass over the slots, marking each: memory is bounded by the slot count
+        // however many times a range is repeated.
         std::vector<char> seen(kClusterSlots, 0);
-        for (uint32_t s : slots) {
-          if (add && st.SlotOwner(s) != nullptr) {
-            *err = "ERR Slot " + std::to_string(s) + " is already busy";
+        for (const Range& r : ranges) {
+          if (!r.error.empty()) {
+            *err = r.error;
             return false;
           }
-          if (!add && st.SlotOwner(s) == nullptr) {
-            *err = "ERR Slot " + std::to_string(s) + " is already unassigned";
-            return false;
+          for (uint32_t s = r.a; s <= r.b; s++) {
+            if (add && st.SlotOwner(s) != nullptr) {
+              *err = "ERR Slot " + std::to_string(s) + " is already busy";
+              return false;
+            }
+            if (!add && st.SlotOwner(s) == nullptr) {
+              *err = "ERR Slot " + std::to_string(s) + " is already unassigned";
+              return false;
+            }
+            if (seen[s]) {
+              *err = "ERR Slot " + std::to_string(s) + " specified multiple times";
+              return false;
+            }
+            seen[s] = 1;
           }
-          if (seen[s]) {
-            *err = "ERR Slot " + std::to_string(s) + " specified multiple times";
-            return false;
-          }
-          seen[s] = 1;
         }
-        for (uint32_t s : slots) {
+        for (uint32_t s = 0; s < kClusterSlots; s++) {
+          if (!seen[s]) continue;
           if (add) {
             st.AssignToMyself(s);
           } else {
@@ -453,7 +470,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     } else if (!ParseInt64(args[2], &epoch)) {
       error = std::string(errors::kNotInteger);
     } else if (epoch < 0) {
-      error = "ERR Invalid config epoch specified: " + std::string(args[2]);
+      error = "ERR Invalid config epoch specified: " + std::to_string(epoch);
     } else {
       error = svc.Change([&](ClusterState& st, std::string* err) {
         if (st.nodes().size() > 1) {

@@ -192,6 +192,9 @@ def test_layout_errors_are_redis_s(nodes):
                                "command$"),
         (("DELSLOTS", 7), "^Slot 7 is already unassigned$"),
         (("DELSLOTSRANGE", 1, 3), "^Slot 3 is already unassigned$"),
+        (("ADDSLOTSRANGE", 10, 20, 15, 30), "^Slot 15 specified multiple times$"),
+        (("ADDSLOTS", 5, 1, "x"), "^Invalid or out of range slot$"),
+        (("ADDSLOTSRANGE", 1, 3, 40, "x"), "^Slot 1 is already busy$"),
         (("RESET", "foo"), "^syntax error$"),
         (("FORGET", "abc"), "^Unknown node abc$"),
         (("COUNT-FAILURE-REPORTS", "abc"), "^Unknown node abc$"),
@@ -334,6 +337,39 @@ def test_keys_of_several_slots_served_here_run_together(nodes):
     c.mset({k: k for k in keys})
     assert c.mget(keys) == keys
     assert c.delete(*keys) == 100
+
+
+@strata_only
+def test_announced_settings_apply_at_runtime_and_are_checked(nodes):
+    s = nodes()
+    c = s.client(decode_responses=True)
+    c.config_set("cluster-announce-hostname", "cache-7.example")
+    c.config_set("cluster-announce-port", 7007)
+    wait_for(lambda: c.execute_command("CLUSTER", "NODES").split()[1] ==
+             "127.0.0.1:7007@%d,cache-7.example" % s.bus_port, 10, "the new address")
+    # What would break nodes.conf's lines is refused.
+    for name, value in (("cluster-announce-hostname", "a b"),
+                        ("cluster-announce-hostname", "a,b"),
+                        ("cluster-announce-ip", "10.0.0.1 x")):
+        with pytest.raises(redis.ResponseError):
+            c.config_set(name, value)
+    c.close()
+    s.stop()
+    with open(os.path.join(s.data_dir, "nodes.conf")) as f:
+        assert ",cache-7.example myself,master" in f.read()
+
+
+@strata_only
+def test_an_idle_bus_link_is_closed(nodes):
+    import socket
+    s = nodes(["--cluster-node-timeout", "300"])
+    link = socket.create_connection(("127.0.0.1", s.bus_port), timeout=5)
+    try:
+        link.sendall(_bus_message(0)[:100])  # a message that never completes
+        assert _closed(link, timeout=10)
+    finally:
+        link.close()
+    assert s.client().ping()
 
 
 @strata_only

@@ -87,6 +87,18 @@ TEST(ClusterStateTest, RefusesABadFileNamingTheLine) {
     EXPECT_FALSE(ClusterState::Parse(c.text, &st, &error)) << c.text;
     EXPECT_EQ(error, c.error) << c.text;
   }
+  // A slot two nodes claim keeps its first owner, as Redis keeps it.
+  {
+    std::unique_ptr<ClusterState> st;
+    std::string error;
+    ASSERT_TRUE(ClusterState::Parse(
+        kMe + " 127.0.0.1:1@2 myself,master - 0 0 0 connected 0-10\n" + kOther +
+            " 127.0.0.1:3@4 master - 0 0 0 connected 5-20\n",
+        &st, &error))
+        << error;
+    EXPECT_EQ(st->SlotOwner(5), &st->myself());
+    EXPECT_EQ(st->SlotOwner(11), st->FindNode(kOther));
+  }
   // A missing bus port is port + 10000; unknown vars are skipped.
   std::unique_ptr<ClusterState> st;
   std::string error;
