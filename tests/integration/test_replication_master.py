@@ -670,6 +670,10 @@ def test_partial_resync_after_the_link_drops(master, replicas, side):
     full, partial = int(stats["sync_full"]), int(stats["sync_partial_ok"])
     assert full >= 1
     replid = mc.info("replication")["master_replid"]
+    # A replica that retried its handshake under load leaves its first connection until
+    # the master reads that connection's end: wait for the one link there is.
+    wait_for(lambda: len(mc.execute_command("CLIENT", "LIST", "TYPE", "replica")
+                         .strip().splitlines()) == 1, what="one replica connection")
     if side == "master-side":
         assert mc.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
     else:
