@@ -76,8 +76,8 @@ inline uint64_t LoadHeadBE(const unsigned char* p, size_t n) {
 inline uint32_t FoldSliced(uint64_t t) {
   return kTables[7][(t >> 56) & 0xff] ^ kTables[6][(t >> 48) & 0xff] ^
          kTables[5][(t >> 40) & 0xff] ^ kTables[4][(t >> 32) & 0xff] ^
-         kTables[3][(t >> 24) & 0xff] ^ kTables[2][(t >> 16) & 0xff] ^
-         kTables[1][(t >> 8) & 0xff] ^ kTables[0][t & 0xff];
+         kTables[3][(t >> 24) & 0xff] ^ kTables[2][(t >> 16) & 0xff] ^ kTables[1][(t >> 8) & 0xff] ^
+         kTables[0][t & 0xff];
 }
 
 // Bits that, summed over a key's 8-byte words and masked with 0x80 in each byte, are
@@ -113,8 +113,8 @@ __attribute__((target("pclmul,sse4.1"))) inline uint32_t FoldClmul(uint64_t t) {
 // With kScan, *brace tells whether a '{' was among the bytes (then the key may have a
 // hash tag, and its slot is the tag's CRC instead).
 template <bool kScan>
-__attribute__((target("pclmul,sse4.1"), always_inline)) inline uint16_t Crc16Clmul(const unsigned char* p, size_t n,
-                                                              bool* brace) {
+__attribute__((target("pclmul,sse4.1"), always_inline)) inline uint16_t Crc16Clmul(
+    const unsigned char* p, size_t n, bool* brace) {
   uint32_t crc = 0;
   uint64_t braces = 0;
   size_t head = n % 8;
@@ -139,7 +139,7 @@ __attribute__((target("pclmul,sse4.1"), always_inline)) inline uint16_t Crc16Clm
 const bool kHaveClmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
 
 __attribute__((target("pclmul,sse4.1"))) uint16_t Crc16ClmulWhole(const unsigned char* p,
-                                                                   size_t n) {
+                                                                  size_t n) {
   return Crc16Clmul<false>(p, n, nullptr);
 }
 

@@ -1,9 +1,9 @@
 #include "core/slot_index.h"
 
+#include <mimalloc.h>
+
 #include <algorithm>
 #include <cassert>
-
-#include <mimalloc.h>
 
 namespace strata {
 

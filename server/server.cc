@@ -18,6 +18,8 @@
 #include "core/split_args.h"
 #include "server/base/log.h"
 #include "server/base/version.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_service.h"
 #include "server/engine/engine.h"
 #include "server/engine/worker.h"
 #include "server/metrics/metrics_exporter.h"
@@ -26,8 +28,6 @@
 #include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
 #include "server/persistence/tier_service.h"
-#include "server/cluster/cluster_bus.h"
-#include "server/cluster/cluster_service.h"
 #include "server/sd_notify.h"
 
 namespace strata {

@@ -53,10 +53,10 @@ class Server {
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<ReplicaLink> replica_;
   std::unique_ptr<ReplMaster> repl_master_;
-  std::unique_ptr<TierService> tier_;       // spill-dir set
+  std::unique_ptr<TierService> tier_;        // spill-dir set
   std::unique_ptr<ClusterService> cluster_;  // cluster-enabled yes
   std::unique_ptr<ClusterBus> bus_;          // cluster-enabled yes, once started
-  std::unique_ptr<MetricsServer> metrics_;  // metrics-port set
+  std::unique_ptr<MetricsServer> metrics_;   // metrics-port set
   std::vector<int> listen_fds_;
   std::string run_id_;
   std::string executable_;

@@ -71,9 +71,9 @@ bool StringExt(std::string_view payload, std::string* out) {
 }  // namespace
 
 const char* TypeName(uint16_t type) {
-  static const char* const kNames[] = {"ping",     "pong",     "meet",     "fail",
-                                       "publish",  "auth-req", "auth-ack", "update",
-                                       "mfstart",  "module",   "publishshard"};
+  static const char* const kNames[] = {"ping",    "pong",     "meet",        "fail",
+                                       "publish", "auth-req", "auth-ack",    "update",
+                                       "mfstart", "module",   "publishshard"};
   return type < kTypeCount ? kNames[type] : "unknown";
 }
 
@@ -130,8 +130,8 @@ bool Decode(std::string_view b, Message* out, std::string* why) {
     case kMeet: {
       size_t count = Get(b, kOffCount, 2);
       if (count * kGossipLen > body.size()) {
-        *why = "a " + type_name + " message with " + std::to_string(count) +
-               " gossip entries in " + std::to_string(body.size()) + " bytes";
+        *why = "a " + type_name + " message with " + std::to_string(count) + " gossip entries in " +
+               std::to_string(body.size()) + " bytes";
         return false;
       }
       out->gossip.resize(count);
@@ -183,8 +183,8 @@ bool Decode(std::string_view b, Message* out, std::string* why) {
           case kExtForgottenNode:
             ok = payload.size() >= kNameLen + 8;
             if (ok) {
-              out->forgotten.push_back(
-                  ForgottenNode{std::string(payload.substr(0, kNameLen)), Get(payload, kNameLen, 8)});
+              out->forgotten.push_back(ForgottenNode{std::string(payload.substr(0, kNameLen)),
+                                                     Get(payload, kNameLen, 8)});
             }
             break;
           default:

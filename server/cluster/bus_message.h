@@ -71,16 +71,14 @@ enum MessageFlag : uint8_t {
 // Ping extension types.
 enum ExtType : uint16_t {
   kExtHostname = 0,
-  kExtHumanNodename = 1,   // 7.2
-  kExtForgottenNode = 2,   // 7.2
-  kExtShardId = 3,         // 7.2
+  kExtHumanNodename = 1,  // 7.2
+  kExtForgottenNode = 2,  // 7.2
+  kExtShardId = 3,        // 7.2
 };
 
 using SlotBitmap = std::array<uint8_t, kSlotBytes>;  // slot j: byte j/8, bit j&7
 
-inline bool SlotSet(const SlotBitmap& b, uint32_t slot) {
-  return (b[slot >> 3] >> (slot & 7)) & 1;
-}
+inline bool SlotSet(const SlotBitmap& b, uint32_t slot) { return (b[slot >> 3] >> (slot & 7)) & 1; }
 inline void SetSlot(SlotBitmap* b, uint32_t slot) {
   (*b)[slot >> 3] = static_cast<uint8_t>((*b)[slot >> 3] | (1u << (slot & 7)));
 }
@@ -122,9 +120,9 @@ struct Message {
   Header h;
   // PING, PONG, MEET.
   std::vector<Gossip> gossip;
-  std::string hostname;        // empty: no hostname extension
-  std::string human_nodename;  // 7.2
-  std::string shard_id;        // 7.2; empty or 40 characters
+  std::string hostname;                  // empty: no hostname extension
+  std::string human_nodename;            // 7.2
+  std::string shard_id;                  // 7.2; empty or 40 characters
   std::vector<ForgottenNode> forgotten;  // 7.2
   uint16_t unknown_extensions = 0;       // read past (logged by the caller)
   // FAIL: the failed node. UPDATE: the node whose slots these are.

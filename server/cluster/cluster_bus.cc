@@ -22,8 +22,8 @@ namespace strata {
 struct ClusterBus::Link {
   int fd = -1;
   int64_t last_message_ms = 0;  // when it last sent a whole message (or connected)
-  std::string peer;      // "ip:port" of the other end
-  std::string local_ip;  // the address the peer reached
+  std::string peer;             // "ip:port" of the other end
+  std::string local_ip;         // the address the peer reached
   std::string in;
   std::string out;
   size_t out_sent = 0;
@@ -162,11 +162,10 @@ bool ClusterBus::Accept(int listen_fd) {
     }
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
-    int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd =
+        accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-          errno == ECONNABORTED)
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
         return true;
       LogWarning("Cluster bus: accept failed: %s", std::strerror(errno));
       return false;  // out of descriptors, say: pause accepting for a moment
@@ -206,9 +205,8 @@ bool ClusterBus::ReadLink(Link& l) {
       bus::Frame f = bus::PeekFrame(rest, max_len, &len);
       if (f == bus::Frame::kNeedMore) break;
       if (f == bus::Frame::kBad) {
-        LogWarning(
-            "Cluster bus: bad message length or signature from %s (the link is closed)",
-            l.peer.c_str());
+        LogWarning("Cluster bus: bad message length or signature from %s (the link is closed)",
+                   l.peer.c_str());
         return false;
       }
       if (rest.size() < len) break;
@@ -220,15 +218,16 @@ bool ClusterBus::ReadLink(Link& l) {
             1, std::memory_order_relaxed);
         Handle(l, m);
         if (out_limit != 0 && l.out.size() - l.out_sent > out_limit) {
-          LogWarning("Cluster bus: the link from %s has %zu bytes it does not read "
-                     "(cluster-link-sendbuf-limit); closing it",
-                     l.peer.c_str(), l.out.size() - l.out_sent);
+          LogWarning(
+              "Cluster bus: the link from %s has %zu bytes it does not read "
+              "(cluster-link-sendbuf-limit); closing it",
+              l.peer.c_str(), l.out.size() - l.out_sent);
           over_limit_.fetch_add(1, std::memory_order_relaxed);
           return false;
         }
       } else {
-        Log(l.warned ? LogLevel::kVerbose : LogLevel::kWarning,
-            "Cluster bus: dropped %s from %s", why.c_str(), l.peer.c_str());
+        Log(l.warned ? LogLevel::kVerbose : LogLevel::kWarning, "Cluster bus: dropped %s from %s",
+            why.c_str(), l.peer.c_str());
         l.warned = true;
       }
       used += len;
@@ -255,9 +254,10 @@ bool ClusterBus::FlushLink(Link& l) {
   }
   size_t limit = static_cast<size_t>(engine_->config().Int("cluster-link-sendbuf-limit"));
   if (limit != 0 && l.out.size() - l.out_sent > limit) {
-    LogWarning("Cluster bus: the link from %s has %zu bytes it does not read "
-               "(cluster-link-sendbuf-limit); closing it",
-               l.peer.c_str(), l.out.size() - l.out_sent);
+    LogWarning(
+        "Cluster bus: the link from %s has %zu bytes it does not read "
+        "(cluster-link-sendbuf-limit); closing it",
+        l.peer.c_str(), l.out.size() - l.out_sent);
     over_limit_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }

@@ -61,9 +61,7 @@ class ClusterBus {
 
   // Messages sent and received by type (bus::kTypeCount of each), for CLUSTER INFO.
   uint64_t sent(uint16_t type) const { return sent_[type].load(std::memory_order_relaxed); }
-  uint64_t received(uint16_t type) const {
-    return received_[type].load(std::memory_order_relaxed);
-  }
+  uint64_t received(uint16_t type) const { return received_[type].load(std::memory_order_relaxed); }
   size_t links() const { return links_now_.load(std::memory_order_relaxed); }
   // Links closed for passing cluster-link-sendbuf-limit.
   uint64_t links_over_limit() const { return over_limit_.load(std::memory_order_relaxed); }

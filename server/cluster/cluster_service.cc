@@ -55,8 +55,8 @@ bool ClusterService::Load(std::string* error) {
   std::string lock_path = path_ + ".lock";
   lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) {
-    *error = "cannot open the cluster config file's lock " + lock_path + ": " +
-             std::strerror(errno);
+    *error =
+        "cannot open the cluster config file's lock " + lock_path + ": " + std::strerror(errno);
     return false;
   }
   if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -105,8 +105,7 @@ bool ClusterService::ApplyAnnouncedLocked() {
   std::string ip = cfg.String("cluster-announce-ip");
   if (ip.empty()) ip = me.ip;  // learned from the bus, or none yet
   std::string hostname = cfg.String("cluster-announce-hostname");
-  if (me.port == port && me.cport == cport && me.ip == ip && me.hostname == hostname)
-    return false;
+  if (me.port == port && me.cport == cport && me.ip == ip && me.hostname == hostname) return false;
   me.port = port;
   me.cport = cport;
   me.ip = ip;

@@ -16,9 +16,10 @@ struct FlagWord {
 };
 // In the order Redis prints them.
 constexpr FlagWord kFlagWords[] = {
-    {kNodeMyself, "myself"},     {kNodeMaster, "master"},   {kNodeReplica, "slave"},
-    {kNodePFail, "fail?"},       {kNodeFail, "fail"},       {kNodeHandshake, "handshake"},
-    {kNodeNoAddr, "noaddr"},     {kNodeNoFailover, "nofailover"},
+    {kNodeMyself, "myself"}, {kNodeMaster, "master"},
+    {kNodeReplica, "slave"}, {kNodePFail, "fail?"},
+    {kNodeFail, "fail"},     {kNodeHandshake, "handshake"},
+    {kNodeNoAddr, "noaddr"}, {kNodeNoFailover, "nofailover"},
 };
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -186,8 +187,7 @@ bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* o
       if (dash == std::string_view::npos) {
         if (!ParseSlot(r, &a)) return bad("bad slot '" + std::string(r) + "'");
         b = a;
-      } else if (!ParseSlot(r.substr(0, dash), &a) || !ParseSlot(r.substr(dash + 1), &b) ||
-                 a > b) {
+      } else if (!ParseSlot(r.substr(0, dash), &a) || !ParseSlot(r.substr(dash + 1), &b) || a > b) {
         return bad("bad slot range '" + std::string(r) + "'");
       }
       claims.emplace_back(a, b);

@@ -69,8 +69,7 @@ class ClusterState {
 
   // Reads nodes.conf text. False with *error naming the line when it does not parse or
   // names no node as myself.
-  static bool Parse(std::string_view text, std::unique_ptr<ClusterState>* out,
-                    std::string* error);
+  static bool Parse(std::string_view text, std::unique_ptr<ClusterState>* out, std::string* error);
   // nodes.conf text (Parse(Serialize()) gives this state back).
   std::string Serialize() const;
   // CLUSTER NODES: the same lines without the vars line. my_ip: the address to give

@@ -34,20 +34,14 @@
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
-#include "server/engine/shard_groups.h"
 #include "server/engine/replication_state.h"
+#include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 
 namespace strata {
 namespace {
 
 constexpr std::string_view kClusterDisabled = "ERR This instance has cluster support disabled";
-
-// A known subcommand with the wrong number of arguments (each has its own arity in
-// Redis 7's command table).
-std::string WrongArity(const std::string& lower_sub) {
-  return "ERR wrong number of arguments for 'cluster|" + lower_sub + "' command";
-}
 
 struct NodeView {
   std::string ip;
@@ -233,7 +227,7 @@ void CmdCluster(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   auto arity = [&](size_t n) {
     if (args.size() == n) return true;
-    rb.Error(WrongArity(sub));
+    rb.Error(ClusterWrongArity(sub));
     return false;
   };
   if (sub == "help") {
@@ -285,7 +279,7 @@ Fiber ClusterKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (!srv.process().cluster_mode()) {
     rb.Error(kClusterDisabled);
   } else if (args.size() != (count_only ? 3u : 4u)) {
-    rb.Error(WrongArity(Lowercase(args[1])));
+    rb.Error(ClusterWrongArity(Lowercase(args[1])));
   } else if (!ParseInt64(args[2], &slot) || (!count_only && !ParseInt64(args[3], &max_keys))) {
     rb.Error(errors::kNotInteger);
   } else if (slot < 0 || slot >= kClusterSlots || max_keys < 0) {
@@ -349,13 +343,34 @@ void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
 
 }  // namespace
 
-const std::vector<std::string> kClusterSubcommands = {
-    "help",          "info",         "myid",       "myshardid",        "slots",
-    "shards",        "nodes",        "keyslot",    "countkeysinslot",  "getkeysinslot",
-    "addslots",      "addslotsrange", "delslots",  "delslotsrange",    "flushslots",
-    "set-config-epoch", "bumpepoch", "forget",     "reset",            "saveconfig",
-    "count-failure-reports", "replicas", "slaves", "links",            "meet",
-    "replicate",     "setslot",      "failover"};
+const std::vector<std::string> kClusterSubcommands = {"help",
+                                                      "info",
+                                                      "myid",
+                                                      "myshardid",
+                                                      "slots",
+                                                      "shards",
+                                                      "nodes",
+                                                      "keyslot",
+                                                      "countkeysinslot",
+                                                      "getkeysinslot",
+                                                      "addslots",
+                                                      "addslotsrange",
+                                                      "delslots",
+                                                      "delslotsrange",
+                                                      "flushslots",
+                                                      "set-config-epoch",
+                                                      "bumpepoch",
+                                                      "forget",
+                                                      "reset",
+                                                      "saveconfig",
+                                                      "count-failure-reports",
+                                                      "replicas",
+                                                      "slaves",
+                                                      "links",
+                                                      "meet",
+                                                      "replicate",
+                                                      "setslot",
+                                                      "failover"};
 
 void RegisterClusterFamily(CommandRegistry& r) {
   CommandSpec cluster{"cluster", -2, kCmdStale, 0, 0, 0};

@@ -30,10 +30,6 @@
 namespace strata {
 namespace {
 
-std::string WrongArity(std::string_view lower_sub) {
-  return "ERR wrong number of arguments for 'cluster|" + std::string(lower_sub) + "' command";
-}
-
 std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -260,11 +256,15 @@ const char* const kHelp[] = {
 // Need links this node opens on the cluster bus: refused with the reason.
 constexpr std::string_view kBusSubcommands[] = {"meet", "replicate", "setslot", "failover"};
 
-constexpr std::string_view kLayoutChanges[] = {
-    "addslots", "addslotsrange", "delslots", "delslotsrange", "flushslots",
-    "set-config-epoch", "bumpepoch", "forget", "reset"};
+constexpr std::string_view kLayoutChanges[] = {"addslots",      "addslotsrange", "delslots",
+                                               "delslotsrange", "flushslots",    "set-config-epoch",
+                                               "bumpepoch",     "forget",        "reset"};
 
 }  // namespace
+
+std::string ClusterWrongArity(std::string_view lower_sub) {
+  return "ERR wrong number of arguments for 'cluster|" + std::string(lower_sub) + "' command";
+}
 
 bool IsClusterLayoutChange(std::string_view lower_sub) {
   return std::find(std::begin(kLayoutChanges), std::end(kLayoutChanges), lower_sub) !=
@@ -277,7 +277,7 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   std::string sub = Lowercase(args[1]);
   auto arity = [&](size_t n) {
     if (args.size() == n) return true;
-    rb.Error(WrongArity(sub));
+    rb.Error(ClusterWrongArity(sub));
     return false;
   };
   auto find_node = [&](const ClusterState& st) -> const ClusterNode* {
@@ -374,8 +374,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     for (size_t n : counts) keys += n;
   }
 
-  if (sub == "addslots" || sub == "delslots" || sub == "addslotsrange" ||
-      sub == "delslotsrange") {
+  if (sub == "addslots" || sub == "delslots" || sub == "addslotsrange" || sub == "delslotsrange") {
     bool range = sub.ends_with("range");
     bool add = sub.starts_with("add");
     // The ranges as given (one per argument without RANGE). The errors come in Redis
@@ -388,7 +387,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     };
     std::vector<Range> ranges;
     if (args.size() < 3 || (range && (args.size() - 2) % 2 != 0)) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else if (!range) {
       for (size_t i = 2; i < args.size() && error.empty(); i++) {
         uint32_t s = 0;
@@ -450,7 +449,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "flushslots") {
     if (args.size() != 2) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else if (keys != 0) {
       error = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.";
     } else {
@@ -466,7 +465,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "set-config-epoch") {
     int64_t epoch = 0;
     if (args.size() != 3) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else if (!ParseInt64(args[2], &epoch)) {
       error = std::string(errors::kNotInteger);
     } else if (epoch < 0) {
@@ -493,7 +492,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "bumpepoch") {
     if (args.size() != 2) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else {
       error = svc.Change([&](ClusterState& st, std::string*) {
         // Without consensus, as Redis: a new epoch unless this node already has the
@@ -514,7 +513,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
   } else if (sub == "forget") {
     if (args.size() != 3) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else {
       error = svc.Change([&](ClusterState& st, std::string* err) {
         const ClusterNode* n = st.FindNode(args[2]);
@@ -539,7 +538,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "reset") {
     bool hard = false;
     if (args.size() > 3) {
-      error = WrongArity(sub);
+      error = ClusterWrongArity(sub);
     } else if (args.size() == 3 && EqualsIgnoreCase(args[2], "hard")) {
       hard = true;
     } else if (args.size() == 3 && !EqualsIgnoreCase(args[2], "soft")) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "server/engine/client.h"
@@ -11,6 +12,10 @@
 #include "server/net/reply_builder.h"
 
 namespace strata {
+
+// "ERR wrong number of arguments for 'cluster|<sub>' command": a known subcommand with
+// the wrong number of arguments (each has its own arity in Redis 7's command table).
+std::string ClusterWrongArity(std::string_view lower_sub);
 
 // Subcommands that change the layout: they run in ClusterNodeChangeFiber, which
 // installs the new routing on every worker before it replies.

@@ -233,8 +233,8 @@ bool ParseCopy(CmdArgs args, uint32_t db, uint32_t db_count, bool cluster, Reply
 
 void CmdCopy(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   CopyOptions o;
-  if (!ParseCopy(args, ctx.db, ctx.ks.db_count(), ctx.worker.engine().process().cluster_mode(),
-                 rb, &o))
+  if (!ParseCopy(args, ctx.db, ctx.ks.db_count(), ctx.worker.engine().process().cluster_mode(), rb,
+                 &o))
     return;
   auto p = Take(ctx.ks, ctx.db, args[1], ctx.now_ms);
   if (!p) {

@@ -391,8 +391,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
                    spec->last_key == spec->first_key &&
                    static_cast<size_t>(spec->first_key) < args.size();
     if (!(one_key && routing->ok &&
-          routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] ==
-              routing->myself) &&
+          routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
         !RoutedHere(*routing, spec, args))
       return true;
   }

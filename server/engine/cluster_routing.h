@@ -46,7 +46,7 @@ struct SlotRouting {
   // Per node index: "<ip>:<port>" as MOVED names it.
   std::vector<std::string> endpoints;
   uint16_t myself = 0;
-  bool ok = false;                    // cluster_state:ok
+  bool ok = false;                     // cluster_state:ok
   bool allow_reads_when_down = false;  // cluster-allow-reads-when-down
 
   SlotRouting() { owner.fill(kNoOwner); }

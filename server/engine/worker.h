@@ -32,8 +32,8 @@
 
 #include "core/keyspace.h"
 #include "server/engine/blocking.h"
-#include "server/engine/cold_gate.h"
 #include "server/engine/cluster_routing.h"
+#include "server/engine/cold_gate.h"
 #include "server/engine/latency_histogram.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/pubsub.h"

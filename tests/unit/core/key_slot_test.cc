@@ -13,7 +13,8 @@ TEST(KeySlotTest, Crc16IsXmodem) {
 }
 
 // The expected slots are what redis-server 7's CLUSTER KEYSLOT answers.
-// Both ways of computing the CRC (carry-less multiplication, tables) agree with the byte-at-a-time definition at every length and offset.
+// Both ways of computing the CRC (carry-less multiplication, tables) agree with the byte-at-a-time
+// definition at every length and offset.
 TEST(KeySlotTest, SlicedCrcMatchesTheBytewiseOne) {
   auto bytewise = [](std::string_view d) {
     uint32_t crc = 0;

@@ -22,8 +22,7 @@ std::string RedisFile() {
          "5001-16383 [50->-" + kOther + "] [150-<-" + kOther + "]\n" + kOther +
          " 127.0.0.1:30010@30011,other.example master - 0 1796450097793 7 connected 100-199 " +
          "5000\n" + kReplica + " 127.0.0.1:30020@40020 slave,fail? " + kOther +
-         " 1796449990949 1796449989135 0 disconnected\n" +
-         "vars currentEpoch 7 lastVoteEpoch 3\n";
+         " 1796449990949 1796449989135 0 disconnected\n" + "vars currentEpoch 7 lastVoteEpoch 3\n";
 }
 
 TEST(ClusterStateTest, ReadsWhatRedisWritesAndWritesItBack) {
@@ -91,10 +90,9 @@ TEST(ClusterStateTest, RefusesABadFileNamingTheLine) {
   {
     std::unique_ptr<ClusterState> st;
     std::string error;
-    ASSERT_TRUE(ClusterState::Parse(
-        kMe + " 127.0.0.1:1@2 myself,master - 0 0 0 connected 0-10\n" + kOther +
-            " 127.0.0.1:3@4 master - 0 0 0 connected 5-20\n",
-        &st, &error))
+    ASSERT_TRUE(ClusterState::Parse(kMe + " 127.0.0.1:1@2 myself,master - 0 0 0 connected 0-10\n" +
+                                        kOther + " 127.0.0.1:3@4 master - 0 0 0 connected 5-20\n",
+                                    &st, &error))
         << error;
     EXPECT_EQ(st->SlotOwner(5), &st->myself());
     EXPECT_EQ(st->SlotOwner(11), st->FindNode(kOther));
@@ -148,11 +146,10 @@ TEST(ClusterStateTest, StateAndRouting) {
 TEST(ClusterStateTest, RedirectsAndCrossSlot) {
   std::unique_ptr<ClusterState> st;
   std::string error;
-  ASSERT_TRUE(ClusterState::Parse(kMe + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected " +
-                                      "0-8191\n" + kOther +
-                                      " 127.0.0.2:7001@17001 master - 0 0 2 connected " +
-                                      "8192-16383\n",
-                                  &st, &error))
+  ASSERT_TRUE(ClusterState::Parse(
+      kMe + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected " + "0-8191\n" + kOther +
+          " 127.0.0.2:7001@17001 master - 0 0 2 connected " + "8192-16383\n",
+      &st, &error))
       << error;
   auto r = st->BuildRouting(true, false);
   ASSERT_TRUE(r->ok);
