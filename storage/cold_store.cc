@@ -4,6 +4,7 @@
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -107,6 +109,28 @@ class DeadRecordFilterFactory : public rocksdb::CompactionFilterFactory {
   std::shared_ptr<DeadSet> dead_;
 };
 
+// Turns off RocksDB's own recovery from a background error (a full disk). That recovery
+// runs on RocksDB's threads, beside the Resume() that Write() calls before the next
+// write; in RocksDB 7.8 the two can meet in a write to a file that had already failed,
+// which a build with assertions aborts on. Write() alone resumes the store.
+class ResumeOnlyOnWrite : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/,
+                            rocksdb::Status bg_error, bool* auto_recovery) override {
+    bg_error.PermitUncheckedError();
+    *auto_recovery = false;
+  }
+  const char* Name() const override { return "strata.ResumeOnlyOnWrite"; }
+};
+
+}  // namespace
+
+namespace {
+uint64_t SteadyMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 }  // namespace
 
 std::string ColdKey(uint64_t seq) {
@@ -141,7 +165,11 @@ struct ColdStore::Impl {
   std::shared_ptr<rocksdb::Statistics> stats;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
-  bool failed = false;  // the last write failed (the I/O thread's; Write is not concurrent)
+  // The last write failed, with failure; no resume before resume_after (ms on the
+  // steady clock). The I/O thread's: Write is not concurrent.
+  bool failed = false;
+  Status failure;
+  uint64_t resume_after = 0;
   // Write's batch, cleared and reused: its buffer (up to a spill job's bytes,
   // ShardTier::kSpillBatchBytes) stays allocated instead of being grown and freed again
   // for every job.
@@ -166,6 +194,8 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   o.max_write_buffer_number = 2;
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   o.keep_log_file_num = 2;
+  o.listeners.push_back(std::make_shared<ResumeOnlyOnWrite>());
+  o.max_bgerror_resume_count = 0;  // no retries on RocksDB's threads either
   if (options.compression == "lz4") {
     o.compression = rocksdb::kLZ4Compression;
   } else if (options.compression == "zstd") {
@@ -260,9 +290,15 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
   }
   if (impl_->failed) {
     // After an error (a full disk) the store refuses writes until resumed: try again,
-    // in case space was freed.
+    // in case space was freed, but not at every write (a resume writes files too).
+    uint64_t now = SteadyMs();
+    if (now < impl_->resume_after) return impl_->failure;
     Status r = FromRocks(impl_->db->Resume(), "resuming the spill store in " + dir_);
-    if (!r.ok()) return r;
+    if (!r.ok()) {
+      impl_->failure = r;
+      impl_->resume_after = now + kResumeIntervalMs;
+      return r;
+    }
     impl_->failed = false;
   }
   if (wb.Count() > 0) {
@@ -270,6 +306,8 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
                           "writing to the spill store in " + dir_);
     if (!st.ok()) {
       impl_->failed = true;
+      impl_->failure = st;
+      impl_->resume_after = 0;  // the first resume may follow at once (the error may pass)
       return st;
     }
   }

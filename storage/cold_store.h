@@ -101,8 +101,11 @@ class ColdStore {
 
   // Applies the batch atomically (no WAL: durable once flushed or checkpointed). After a
   // failed write the next one first resumes the store (RocksDB stops writing after a
-  // background error such as a full disk). Writes must not run concurrently.
+  // background error such as a full disk), at most once per kResumeIntervalMs: in
+  // between, a write fails at once with the last error. Writes must not run
+  // concurrently.
   Status Write(const std::vector<ColdWrite>& batch);
+  static constexpr uint64_t kResumeIntervalMs = 250;
   // Puts only (erases are refused), in a batch of its own: unlike Write it may run
   // beside another thread's Write. For the records a load copies in (cold_sources.h).
   Status Put(const std::vector<ColdWrite>& batch);

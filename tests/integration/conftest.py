@@ -92,7 +92,8 @@ class Server:
 
     def read_log(self):
         try:
-            self.log.flush()
+            if not self.log.closed:
+                self.log.flush()
             with open(self.log_path) as f:
                 return f.read()
         except OSError:
@@ -109,6 +110,8 @@ class Server:
             return None
 
     def stop(self):
+        if self.log.closed:
+            return  # stopped already (a test's own finally, then the fixture)
         code = self.proc.poll()
         if code is not None and code != 0:
             # Died before the test stopped it (or the test killed it): the log's tail goes
