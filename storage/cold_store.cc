@@ -115,8 +115,8 @@ class DeadRecordFilterFactory : public rocksdb::CompactionFilterFactory {
 // which a build with assertions aborts on. Write() alone resumes the store.
 class ResumeOnlyOnWrite : public rocksdb::EventListener {
  public:
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/,
-                            rocksdb::Status bg_error, bool* auto_recovery) override {
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status bg_error,
+                            bool* auto_recovery) override {
     bg_error.PermitUncheckedError();
     *auto_recovery = false;
   }

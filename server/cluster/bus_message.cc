@@ -70,6 +70,12 @@ bool StringExt(std::string_view payload, std::string* out) {
 
 }  // namespace
 
+uint16_t PeekType(std::string_view msg) {
+  if (msg.size() < kOffType + 2) return kTypeCount;
+  return static_cast<uint16_t>((static_cast<uint8_t>(msg[kOffType]) << 8) |
+                               static_cast<uint8_t>(msg[kOffType + 1]));
+}
+
 const char* TypeName(uint16_t type) {
   static const char* const kNames[] = {"ping",    "pong",     "meet",        "fail",
                                        "publish", "auth-req", "auth-ack",    "update",

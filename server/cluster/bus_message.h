@@ -149,6 +149,9 @@ bool Decode(std::string_view msg, Message* out, std::string* why);
 // The message's bytes. REQUIRES: names of 40 characters, addresses of at most 45.
 std::string Encode(const Message& m);
 
+// The type of an encoded message (kTypeCount when it is too short to say).
+uint16_t PeekType(std::string_view msg);
+
 // "ping", "pong"... as Redis names the types in CLUSTER INFO's counters; "unknown".
 const char* TypeName(uint16_t type);
 

@@ -1,6 +1,7 @@
 #include "server/cluster/cluster_bus.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <unordered_set>
 
 #include "server/base/config.h"
 #include "server/base/log.h"
@@ -21,9 +24,16 @@ namespace strata {
 
 struct ClusterBus::Link {
   int fd = -1;
+  bool outbound = false;  // opened by this node, to the node with node_serial
+  uint64_t node_serial = 0;
+  bool connecting = false;      // outbound: the connect has not finished
+  bool dead = false;            // to be closed at the end of this turn
+  int64_t created_wall_ms = 0;  // for CLUSTER LINKS
   int64_t last_message_ms = 0;  // when it last sent a whole message (or connected)
   std::string peer;             // "ip:port" of the other end
-  std::string local_ip;         // the address the peer reached
+  std::string peer_ip;
+  std::string local_ip;  // the address the peer reached
+  std::string node_id;   // the node it is to or from, once known
   std::string in;
   std::string out;
   size_t out_sent = 0;
@@ -33,6 +43,13 @@ struct ClusterBus::Link {
 namespace {
 
 int64_t NowMs() { return static_cast<int64_t>(MonoNs() / 1000000); }
+
+// Ping and pong times travel in gossip between nodes, so they are wall-clock ms.
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string IpOf(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {};
@@ -55,7 +72,7 @@ int PortOf(const sockaddr_storage& ss) {
 }  // namespace
 
 ClusterBus::ClusterBus(Engine* engine, ClusterService* service)
-    : engine_(engine), service_(service) {}
+    : engine_(engine), service_(service), gossip_(MonoNs() ^ static_cast<uint64_t>(WallMs())) {}
 
 ClusterBus::~ClusterBus() { Stop(); }
 
@@ -89,21 +106,44 @@ void ClusterBus::Stop() {
   wake_fd_ = -1;
 }
 
+void ClusterBus::Wake() const {
+  uint64_t one = 1;
+  ssize_t n = write(wake_fd_, &one, sizeof(one));
+  (void)n;
+}
+
 void ClusterBus::Run() {
   std::vector<pollfd> fds;
   int64_t accept_paused_until_ms = 0;
+  int64_t next_tick_ms = 0;
   while (!stop_.load(std::memory_order_acquire)) {
     int64_t now = NowMs();
-    // Links that have sent no whole message for cluster-node-timeout are closed: a peer
-    // cannot hold a link (and its buffer) open for nothing.
+    if (now >= next_tick_ms) {
+      Tick();
+      next_tick_ms = now + ClusterGossip::kTickMs;
+    }
+    // Inbound links that have sent no whole message for cluster-node-timeout are
+    // closed: a peer cannot hold a link (and its buffer) open for nothing. Outbound ones
+    // are the gossip's to judge.
     int64_t idle_ms = engine_->config().Int("cluster-node-timeout");
-    std::erase_if(link_list_, [&](Link* l) {
-      if (now - l->last_message_ms <= idle_ms) return false;
-      LogVerbose("Cluster bus: closing the idle link from %s", l->peer.c_str());
-      close(l->fd);
-      delete l;
-      return true;
-    });
+    for (Link* l : link_list_) {
+      if (!l->outbound && !l->dead && now - l->last_message_ms > idle_ms) {
+        LogVerbose("Cluster bus: closing the idle link from %s", l->peer.c_str());
+        l->dead = true;
+      }
+    }
+    std::vector<Link*> keep;
+    keep.reserve(link_list_.size());
+    for (Link* l : link_list_) {
+      if (l->dead) {
+        CloseLink(l);
+      } else {
+        keep.push_back(l);
+      }
+    }
+    link_list_.swap(keep);
+    links_now_.store(link_list_.size(), std::memory_order_relaxed);
+
     fds.clear();
     fds.push_back(pollfd{wake_fd_, POLLIN, 0});
     // While accepting is paused (out of descriptors, or as many links as maxclients),
@@ -111,11 +151,12 @@ void ClusterBus::Run() {
     bool accepting = now >= accept_paused_until_ms;
     for (int fd : listen_fds_) fds.push_back(pollfd{accepting ? fd : -1, POLLIN, 0});
     for (Link* l : link_list_) {
-      short ev = POLLIN;
-      if (l->out_sent < l->out.size()) ev |= POLLOUT;
+      short ev = l->connecting ? 0 : POLLIN;
+      if (l->connecting || l->out_sent < l->out.size()) ev |= POLLOUT;
       fds.push_back(pollfd{l->fd, ev, 0});
     }
-    int n = poll(fds.data(), fds.size(), accepting ? 1000 : 100);
+    int wait_ms = static_cast<int>(std::clamp<int64_t>(next_tick_ms - NowMs(), 0, 100));
+    int n = poll(fds.data(), fds.size(), wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       LogWarning("Cluster bus: poll failed: %s", std::strerror(errno));
@@ -123,41 +164,245 @@ void ClusterBus::Run() {
       continue;
     }
     if (n == 0) continue;
+    if (fds[0].revents & POLLIN) {
+      uint64_t v = 0;
+      ssize_t r = read(wake_fd_, &v, sizeof(v));
+      (void)r;
+      next_tick_ms = 0;  // look at the nodes now
+    }
     size_t at = 1;
     for (size_t i = 0; i < listen_fds_.size(); i++, at++) {
       if ((fds[at].revents & POLLIN) && !Accept(listen_fds_[i]))
         accept_paused_until_ms = NowMs() + 100;
     }
-    // Links accepted above are not in fds yet: only the first `count` have results.
-    size_t count = fds.size() - at;
-    std::vector<Link*> keep;
-    keep.reserve(link_list_.size());
-    for (size_t i = 0; i < link_list_.size(); i++) {
+    // Links added above are not in fds yet: only the first `count` have results.
+    size_t count = std::min(fds.size() - at, link_list_.size());
+    for (size_t i = 0; i < count; i++) {
       Link* l = link_list_[i];
+      if (l->dead) continue;
+      short re = fds[at + i].revents;
+      if (re == 0) continue;
       bool ok = true;
-      if (i < count) {
-        short re = fds[at + i].revents;
-        if (re & (POLLIN | POLLHUP | POLLERR)) ok = ReadLink(*l);
-        if (ok && (re & POLLOUT)) ok = FlushLink(*l);
-      }
-      if (ok) {
-        keep.push_back(l);
+      if (l->connecting) {
+        ok = FinishConnect(*l);
       } else {
-        close(l->fd);
-        delete l;
+        if (re & (POLLIN | POLLHUP | POLLERR)) ok = ReadLink(*l);
+        if (ok && !l->dead && (re & POLLOUT)) ok = FlushLink(*l);
       }
+      if (!ok) l->dead = true;
     }
-    link_list_.swap(keep);
-    links_now_.store(link_list_.size(), std::memory_order_relaxed);
   }
+}
+
+GossipSettings ClusterBus::Settings() const {
+  const Config& cfg = engine_->config();
+  GossipSettings s;
+  s.node_timeout_ms = cfg.Int("cluster-node-timeout");
+  s.require_full_coverage = cfg.Int("cluster-require-full-coverage") != 0;
+  s.announce_ip = cfg.String("cluster-announce-ip");
+  s.repl_offset = static_cast<uint64_t>(engine_->replication().offset());
+  return s;
+}
+
+void ClusterBus::Tick() {
+  GossipSettings settings = Settings();
+  GossipEffects fx;
+  std::vector<uint64_t> broadcast_to;
+  struct Want {
+    std::string ip;
+    int cport;
+  };
+  std::unordered_map<uint64_t, Want> want;
+  service_->BusUpdate([&](ClusterState& st) {
+    gossip_.OnTick(st, settings, WallMs(), &fx);
+    for (const auto& n : st.nodes()) {
+      if (n.get() == &st.myself() || (n->flags & kNodeNoAddr) || n->ip.empty() || n->cport <= 0)
+        continue;
+      want[n->serial] = Want{n->ip, n->cport};
+      if (!(n->flags & kNodeHandshake) && n->connected) broadcast_to.push_back(n->serial);
+    }
+    return &fx;
+  });
+  Apply(fx, broadcast_to);
+  for (auto& [serial, l] : outbound_) {
+    if (want.find(serial) == want.end()) l->dead = true;
+  }
+  for (auto& [serial, w] : want) {
+    auto it = outbound_.find(serial);
+    if (it == outbound_.end() || it->second->dead) Connect(serial, w.ip, w.cport);
+  }
+  PublishStats();
+}
+
+void ClusterBus::Connect(uint64_t serial, const std::string& ip, int cport) {
+  auto failed = [&](const char* what, int err) {
+    LogVerbose("Cluster bus: cannot connect to %s:%d (%s: %s)", ip.c_str(), cport, what,
+               std::strerror(err));
+    int64_t now = WallMs();
+    service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+      if (ClusterNode* n = st.FindBySerial(serial)) gossip_.OnConnectFailed(*n, now);
+      return nullptr;
+    });
+  };
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(cport));
+    len = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(cport));
+    len = sizeof(sockaddr_in6);
+  } else {
+    failed("address", EINVAL);
+    return;
+  }
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    failed("socket", errno);
+    return;
+  }
+  if (connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
+    int err = errno;
+    close(fd);
+    failed("connect", err);
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  auto* l = new Link();
+  l->fd = fd;
+  l->outbound = true;
+  l->node_serial = serial;
+  l->connecting = true;
+  l->created_wall_ms = WallMs();
+  l->last_message_ms = NowMs();
+  l->peer = ip + ":" + std::to_string(cport);
+  l->peer_ip = ip;
+  if (auto it = outbound_.find(serial); it != outbound_.end()) {
+    it->second->outbound = false;  // the dead one it replaces no longer stands for the node
+    it->second->node_serial = 0;
+  }
+  outbound_[serial] = l;
+  link_list_.push_back(l);
+}
+
+bool ClusterBus::FinishConnect(Link& l) {
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (getsockopt(l.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (err == EINPROGRESS) return true;
+  int64_t now = WallMs();
+  if (err != 0) {
+    LogVerbose("Cluster bus: cannot connect to %s (%s)", l.peer.c_str(), std::strerror(err));
+    service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+      if (ClusterNode* n = st.FindBySerial(l.node_serial)) gossip_.OnConnectFailed(*n, now);
+      return nullptr;
+    });
+    return false;
+  }
+  l.connecting = false;
+  l.last_message_ms = NowMs();
+  sockaddr_storage local{};
+  socklen_t llen = sizeof(local);
+  if (getsockname(l.fd, reinterpret_cast<sockaddr*>(&local), &llen) == 0) l.local_ip = IpOf(local);
+  GossipSettings settings = Settings();
+  std::string first;
+  uint16_t type = bus::kPing;
+  service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+    ClusterNode* n = st.FindBySerial(l.node_serial);
+    if (n == nullptr) return nullptr;
+    type = (n->flags & kNodeMeet) ? bus::kMeet : bus::kPing;
+    first = gossip_.OnLinkConnected(st, *n, settings, now);
+    if (!(n->flags & kNodeHandshake)) l.node_id = n->id;
+    return nullptr;
+  });
+  if (first.empty()) return false;  // the node went meanwhile
+  sent_[type].fetch_add(1, std::memory_order_relaxed);
+  Send(l, first);
+  return !l.dead;
+}
+
+void ClusterBus::Send(Link& l, const std::string& bytes) {
+  if (l.dead || l.connecting) return;
+  l.out += bytes;
+  if (!FlushLink(l)) l.dead = true;
+}
+
+void ClusterBus::Apply(GossipEffects& fx, const std::vector<uint64_t>& broadcast_to) {
+  for (uint64_t serial : fx.drop_links) {
+    if (auto it = outbound_.find(serial); it != outbound_.end()) it->second->dead = true;
+  }
+  for (auto& [serial, bytes] : fx.sends) {
+    auto it = outbound_.find(serial);
+    if (it == outbound_.end()) continue;
+    sent_[std::min<uint16_t>(bus::PeekType(bytes), bus::kTypeCount)].fetch_add(
+        1, std::memory_order_relaxed);
+    Send(*it->second, bytes);
+  }
+  for (const std::string& bytes : fx.broadcasts) {
+    for (uint64_t serial : broadcast_to) {
+      auto it = outbound_.find(serial);
+      if (it == outbound_.end()) continue;
+      sent_[std::min<uint16_t>(bus::PeekType(bytes), bus::kTypeCount)].fetch_add(
+          1, std::memory_order_relaxed);
+      Send(*it->second, bytes);
+    }
+  }
+  if (!fx.dirty_slots.empty()) {
+    LogWarning(
+        "Cluster: %zu slots this node served moved to another master by a newer epoch; keys "
+        "left in them here are no longer served (they are not deleted)",
+        fx.dirty_slots.size());
+  }
+}
+
+void ClusterBus::CloseLink(Link* l) {
+  if (l->outbound) {
+    auto it = outbound_.find(l->node_serial);
+    if (it != outbound_.end() && it->second == l) {
+      outbound_.erase(it);
+      service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+        if (ClusterNode* n = st.FindBySerial(l->node_serial)) n->connected = false;
+        return nullptr;
+      });
+    }
+  }
+  close(l->fd);
+  delete l;
+}
+
+void ClusterBus::PublishStats() {
+  std::vector<LinkStat> stats;
+  for (Link* l : link_list_) {
+    if (l->dead || l->node_id.empty()) continue;
+    LinkStat s;
+    s.outbound = l->outbound;
+    s.node = l->node_id;
+    s.create_time = l->created_wall_ms;
+    s.writing = l->out_sent < l->out.size();
+    s.send_buffer_allocated = l->out.capacity();
+    s.send_buffer_used = l->out.size() - l->out_sent;
+    stats.push_back(std::move(s));
+  }
+  std::lock_guard<std::mutex> g(stats_mu_);
+  stats_.swap(stats);
+}
+
+std::vector<ClusterBus::LinkStat> ClusterBus::LinkStats() const {
+  std::lock_guard<std::mutex> g(stats_mu_);
+  return stats_;
 }
 
 bool ClusterBus::Accept(int listen_fd) {
   size_t max_links = static_cast<size_t>(engine_->config().Int("maxclients"));
   while (true) {
-    if (link_list_.size() >= max_links) {
-      LogWarning("Cluster bus: %zu links (maxclients); not accepting more for now",
-                 link_list_.size());
+    size_t inbound = link_list_.size() - outbound_.size();
+    if (inbound >= max_links) {
+      LogWarning("Cluster bus: %zu links (maxclients); not accepting more for now", inbound);
       return false;
     }
     sockaddr_storage peer{};
@@ -175,7 +420,9 @@ bool ClusterBus::Accept(int listen_fd) {
     auto* l = new Link();
     l->fd = fd;
     l->last_message_ms = NowMs();
-    l->peer = IpOf(peer) + ":" + std::to_string(PortOf(peer));
+    l->peer_ip = IpOf(peer);
+    l->peer = l->peer_ip + ":" + std::to_string(PortOf(peer));
+    l->created_wall_ms = WallMs();
     sockaddr_storage local{};
     socklen_t llen = sizeof(local);
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) == 0) l->local_ip = IpOf(local);
@@ -217,6 +464,7 @@ bool ClusterBus::ReadLink(Link& l) {
         received_[std::min<uint16_t>(m.h.type, bus::kTypeCount)].fetch_add(
             1, std::memory_order_relaxed);
         Handle(l, m);
+        if (l.dead) return false;
         if (out_limit != 0 && l.out.size() - l.out_sent > out_limit) {
           LogWarning(
               "Cluster bus: the link from %s has %zu bytes it does not read "
@@ -265,53 +513,35 @@ bool ClusterBus::FlushLink(Link& l) {
 }
 
 void ClusterBus::Handle(Link& l, const bus::Message& m) {
-  if (m.h.type != bus::kPing && m.h.type != bus::kMeet) return;
-  if (engine_->config().String("cluster-announce-ip").empty() && !l.local_ip.empty()) {
-    bool meet = m.h.type == bus::kMeet;
-    std::string ip = l.local_ip;
-    service_->Change(
-        [&](ClusterState& st, std::string*) {
-          if (!meet && !st.myself().ip.empty()) return false;
-          if (st.myself().ip == ip) return false;
-          st.myself().ip = ip;
-          LogNotice("IP address for this node updated to %s", ip.c_str());
-          return true;
-        },
-        true);
-  }
-  l.out += Pong();
-  sent_[bus::kPong].fetch_add(1, std::memory_order_relaxed);
-}
-
-std::string ClusterBus::Pong() {
-  bus::Message m;
-  m.h.type = bus::kPong;
-  std::string announce = engine_->config().String("cluster-announce-ip");
-  if (announce.size() < bus::kIpLen) m.h.ip = announce;
-  m.h.offset = static_cast<uint64_t>(engine_->replication().offset());
-  bool full = engine_->config().Int("cluster-require-full-coverage") != 0;
-  service_->Read([&](const ClusterState& st) {
-    const ClusterNode& me = st.myself();
-    m.h.port = static_cast<uint16_t>(me.port);
-    m.h.cport = static_cast<uint16_t>(me.cport);
-    m.h.current_epoch = st.current_epoch();
-    m.h.sender = me.id;
-    m.h.flags = me.flags;
-    // As Redis: an address only when one is announced; else the peer takes the link's.
-    (void)me;
-    m.h.state = st.Ok(full) ? 0 : 1;
-    const ClusterNode* master = &me;
-    if (!me.is_master() && !me.master_id.empty()) {
-      m.h.master = me.master_id;
-      if (const ClusterNode* mm = st.FindNode(me.master_id)) master = mm;
+  GossipSettings settings = Settings();
+  LinkInfo info;
+  info.outbound = l.outbound;
+  info.node_serial = l.node_serial;
+  info.peer_ip = l.peer_ip;
+  info.local_ip = l.local_ip;
+  GossipEffects fx;
+  std::vector<uint64_t> broadcast_to;
+  int64_t now = WallMs();
+  service_->BusUpdate([&](ClusterState& st) {
+    gossip_.OnMessage(st, m, info, settings, now, &fx);
+    // The node the link is to or from, by its id (a handshake node's changes when the
+    // handshake ends).
+    const ClusterNode* n = l.outbound ? st.FindBySerial(l.node_serial) : st.FindNode(m.h.sender);
+    if (n != nullptr && !(n->flags & kNodeHandshake)) l.node_id = n->id;
+    if (!fx.broadcasts.empty()) {
+      for (const auto& n : st.nodes()) {
+        if (n.get() != &st.myself() && !(n->flags & kNodeHandshake) && n->connected)
+          broadcast_to.push_back(n->serial);
+      }
     }
-    m.h.config_epoch = master->config_epoch;
-    for (uint32_t s = 0; s < kClusterSlots; s++) {
-      if (st.SlotOwner(s) == master) bus::SetSlot(&m.h.slots, s);
-    }
-    m.hostname = me.hostname;
+    return &fx;
   });
-  return bus::Encode(m);
+  if (!fx.reply.empty()) {
+    sent_[bus::kPong].fetch_add(1, std::memory_order_relaxed);
+    l.out += fx.reply;
+  }
+  if (fx.close_link) l.dead = true;
+  Apply(fx, broadcast_to);
 }
 
 }  // namespace strata

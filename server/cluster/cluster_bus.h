@@ -3,43 +3,44 @@
 //
 // Design
 //   One thread of its own serves the bus: it accepts connections on the bus port (the
-//   Server opens the sockets, on the same addresses as the client port) and reads each
-//   link's stream with the codec (bus_message.h). The workers never see the bus; what the
-//   bus learns goes into the ClusterService's state under its mutex, like any layout
-//   change, and what it answers is read from there.
+//   Server opens the sockets, on the same addresses as the client port), opens a link
+//   to every other node it knows, and reads each link's stream with the codec
+//   (bus_message.h). What to do with a message, and on the clock, is ClusterGossip's
+//   (cluster_gossip.h): the bus calls it under the cluster service's mutex
+//   (ClusterService::BusUpdate, which saves nodes.conf and hands the workers a new
+//   routing when the layout changed) and carries out what it returns. The workers never
+//   see the bus.
+//   - Links. An inbound link is the peer's: PINGs and MEETs come on it and are answered
+//     on it. An outbound link is this node's, one per known node with an address (not
+//     myself, not noaddr): its PINGs (or the first MEET) go on it and the PONGs come
+//     back on it. Every tick (ClusterGossip::kTickMs) the links are matched to the
+//     nodes: a node without a link gets a non-blocking connect (retried each tick while
+//     it fails, which counts as a ping with no answer), a link whose node is gone is
+//     closed. A node is "connected" while its outbound link is up.
 //   - Framing: a wrong signature, or a length below the header's or above
 //     cluster-bus-max-message-bytes, closes the link (as Redis closes it). A message that
 //     does not hold together is dropped and the link stays. Either is logged, once per
 //     link at warning level and at verbose level after, so a peer cannot flood the log.
-//   - PING and MEET are answered with a PONG that describes this node: its id, ports,
-//     epochs, flags, slots (a replica: its master's), its master, the cluster's state as
-//     it sees it, its replication offset, and its hostname as an extension when
-//     cluster-announce-hostname is set. A MEET, or any PING while this node has no
-//     address of its own and none is announced, gives it the address the peer reached
-//     (saved in nodes.conf), as Redis does.
 //   - Bounded: a link whose unsent bytes pass cluster-link-sendbuf-limit (a peer that
 //     sends and never reads) is closed; each link is read once per turn of the loop (a
-//     streaming peer cannot starve the others); a link that sends no whole message for
-//     cluster-node-timeout is closed; at most maxclients links are accepted, and
-//     accepting pauses briefly when descriptors run out.
-//   So a redis-server 7 node that meets this one (CLUSTER MEET) completes its handshake
-//   and lists it as a connected master with its slots, and redirects clients to it.
+//     streaming peer cannot starve the others); an inbound link that sends no whole
+//     message for cluster-node-timeout is closed; at most maxclients inbound links are
+//     accepted, and accepting pauses briefly when descriptors run out.
 //
-// Not there yet: links this node opens itself (its own PINGs and MEETs, so it learns no
-// other node from the bus), gossip sections, failure detection (PFAIL/FAIL), UPDATE,
-// epochs' conflicts, failover, PUBLISH across nodes. Messages other than PING and MEET
-// are read, counted and ignored.
-//
-// Thread-safety: Start() and Stop() on the main thread; the counters from any thread.
+// Thread-safety: Start() and Stop() on the main thread; Wake() and the counters from any
+// thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "server/cluster/bus_message.h"
+#include "server/cluster/cluster_gossip.h"
 
 namespace strata {
 
@@ -58,6 +59,20 @@ class ClusterBus {
   bool Start(std::vector<int> listen_fds, std::string* error);
   // Stops the thread and closes every socket.
   void Stop();
+  // Makes the thread look at the nodes now rather than at its next tick (CLUSTER MEET).
+  void Wake() const;
+
+  // CLUSTER LINKS: one entry per link, as of the last tick.
+  struct LinkStat {
+    bool outbound = false;
+    std::string node;         // the node's id; empty while not known
+    int64_t create_time = 0;  // wall-clock ms
+    bool reading = true;
+    bool writing = false;
+    size_t send_buffer_allocated = 0;
+    size_t send_buffer_used = 0;
+  };
+  std::vector<LinkStat> LinkStats() const;
 
   // Messages sent and received by type (bus::kTypeCount of each), for CLUSTER INFO.
   uint64_t sent(uint16_t type) const { return sent_[type].load(std::memory_order_relaxed); }
@@ -76,7 +91,18 @@ class ClusterBus {
   bool ReadLink(Link& l);
   bool FlushLink(Link& l);
   void Handle(Link& l, const bus::Message& m);
-  std::string Pong();
+  // Every ClusterGossip::kTickMs: the gossip's clock, then links matched to nodes.
+  void Tick();
+  void Connect(uint64_t serial, const std::string& ip, int cport);
+  // A connect finished (or failed): the link's first message, or false to close it.
+  bool FinishConnect(Link& l);
+  // Queues what the gossip asked for; links to close are marked dead.
+  void Apply(GossipEffects& fx, const std::vector<uint64_t>& broadcast_to);
+  void Send(Link& l, const std::string& bytes);
+  // Closes a link; an outbound one's node is no longer connected.
+  void CloseLink(Link* l);
+  GossipSettings Settings() const;
+  void PublishStats();
 
   Engine* engine_;
   ClusterService* service_;
@@ -85,6 +111,10 @@ class ClusterBus {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   std::vector<Link*> link_list_;
+  std::unordered_map<uint64_t, Link*> outbound_;  // by node serial
+  ClusterGossip gossip_;
+  mutable std::mutex stats_mu_;
+  std::vector<LinkStat> stats_;  // under stats_mu_
   std::atomic<uint64_t> sent_[bus::kTypeCount + 1] = {};
   std::atomic<uint64_t> received_[bus::kTypeCount + 1] = {};
   std::atomic<size_t> links_now_{0};

@@ -140,6 +140,24 @@ std::string ClusterService::Change(const std::function<bool(ClusterState&, std::
   return SaveLocked();
 }
 
+void ClusterService::BusUpdate(const std::function<GossipEffects*(ClusterState&)>& fn) {
+  bool publish = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    GossipEffects* fx = fn(*state_);
+    if (fx == nullptr || (!fx->save && !fx->routing)) return;
+    if (fx->routing) {
+      RebuildLocked();
+      publish = true;
+    }
+    if (fx->save) SaveLocked();  // a failure is logged; the state stays in memory
+  }
+  if (!publish) return;
+  for (uint32_t i = 0; i < engine_->shard_count(); i++) {
+    engine_->worker(i).PostExternal(MakeTask([this, i] { InstallLatest(engine_->worker(i)); }));
+  }
+}
+
 void ClusterService::Read(const std::function<void(const ClusterState&)>& fn) const {
   std::lock_guard<std::mutex> l(mu_);
   fn(*state_);

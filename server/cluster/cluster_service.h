@@ -20,8 +20,9 @@
 //     routing is built; worker 0's timer rebuilds it when either changed by CONFIG SET,
 //     and applies a changed cluster-announce-ip, -port or -hostname to this node (saved).
 //
-// Not there yet: what the cluster bus would teach it (cluster_bus.h answers other nodes
-// but opens no link of its own), so a node knows other nodes only from its nodes.conf.
+//   - BusUpdate(fn), from the cluster bus's thread: what the bus learns (cluster_bus.h,
+//     cluster_gossip.h) goes into the state the same way, and the routing reaches the
+//     workers through a task posted to each.
 //
 // Thread-safety: Load() on the main thread before Start; the rest from any worker.
 #pragma once
@@ -33,6 +34,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/cluster/cluster_gossip.h"
 #include "server/cluster/cluster_state.h"
 #include "server/engine/cluster_routing.h"
 #include "server/engine/engine.h"
@@ -58,6 +60,11 @@ class ClusterService final : public ShardService {
                      bool changed = true);
   // Runs fn(state) under the mutex.
   void Read(const std::function<void(const ClusterState&)>& fn) const;
+  // The cluster bus's thread: runs fn(state) under the mutex. fn returns the gossip's
+  // effects, or null for none: when they say so, the file is saved, and a new routing
+  // is built and installed on every worker (posted to each; they take it in their next
+  // turn).
+  void BusUpdate(const std::function<GossipEffects*(ClusterState&)>& fn);
   // Writes the file now (CLUSTER SAVECONFIG); "" or the error.
   std::string Save();
 

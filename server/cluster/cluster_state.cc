@@ -1,9 +1,11 @@
 #include "server/cluster/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <iterator>
+#include <unordered_map>
 
 #include "core/string_util.h"
 
@@ -58,6 +60,11 @@ void AppendRange(std::string* out, uint32_t a, uint32_t b) {
 
 }  // namespace
 
+uint64_t NextNodeSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 bool IsNodeId(std::string_view id) {
   if (id.size() != ClusterState::kIdLen) return false;
   for (char c : id) {
@@ -80,6 +87,45 @@ const ClusterNode* ClusterState::FindNode(std::string_view id) const {
     if (n->id == id) return n.get();
   }
   return nullptr;
+}
+
+ClusterNode* ClusterState::FindBySerial(uint64_t serial) {
+  for (auto& n : nodes_) {
+    if (n->serial == serial) return n.get();
+  }
+  return nullptr;
+}
+
+ClusterNode* ClusterState::AddNode(std::unique_ptr<ClusterNode> n) {
+  nodes_.push_back(std::move(n));
+  return nodes_.back().get();
+}
+
+ClusterNode* ClusterState::StartHandshake(const std::string& ip, int port, int cport,
+                                          int64_t now_ms, std::string temp_id) {
+  for (const auto& n : nodes_) {
+    if ((n->flags & kNodeHandshake) && n->ip == ip && n->port == port && n->cport == cport)
+      return nullptr;
+  }
+  auto n = std::make_unique<ClusterNode>();
+  n->id = std::move(temp_id);
+  n->ip = ip;
+  n->port = port;
+  n->cport = cport;
+  n->flags = kNodeHandshake | kNodeMeet;
+  n->ctime_ms = now_ms;
+  return AddNode(std::move(n));
+}
+
+bool ClusterState::Blacklisted(std::string_view id, int64_t now_ms) {
+  std::erase_if(blacklist_, [&](const auto& e) { return e.second <= now_ms; });
+  return blacklist_.find(id) != blacklist_.end();
+}
+
+size_t ClusterState::SlotCount(const ClusterNode& n) const {
+  size_t count = 0;
+  for (const ClusterNode* o : owner_) count += o == &n;
+  return count;
 }
 
 bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* out,
@@ -251,10 +297,10 @@ std::string ClusterState::NodeLine(const ClusterNode& n, std::string_view my_ip)
   return out;
 }
 
-std::string ClusterState::NodesText(std::string_view my_ip) const {
+std::string ClusterState::NodesText(std::string_view my_ip, bool with_handshakes) const {
   std::string out;
   for (const auto& n : nodes_) {
-    if (n->flags & kNodeHandshake) continue;
+    if ((n->flags & kNodeHandshake) && !with_handshakes) continue;
     out += NodeLine(*n, my_ip);
     out += '\n';
   }
@@ -262,7 +308,7 @@ std::string ClusterState::NodesText(std::string_view my_ip) const {
 }
 
 std::string ClusterState::Serialize() const {
-  std::string out = NodesText();
+  std::string out = NodesText({}, /*with_handshakes=*/false);
   out += "vars currentEpoch " + std::to_string(current_epoch_) + " lastVoteEpoch " +
          std::to_string(last_vote_epoch_) + "\n";
   return out;
@@ -287,17 +333,28 @@ size_t ClusterState::SlotsAssigned() const {
   return n;
 }
 
-size_t ClusterState::ServingMasters() const {
-  size_t n = 0;
-  for (const auto& node : nodes_) {
-    if (!node->is_master()) continue;
-    for (const ClusterNode* o : owner_) {
-      if (o == node.get()) {
-        n++;
-        break;
-      }
-    }
+namespace {
+// Whether each node (by index) serves a slot: one pass over the slots.
+std::vector<char> Serving(const std::vector<std::unique_ptr<ClusterNode>>& nodes,
+                          const std::array<const ClusterNode*, kClusterSlots>& owner) {
+  std::unordered_map<const ClusterNode*, size_t> index;
+  for (size_t i = 0; i < nodes.size(); i++) index[nodes[i].get()] = i;
+  std::vector<char> serving(nodes.size(), 0);
+  const ClusterNode* last = nullptr;
+  for (const ClusterNode* o : owner) {
+    if (o == nullptr || o == last) continue;
+    last = o;
+    auto it = index.find(o);
+    if (it != index.end()) serving[it->second] = 1;
   }
+  return serving;
+}
+}  // namespace
+
+size_t ClusterState::ServingMasters() const {
+  std::vector<char> serving = Serving(nodes_, owner_);
+  size_t n = 0;
+  for (size_t i = 0; i < nodes_.size(); i++) n += serving[i] && nodes_[i]->is_master();
   return n;
 }
 
@@ -309,13 +366,7 @@ bool ClusterState::Ok(bool require_full_coverage) const {
   }
   size_t size = 0;
   size_t reachable = 0;
-  std::vector<char> serving(nodes_.size(), 0);
-  for (const ClusterNode* o : owner_) {
-    if (o == nullptr) continue;
-    for (size_t i = 0; i < nodes_.size(); i++) {
-      if (nodes_[i].get() == o) serving[i] = 1;
-    }
-  }
+  std::vector<char> serving = Serving(nodes_, owner_);
   for (size_t i = 0; i < nodes_.size(); i++) {
     if (!serving[i] || !nodes_[i]->is_master()) continue;
     size++;
@@ -331,15 +382,13 @@ std::shared_ptr<const SlotRouting> ClusterState::BuildRouting(bool require_full_
     r->endpoints.push_back(nodes_[i]->ip + ":" + std::to_string(nodes_[i]->port));
   }
   r->myself = static_cast<uint16_t>(myself_);
+  std::unordered_map<const ClusterNode*, uint16_t> index;
+  for (size_t i = 0; i < nodes_.size(); i++) index[nodes_[i].get()] = static_cast<uint16_t>(i);
   for (uint32_t s = 0; s < kClusterSlots; s++) {
     const ClusterNode* o = owner_[s];
     if (o == nullptr) continue;
-    for (size_t i = 0; i < nodes_.size(); i++) {
-      if (nodes_[i].get() == o) {
-        r->owner[s] = static_cast<uint16_t>(i);
-        break;
-      }
-    }
+    auto it = index.find(o);
+    if (it != index.end()) r->owner[s] = it->second;
   }
   r->ok = Ok(require_full_coverage);
   r->allow_reads_when_down = allow_reads_when_down;
@@ -358,6 +407,7 @@ void ClusterState::Forget(const ClusterNode* n) {
   }
   for (auto& other : nodes_) {
     if (other->master_id == n->id) other->master_id.clear();
+    std::erase_if(other->fail_reports, [&](const FailReport& r) { return r.from == n->id; });
   }
   for (size_t i = 0; i < nodes_.size(); i++) {
     if (nodes_[i].get() == n) {

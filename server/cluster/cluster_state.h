@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/key_slot.h"
@@ -43,6 +44,16 @@ enum ClusterNodeFlag : uint16_t {
   kNodeNoFailover = 512,
 };
 
+// A master's report that a node is failing (PFAIL or FAIL in its gossip).
+struct FailReport {
+  std::string from;  // the reporting master's id
+  int64_t time_ms = 0;
+};
+
+// A number no other node of this process had: the bus keys its links by it, as a
+// node's id changes when its handshake ends.
+uint64_t NextNodeSerial();
+
 struct ClusterNode {
   std::string id;  // 40 characters of [0-9a-z]
   std::string ip;  // empty until known
@@ -55,6 +66,14 @@ struct ClusterNode {
   int64_t pong_received_ms = 0;
   uint64_t config_epoch = 0;
   bool connected = false;  // the bus link (myself: always)
+  // Known only while the process runs (not in nodes.conf); times in ms, as ping_sent_ms.
+  uint64_t serial = NextNodeSerial();
+  int64_t ctime_ms = 0;          // when it was added (a handshake times out)
+  int64_t link_ctime_ms = 0;     // when this node's link to it was last connected
+  int64_t data_received_ms = 0;  // when a message from it last arrived
+  int64_t fail_time_ms = 0;      // when it was marked FAIL
+  uint64_t repl_offset = 0;
+  std::vector<FailReport> fail_reports;
 
   bool is_master() const { return flags & kNodeMaster; }
   bool failed() const { return flags & kNodeFail; }
@@ -72,9 +91,10 @@ class ClusterState {
   static bool Parse(std::string_view text, std::unique_ptr<ClusterState>* out, std::string* error);
   // nodes.conf text (Parse(Serialize()) gives this state back).
   std::string Serialize() const;
-  // CLUSTER NODES: the same lines without the vars line. my_ip: the address to give
-  // for myself while it has none of its own yet (the one the asking client reached).
-  std::string NodesText(std::string_view my_ip = {}) const;
+  // CLUSTER NODES: the same lines without the vars line, and with the nodes still in
+  // their handshake (which nodes.conf leaves out). my_ip: the address to give for myself
+  // while it has none of its own yet (the one the asking client reached).
+  std::string NodesText(std::string_view my_ip = {}, bool with_handshakes = true) const;
   // One node's line, without its newline.
   std::string NodeLine(const ClusterNode& n, std::string_view my_ip = {}) const;
 
@@ -82,6 +102,25 @@ class ClusterState {
   const ClusterNode& myself() const { return *nodes_[myself_]; }
   const std::vector<std::unique_ptr<ClusterNode>>& nodes() const { return nodes_; }
   const ClusterNode* FindNode(std::string_view id) const;
+  ClusterNode* FindNode(std::string_view id) {
+    return const_cast<ClusterNode*>(std::as_const(*this).FindNode(id));
+  }
+  ClusterNode* FindBySerial(uint64_t serial);
+  // Adds a node (its id not known yet). Returns it.
+  ClusterNode* AddNode(std::unique_ptr<ClusterNode> n);
+  // Starts a handshake with the node at ip:port@cport, as CLUSTER MEET and gossip about
+  // an unknown node do: adds it flagged handshake (and meet, so the first message is a
+  // MEET) under the temporary id given. Null when a handshake with that address is
+  // already going on. REQUIRES: ip is in normal form, ports in 1..65535.
+  ClusterNode* StartHandshake(const std::string& ip, int port, int cport, int64_t now_ms,
+                              std::string temp_id);
+  // A node's id becomes the one it says it has (its handshake ended).
+  void RenameNode(ClusterNode* n, std::string id) { n->id = std::move(id); }
+  // Whether gossip may bring this node back (CLUSTER FORGET keeps it away for a minute).
+  bool Blacklisted(std::string_view id, int64_t now_ms);
+  void Blacklist(const std::string& id, int64_t until_ms) { blacklist_[id] = until_ms; }
+  void SetOwner(uint32_t slot, const ClusterNode* n) { owner_[slot] = n; }
+  size_t SlotCount(const ClusterNode& n) const;
 
   // The master serving slot, or null.
   const ClusterNode* SlotOwner(uint32_t slot) const { return owner_[slot]; }
@@ -112,8 +151,9 @@ class ClusterState {
   std::shared_ptr<const SlotRouting> BuildRouting(bool require_full_coverage,
                                                   bool allow_reads_when_down) const;
 
-  // Removes another node (CLUSTER FORGET): its slots become unassigned, and replicas
-  // that followed it follow no one. REQUIRES: n is not myself.
+  // Removes another node (CLUSTER FORGET, a handshake that timed out): its slots become
+  // unassigned, replicas that followed it follow no one, and its reports about other
+  // nodes go. REQUIRES: n is not myself.
   void Forget(const ClusterNode* n);
   // A master's replicas.
   std::vector<const ClusterNode*> ReplicasOf(const ClusterNode& master) const;
@@ -134,6 +174,7 @@ class ClusterState {
   std::map<uint32_t, std::string> importing_;
   uint64_t current_epoch_ = 0;
   uint64_t last_vote_epoch_ = 0;
+  std::map<std::string, int64_t, std::less<>> blacklist_;  // id -> until (ms)
 };
 
 // A valid node id: 40 characters of [0-9a-z].

@@ -4,12 +4,16 @@
 // RESET) in a fiber that saves nodes.conf (ClusterService::Change) and installs the new
 // routing on every worker before it replies. Replies and errors are Redis 7.0's.
 //
-// The subcommands that need links this node opens on the cluster bus (MEET, REPLICATE,
-// SETSLOT, FAILOVER) are refused with that reason until it opens them.
+// MEET adds a node in its handshake, which the cluster bus then carries out
+// (cluster_bus.h). The subcommands that need replicas or slot migration (REPLICATE,
+// SETSLOT, FAILOVER) are refused with that reason.
 #include "server/commands/cluster_node_commands.h"
+
+#include <arpa/inet.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <iterator>
 #include <set>
 #include <string>
@@ -46,6 +50,25 @@ std::string ReachedIp(const Client& c) {
 
 std::string IpOf(const ClusterState& st, const ClusterNode& n, const std::string& my_ip) {
   return (&n == &st.myself() && n.ip.empty()) ? my_ip : n.ip;
+}
+
+// Ping, pong and failure report times are wall-clock ms, as on the cluster bus.
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// An IPv4 or IPv6 address in its normal form, or "" when it is neither.
+std::string NormalIp(const std::string& ip) {
+  unsigned char buf[sizeof(in6_addr)];
+  char out[INET6_ADDRSTRLEN] = {};
+  if (inet_pton(AF_INET, ip.c_str(), buf) == 1) {
+    inet_ntop(AF_INET, buf, out, sizeof(out));
+  } else if (inet_pton(AF_INET6, ip.c_str(), buf) == 1) {
+    inet_ntop(AF_INET6, buf, out, sizeof(out));
+  }
+  return out;
 }
 
 bool ParseSlotArg(std::string_view a, uint32_t* slot) {
@@ -254,7 +277,7 @@ const char* const kHelp[] = {
 };
 
 // Need links this node opens on the cluster bus: refused with the reason.
-constexpr std::string_view kBusSubcommands[] = {"meet", "replicate", "setslot", "failover"};
+constexpr std::string_view kBusSubcommands[] = {"replicate", "setslot", "failover"};
 
 constexpr std::string_view kLayoutChanges[] = {"addslots",      "addslotsrange", "delslots",
                                                "delslotsrange", "flushslots",    "set-config-epoch",
@@ -323,10 +346,56 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
     }
   } else if (sub == "count-failure-reports") {
     if (!arity(3)) return;
-    // Failure reports come over the cluster bus: none yet.
+    // The reports still valid (twice the node timeout), as Redis counts them.
+    int64_t validity =
+        srv.config().Int("cluster-node-timeout") * ClusterGossip::kFailReportValidityMult;
+    int64_t now = WallMs();
     svc.Read([&](const ClusterState& st) {
-      if (find_node(st) != nullptr) rb.Integer(0);
+      const ClusterNode* n = find_node(st);
+      if (n == nullptr) return;
+      int64_t count = 0;
+      for (const FailReport& r : n->fail_reports) count += now - r.time_ms <= validity;
+      rb.Integer(count);
     });
+  } else if (sub == "meet") {
+    if (args.size() < 4) {
+      rb.Error(ClusterWrongArity(sub));
+      return;
+    }
+    if (args.size() > 5) {
+      rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
+               "'. Try CLUSTER HELP.");
+      return;
+    }
+    int64_t port = 0, cport = 0;
+    if (!ParseInt64(args[3], &port)) {
+      rb.Error("ERR Invalid TCP base port specified: " + std::string(args[3]));
+      return;
+    }
+    if (args.size() == 5) {
+      if (!ParseInt64(args[4], &cport)) {
+        rb.Error("ERR Invalid TCP bus port specified: " + std::string(args[4]));
+        return;
+      }
+    } else {
+      cport = port + 10000;
+    }
+    std::string ip = NormalIp(std::string(args[2]));
+    if (ip.empty() || port <= 0 || port > 65535 || cport <= 0 || cport > 65535) {
+      rb.Error("ERR Invalid node address specified: " + std::string(args[2]) + ":" +
+               std::string(args[3]));
+      return;
+    }
+    // A handshake with that address already going on is not an error (as in Redis).
+    svc.Change(
+        [&](ClusterState& st, std::string*) {
+          st.StartHandshake(ip, static_cast<int>(port), static_cast<int>(cport), WallMs(),
+                            NewNodeId());
+          return true;
+        },
+        /*changed=*/false);
+    if (const ClusterBus* bus = svc.bus()) bus->Wake();
+    rb.Ok();
   } else if (sub == "replicas" || sub == "slaves") {
     if (!arity(3)) return;
     std::string ip = ReachedIp(c);
@@ -342,12 +411,30 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
       for (const ClusterNode* r : replicas) rb.Bulk(st.NodeLine(*r, ip));
     });
   } else if (sub == "links") {
-    // The bus's links to other nodes: none yet.
-    if (arity(2)) rb.Array(0);
+    if (!arity(2)) return;
+    std::vector<ClusterBus::LinkStat> links;
+    if (const ClusterBus* bus = svc.bus()) links = bus->LinkStats();
+    rb.Array(links.size());
+    for (const ClusterBus::LinkStat& l : links) {
+      rb.Map(6);
+      rb.Bulk("direction");
+      rb.Bulk(l.outbound ? "to" : "from");
+      rb.Bulk("node");
+      rb.Bulk(l.node);
+      rb.Bulk("create-time");
+      rb.Integer(l.create_time);
+      rb.Bulk("events");
+      rb.Bulk(l.writing ? "rw" : "r");
+      rb.Bulk("send-buffer-allocated");
+      rb.Integer(static_cast<int64_t>(l.send_buffer_allocated));
+      rb.Bulk("send-buffer-used");
+      rb.Integer(static_cast<int64_t>(l.send_buffer_used));
+    }
   } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
              std::end(kBusSubcommands)) {
     rb.Error("ERR CLUSTER " + Upper(args[1]) +
-             " is not available yet: this node does not open cluster bus links of its own");
+             " is not available yet: this node has no cluster replicas, failover or slot "
+             "migration yet");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
   }
@@ -529,6 +616,8 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
           *err = "ERR Can't forget my master!";
           return false;
         }
+        // Gossip does not bring it back for a minute (as Redis's blacklist).
+        st.Blacklist(n->id, WallMs() + ClusterGossip::kForgetBlacklistMs);
         st.Forget(n);
         applied = true;
         return true;

@@ -40,8 +40,9 @@ class Server:
     """One running server process. Stop it with stop(); tests never leave one behind."""
 
     def __init__(self, extra_args=None, threads=None, config_text=None, expect_fail=False,
-                 data_dir=None, save=""):
-        self.port = free_port()
+                 data_dir=None, save="", port=None):
+        # port: a given one (a restart on the same port); else a free one.
+        self.port = port or free_port()
         self.dir = tempfile.mkdtemp(prefix="strata-test-")
         # data_dir: where snapshots go (kept across restarts; the caller removes it).
         self.data_dir = data_dir or self.dir

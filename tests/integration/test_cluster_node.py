@@ -460,11 +460,11 @@ def test_the_bus_answers_a_ping_and_drops_what_does_not_hold_together(nodes):
     c = s.client(decode_responses=True)
     c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 99)
     myid = c.execute_command("CLUSTER", "MYID")
-    # What needs links of its own is refused with the reason.
-    for args in (("MEET", "127.0.0.1", 1), ("REPLICATE", "a" * 40), ("SETSLOT", 1, "STABLE"),
-                 ("FAILOVER",)):
-        with pytest.raises(redis.ResponseError, match="is not available yet: this node does "
-                                                      "not open cluster bus links of its own"):
+    # What needs replicas or slot migration is refused with the reason.
+    for args in (("REPLICATE", "a" * 40), ("SETSLOT", 1, "STABLE"), ("FAILOVER",)):
+        with pytest.raises(redis.ResponseError, match="is not available yet: this node has "
+                                                      "no cluster replicas, failover or slot "
+                                                      "migration yet"):
             c.execute_command("CLUSTER", *args)
     link = socket.create_connection(("127.0.0.1", s.bus_port), timeout=5)
     try:
@@ -507,9 +507,7 @@ def test_a_redis_node_that_meets_this_node_lists_it_and_redirects_to_it(nodes, d
     those slots to it."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
-    # strata does not learn the other node's slots from the bus yet: without full
-    # coverage required it serves its own.
-    s = nodes(["--cluster-require-full-coverage", "no"])
+    s = nodes()
     c = s.client(decode_responses=True)
     c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
     myid = c.execute_command("CLUSTER", "MYID")
@@ -544,6 +542,14 @@ def test_a_redis_node_that_meets_this_node_lists_it_and_redirects_to_it(nodes, d
         # strata learned the address redis-server reached it at, and kept it.
         assert c.execute_command("CLUSTER", "NODES").split()[1].startswith("127.0.0.1:")
         assert int(info(c)["cluster_stats_messages_meet_received"]) == 1
+        # And it learned the redis node and its slots from the bus: it sends clients there.
+        wait_for(lambda: info(c)["cluster_state"] == "ok", 20, "strata to see the cluster ok")
+        rid = rc.execute_command("CLUSTER", "MYID")
+        other = key_in(8192, 16383)
+        with pytest.raises(redis.ResponseError,
+                           match="^MOVED %d 127.0.0.1:%d$" % (SLOTS.slot(other), rport)):
+            c.get(other)
+        assert rid in c.execute_command("CLUSTER", "NODES")
         rc.close()
     finally:
         proc.terminate()

@@ -1,0 +1,518 @@
+#include "server/cluster/cluster_gossip.h"
+
+#include <algorithm>
+
+#include "server/base/log.h"
+
+namespace strata {
+
+namespace {
+
+bool Pinging(uint16_t type) {
+  return type == bus::kPing || type == bus::kPong || type == bus::kMeet;
+}
+
+// Drops reports older than the validity window.
+void ExpireReports(ClusterNode& n, const GossipSettings& s, int64_t now_ms) {
+  int64_t validity = s.node_timeout_ms * ClusterGossip::kFailReportValidityMult;
+  std::erase_if(n.fail_reports, [&](const FailReport& r) { return now_ms - r.time_ms > validity; });
+}
+
+void SetMaster(ClusterState& st, ClusterNode& n, GossipEffects* fx) {
+  (void)st;
+  if (n.is_master() && !(n.flags & kNodeReplica) && n.master_id.empty()) return;
+  n.flags = static_cast<uint16_t>((n.flags & ~kNodeReplica) | kNodeMaster);
+  n.master_id.clear();
+  fx->save = fx->routing = true;
+}
+
+}  // namespace
+
+std::string ClusterGossip::RandomId() {
+  static const char kHex[] = "0123456789abcdef";
+  std::string id(ClusterState::kIdLen, '0');
+  for (char& c : id) c = kHex[rng_() % 16];
+  return id;
+}
+
+bus::Header ClusterGossip::MyHeader(const ClusterState& st, uint16_t type,
+                                    const GossipSettings& s) {
+  bus::Header h;
+  h.type = type;
+  // As Redis: an address only when one is announced; else the peer takes the link's.
+  if (s.announce_ip.size() < bus::kIpLen) h.ip = s.announce_ip;
+  h.offset = s.repl_offset;
+  const ClusterNode& me = st.myself();
+  h.port = static_cast<uint16_t>(me.port);
+  h.cport = static_cast<uint16_t>(me.cport);
+  h.current_epoch = st.current_epoch();
+  h.sender = me.id;
+  h.flags = me.flags;
+  h.state = st.Ok(s.require_full_coverage) ? 0 : 1;
+  // A replica sends its master's epoch and slots.
+  const ClusterNode* master = &me;
+  if (!me.is_master() && !me.master_id.empty()) {
+    h.master = me.master_id;
+    if (const ClusterNode* mm = st.FindNode(me.master_id)) master = mm;
+  }
+  h.config_epoch = master->config_epoch;
+  for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+    if (st.SlotOwner(slot) == master) bus::SetSlot(&h.slots, slot);
+  }
+  return h;
+}
+
+std::string ClusterGossip::BuildPing(const ClusterState& st, uint16_t type,
+                                     const GossipSettings& s) {
+  bus::Message m;
+  m.h = MyHeader(st, type, s);
+  m.hostname = st.myself().hostname;
+  const auto& nodes = st.nodes();
+  // About a tenth of the nodes (at least 3), drawn at random, as Redis draws them: not
+  // myself, not one in its handshake or without an address, not one that serves nothing
+  // and has no link from here; then every node seen as failing.
+  size_t total = nodes.size();
+  size_t fresh = total >= 2 ? total - 2 : 0;
+  size_t wanted = std::min(std::max<size_t>(total / 10, 3), fresh);
+  std::vector<const ClusterNode*> chosen;
+  auto add = [&](const ClusterNode& n) {
+    bus::Gossip g;
+    g.name = n.id;
+    g.ping_sent_s = static_cast<uint32_t>(n.ping_sent_ms / 1000);
+    g.pong_received_s = static_cast<uint32_t>(n.pong_received_ms / 1000);
+    g.ip = n.ip.size() < bus::kIpLen ? n.ip : std::string();
+    g.port = static_cast<uint16_t>(n.port);
+    g.cport = static_cast<uint16_t>(n.cport);
+    g.flags = n.flags;
+    m.gossip.push_back(std::move(g));
+    chosen.push_back(&n);
+  };
+  size_t tries = wanted * 3;
+  while (fresh > 0 && chosen.size() < wanted && tries-- > 0) {
+    const ClusterNode& n = *nodes[rng_() % total];
+    if (&n == &st.myself() || (n.flags & kNodePFail)) continue;
+    if ((n.flags & (kNodeHandshake | kNodeNoAddr)) || (!n.connected && st.SlotCount(n) == 0)) {
+      fresh--;
+      continue;
+    }
+    if (std::find(chosen.begin(), chosen.end(), &n) != chosen.end()) continue;
+    add(n);
+  }
+  for (const auto& n : nodes) {
+    if ((n->flags & kNodePFail) && !(n->flags & (kNodeHandshake | kNodeNoAddr))) add(*n);
+  }
+  return bus::Encode(m);
+}
+
+std::string ClusterGossip::BuildFail(const ClusterState& st, const ClusterNode& n,
+                                     const GossipSettings& s) {
+  bus::Message m;
+  m.h = MyHeader(st, bus::kFail, s);
+  m.node = n.id;
+  return bus::Encode(m);
+}
+
+std::string ClusterGossip::BuildUpdate(const ClusterState& st, const ClusterNode& n,
+                                       const GossipSettings& s) {
+  bus::Message m;
+  m.h = MyHeader(st, bus::kUpdate, s);
+  m.node = n.id;
+  m.update_epoch = n.config_epoch;
+  for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+    if (st.SlotOwner(slot) == &n) bus::SetSlot(&m.update_slots, slot);
+  }
+  return bus::Encode(m);
+}
+
+void ClusterGossip::Ping(ClusterState& st, ClusterNode& n, const GossipSettings& s, int64_t now_ms,
+                         GossipEffects* fx) {
+  fx->sends.emplace_back(n.serial, BuildPing(st, bus::kPing, s));
+  n.ping_sent_ms = now_ms;
+}
+
+std::string ClusterGossip::OnLinkConnected(ClusterState& st, ClusterNode& n,
+                                           const GossipSettings& s, int64_t now_ms) {
+  n.connected = true;
+  n.link_ctime_ms = now_ms;
+  // The ping time of a node that was already waiting for an answer stays, so a node
+  // whose links keep dropping is still found failing.
+  int64_t old_ping_sent = n.ping_sent_ms;
+  bool meet = n.flags & kNodeMeet;
+  std::string msg = BuildPing(st, meet ? bus::kMeet : bus::kPing, s);
+  if (!meet) n.ping_sent_ms = now_ms;
+  if (old_ping_sent != 0) n.ping_sent_ms = old_ping_sent;
+  n.flags = static_cast<uint16_t>(n.flags & ~kNodeMeet);
+  return msg;
+}
+
+void ClusterGossip::OnConnectFailed(ClusterNode& n, int64_t now_ms) {
+  n.connected = false;
+  if (n.ping_sent_ms == 0) n.ping_sent_ms = now_ms;
+}
+
+void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t now_ms,
+                           GossipEffects* fx) {
+  ticks_++;
+  int64_t timeout = s.node_timeout_ms;
+  int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
+  std::vector<ClusterNode*> nodes;
+  for (const auto& n : st.nodes()) nodes.push_back(n.get());
+  for (ClusterNode* n : nodes) {
+    if ((n->flags & kNodeHandshake) && now_ms - n->ctime_ms > handshake_timeout) {
+      LogVerbose("Cluster: the handshake with %s:%d timed out", n->ip.c_str(), n->port);
+      fx->drop_links.push_back(n->serial);
+      st.Forget(n);
+      fx->routing = true;
+    }
+  }
+  nodes.clear();
+  for (const auto& n : st.nodes()) {
+    if (n.get() != &st.myself()) nodes.push_back(n.get());
+  }
+  if (nodes.empty()) return;
+  // Once a second, the node with the oldest PONG among five drawn at random.
+  if (ticks_ % kRandomPingEveryTicks == 0) {
+    ClusterNode* oldest = nullptr;
+    for (int i = 0; i < 5; i++) {
+      ClusterNode* n = nodes[rng_() % nodes.size()];
+      if (!n->connected || n->ping_sent_ms != 0 || (n->flags & kNodeHandshake)) continue;
+      if (oldest == nullptr || n->pong_received_ms < oldest->pong_received_ms) oldest = n;
+    }
+    if (oldest != nullptr) Ping(st, *oldest, s, now_ms, fx);
+  }
+  for (ClusterNode* n : nodes) {
+    if (n->flags & (kNodeNoAddr | kNodeHandshake)) continue;
+    if (n->connected && now_ms - n->link_ctime_ms > timeout && n->ping_sent_ms != 0 &&
+        now_ms - n->ping_sent_ms > timeout / 2 && now_ms - n->data_received_ms > timeout / 2) {
+      // Up for a whole timeout, and no answer for half of one: a new link may do better.
+      fx->drop_links.push_back(n->serial);
+    }
+    if (n->connected && n->ping_sent_ms == 0 && now_ms - n->pong_received_ms > timeout / 2) {
+      Ping(st, *n, s, now_ms, fx);
+      continue;
+    }
+    if (n->ping_sent_ms == 0) continue;
+    int64_t delay = std::min(now_ms - n->ping_sent_ms, now_ms - n->data_received_ms);
+    if (delay > timeout && !(n->flags & (kNodePFail | kNodeFail))) {
+      LogVerbose("*** NODE %.40s possibly failing", n->id.c_str());
+      n->flags |= kNodePFail;
+      fx->routing = true;
+    }
+  }
+}
+
+void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const LinkInfo& link,
+                              const GossipSettings& s, int64_t now_ms, GossipEffects* fx) {
+  uint16_t type = m.h.type;
+  ClusterNode* sender = st.FindNode(m.h.sender);
+  if (sender != nullptr && (sender->flags & kNodeHandshake)) sender = nullptr;
+  if (sender == &st.myself()) return;  // a message from a node using this node's id
+  if (sender != nullptr) {
+    sender->data_received_ms = now_ms;
+    if (m.h.current_epoch > st.current_epoch()) {
+      st.set_current_epoch(m.h.current_epoch);
+      fx->save = true;
+    }
+    if (m.h.config_epoch > sender->config_epoch) {
+      sender->config_epoch = m.h.config_epoch;
+      fx->save = true;
+    }
+    sender->repl_offset = m.h.offset;
+  }
+  ClusterNode* link_node = link.outbound ? st.FindBySerial(link.node_serial) : nullptr;
+  ClusterNode& me = st.myself();
+
+  if (type == bus::kPing || type == bus::kMeet) {
+    // This node's own address, from the one the peer reached (unless announced).
+    if ((type == bus::kMeet || me.ip.empty()) && s.announce_ip.empty() && !link.local_ip.empty() &&
+        me.ip != link.local_ip) {
+      me.ip = link.local_ip;
+      LogNotice("IP address for this node updated to %s", me.ip.c_str());
+      fx->save = fx->routing = true;
+    }
+    if (sender == nullptr && type == bus::kMeet && !m.h.sender.empty()) {
+      auto n = std::make_unique<ClusterNode>();
+      n->id = RandomId();
+      n->flags = kNodeHandshake;
+      n->ip = !m.h.ip.empty() ? m.h.ip : link.peer_ip;
+      n->port = m.h.port;
+      n->cport = m.h.cport;
+      n->ctime_ms = now_ms;
+      st.AddNode(std::move(n));
+      fx->save = true;
+      // The sender is trusted this far: its gossip may update nodes known here.
+      ProcessGossip(st, m, nullptr, s, now_ms, fx);
+    }
+    fx->reply = BuildPing(st, bus::kPong, s);
+  }
+
+  if (Pinging(type)) {
+    if (link_node != nullptr) {
+      if (link_node->flags & kNodeHandshake) {
+        if (sender != nullptr) {
+          // Known already under its id: its address may have changed; the handshake
+          // node goes with its link.
+          LogVerbose("Handshake: we already know node %.40s, updating the address if needed.",
+                     sender->id.c_str());
+          UpdateAddress(st, *sender, link, m.h, fx);
+          st.Forget(link_node);
+          fx->close_link = true;
+          fx->save = fx->routing = true;
+          return;
+        }
+        if (!IsNodeId(m.h.sender) || st.Blacklisted(m.h.sender, now_ms)) {
+          fx->close_link = true;
+          return;
+        }
+        st.RenameNode(link_node, m.h.sender);
+        link_node->flags =
+            static_cast<uint16_t>((link_node->flags & ~(kNodeHandshake | kNodeMeet)) |
+                                  (m.h.flags & (kNodeMaster | kNodeReplica)));
+        LogVerbose("Handshake with node %.40s completed.", link_node->id.c_str());
+        fx->save = fx->routing = true;
+      } else if (link_node->id != m.h.sender) {
+        // The address now answers with another id: that node is gone from there.
+        LogVerbose("PONG contains mismatching sender ID. About node %.40s added %lld ms ago",
+                   link_node->id.c_str(), static_cast<long long>(now_ms - link_node->ctime_ms));
+        link_node->flags |= kNodeNoAddr;
+        link_node->ip.clear();
+        link_node->port = link_node->cport = 0;
+        fx->close_link = true;
+        fx->save = fx->routing = true;
+        return;
+      }
+    }
+    if (sender != nullptr && type == bus::kPing && !link.outbound) {
+      UpdateAddress(st, *sender, link, m.h, fx);
+    }
+    if (link_node != nullptr && type == bus::kPong) {
+      link_node->pong_received_ms = now_ms;
+      link_node->ping_sent_ms = 0;
+      if (link_node->flags & kNodePFail) {
+        link_node->flags = static_cast<uint16_t>(link_node->flags & ~kNodePFail);
+        fx->routing = true;
+      } else if (link_node->flags & kNodeFail) {
+        ClearFailureIfNeeded(st, *link_node, s, now_ms, fx);
+      }
+    }
+    if (sender == nullptr) return;
+    // The sender's role.
+    if (m.h.master.empty()) {
+      SetMaster(st, *sender, fx);
+    } else {
+      if (sender->is_master()) {
+        // A master that became a replica: its slots are no longer its own.
+        for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+          if (st.SlotOwner(slot) == sender) st.SetOwner(slot, nullptr);
+        }
+        sender->flags =
+            static_cast<uint16_t>((sender->flags & ~(kNodeMaster | kNodeMigrateTo)) | kNodeReplica);
+        fx->save = fx->routing = true;
+      }
+      if (sender->master_id != m.h.master) {
+        sender->master_id = m.h.master;
+        fx->save = true;
+      }
+    }
+    // Its slots (a replica's are its master's).
+    ClusterNode* sender_master = sender->is_master() ? sender : st.FindNode(sender->master_id);
+    bool dirty = false;
+    if (sender_master != nullptr) {
+      for (uint32_t slot = 0; slot < kClusterSlots && !dirty; slot++) {
+        dirty = (st.SlotOwner(slot) == sender_master) != bus::SlotSet(m.h.slots, slot);
+      }
+    }
+    if (sender->is_master() && dirty) UpdateSlots(st, *sender, m.h.config_epoch, m.h.slots, fx);
+    if (dirty) {
+      // A slot it claims with an older epoch than its owner's here: tell it.
+      for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+        if (!bus::SlotSet(m.h.slots, slot)) continue;
+        const ClusterNode* owner = st.SlotOwner(slot);
+        if (owner == nullptr || owner == sender) continue;
+        if (owner->config_epoch > m.h.config_epoch) {
+          LogVerbose(
+              "Node %.40s has old slots configuration, sending an UPDATE message about %.40s",
+              sender->id.c_str(), owner->id.c_str());
+          fx->sends.emplace_back(sender->serial, BuildUpdate(st, *owner, s));
+          break;
+        }
+      }
+    }
+    // Two masters with one config epoch: the one with the smaller id moves on.
+    if (me.is_master() && sender->is_master() && sender->config_epoch == me.config_epoch &&
+        sender->id > me.id) {
+      st.set_current_epoch(st.current_epoch() + 1);
+      me.config_epoch = st.current_epoch();
+      LogWarning("WARNING: configEpoch collision with node %.40s. configEpoch set to %llu",
+                 sender->id.c_str(), static_cast<unsigned long long>(me.config_epoch));
+      fx->save = true;
+    }
+    ProcessGossip(st, m, sender, s, now_ms, fx);
+    if (sender->hostname != m.hostname) {
+      sender->hostname = m.hostname;
+      fx->save = true;
+    }
+    return;
+  }
+
+  if (type == bus::kFail) {
+    if (sender == nullptr) {
+      LogVerbose("Ignoring FAIL message from unknown node %.40s about %.40s", m.h.sender.c_str(),
+                 m.node.c_str());
+      return;
+    }
+    ClusterNode* failing = st.FindNode(m.node);
+    if (failing != nullptr && !(failing->flags & (kNodeFail | kNodeMyself))) {
+      LogNotice("FAIL message received from %.40s about %.40s", sender->id.c_str(),
+                failing->id.c_str());
+      failing->flags = static_cast<uint16_t>((failing->flags | kNodeFail) & ~kNodePFail);
+      failing->fail_time_ms = now_ms;
+      fx->save = fx->routing = true;
+    }
+  } else if (type == bus::kUpdate) {
+    if (sender == nullptr) return;
+    ClusterNode* n = st.FindNode(m.node);
+    if (n == nullptr || n->config_epoch >= m.update_epoch) return;
+    if (n->flags & kNodeReplica) SetMaster(st, *n, fx);
+    n->config_epoch = m.update_epoch;
+    fx->save = true;
+    UpdateSlots(st, *n, m.update_epoch, m.update_slots, fx);
+  }
+}
+
+void ClusterGossip::ProcessGossip(ClusterState& st, const bus::Message& m, ClusterNode* sender,
+                                  const GossipSettings& s, int64_t now_ms, GossipEffects* fx) {
+  for (const bus::Gossip& g : m.gossip) {
+    ClusterNode* n = st.FindNode(g.name);
+    if (n != nullptr && !(n->flags & kNodeHandshake)) {
+      if (sender != nullptr && sender->is_master() && n != &st.myself()) {
+        auto it = std::find_if(n->fail_reports.begin(), n->fail_reports.end(),
+                               [&](const FailReport& r) { return r.from == sender->id; });
+        if (g.flags & (kNodeFail | kNodePFail)) {
+          if (it == n->fail_reports.end()) {
+            LogVerbose("Node %.40s reported node %.40s as not reachable.", sender->id.c_str(),
+                       n->id.c_str());
+            n->fail_reports.push_back(FailReport{sender->id, now_ms});
+          } else {
+            it->time_ms = now_ms;
+          }
+          MarkFailingIfNeeded(st, *n, s, now_ms, fx);
+        } else if (it != n->fail_reports.end()) {
+          LogVerbose("Node %.40s reported node %.40s is back online.", sender->id.c_str(),
+                     n->id.c_str());
+          n->fail_reports.erase(it);
+        }
+      }
+      // Seen up by others, with no ping of ours waiting and no reports: their last PONG
+      // from it counts here too (not one from the future).
+      ExpireReports(*n, s, now_ms);
+      if (!(g.flags & (kNodeFail | kNodePFail)) && n->ping_sent_ms == 0 &&
+          n->fail_reports.empty()) {
+        int64_t pong = static_cast<int64_t>(g.pong_received_s) * 1000;
+        if (pong <= now_ms + 500 && pong > n->pong_received_ms) n->pong_received_ms = pong;
+      }
+      // A node failing here, seen up elsewhere at another address: it moved.
+      if ((n->flags & (kNodeFail | kNodePFail)) && !(g.flags & kNodeNoAddr) &&
+          !(g.flags & (kNodeFail | kNodePFail)) && !g.ip.empty() &&
+          (n->ip != g.ip || n->port != g.port || n->cport != g.cport)) {
+        fx->drop_links.push_back(n->serial);
+        n->ip = g.ip;
+        n->port = g.port;
+        n->cport = g.cport;
+        n->flags = static_cast<uint16_t>(n->flags & ~kNodeNoAddr);
+        fx->save = fx->routing = true;
+      }
+    } else if (n == nullptr && sender != nullptr && !(g.flags & kNodeNoAddr) && IsNodeId(g.name) &&
+               !g.ip.empty() && g.cport != 0 && !st.Blacklisted(g.name, now_ms)) {
+      // Known to a node known here: added under its own id, as Redis 7.0 adds it.
+      auto node = std::make_unique<ClusterNode>();
+      node->id = g.name;
+      node->flags = static_cast<uint16_t>(
+          g.flags & ~(kNodeMyself | kNodeMeet | kNodeHandshake | kNodePFail | kNodeFail));
+      node->ip = g.ip;
+      node->port = g.port;
+      node->cport = g.cport;
+      node->ctime_ms = now_ms;
+      st.AddNode(std::move(node));
+      fx->save = fx->routing = true;
+    }
+  }
+}
+
+void ClusterGossip::MarkFailingIfNeeded(ClusterState& st, ClusterNode& n, const GossipSettings& s,
+                                        int64_t now_ms, GossipEffects* fx) {
+  if (!(n.flags & kNodePFail) || (n.flags & kNodeFail)) return;
+  size_t needed = st.ServingMasters() / 2 + 1;
+  ExpireReports(n, s, now_ms);
+  size_t failures = n.fail_reports.size() + (st.myself().is_master() ? 1 : 0);
+  if (failures < needed) return;
+  LogNotice("Marking node %.40s as failing (quorum reached).", n.id.c_str());
+  n.flags = static_cast<uint16_t>((n.flags & ~kNodePFail) | kNodeFail);
+  n.fail_time_ms = now_ms;
+  if (st.myself().is_master()) fx->broadcasts.push_back(BuildFail(st, n, s));
+  fx->save = fx->routing = true;
+}
+
+void ClusterGossip::ClearFailureIfNeeded(ClusterState& st, ClusterNode& n, const GossipSettings& s,
+                                         int64_t now_ms, GossipEffects* fx) {
+  if (!(n.flags & kNodeFail)) return;
+  if ((n.flags & kNodeReplica) || st.SlotCount(n) == 0) {
+    LogNotice("Clear FAIL state for node %.40s: %s is reachable again.", n.id.c_str(),
+              (n.flags & kNodeReplica) ? "replica" : "master without slots");
+  } else if (now_ms - n.fail_time_ms > s.node_timeout_ms * kFailUndoTimeMult) {
+    LogNotice(
+        "Clear FAIL state for node %.40s: is reachable again and nobody is serving its slots "
+        "after some time.",
+        n.id.c_str());
+  } else {
+    return;
+  }
+  n.flags = static_cast<uint16_t>(n.flags & ~kNodeFail);
+  fx->save = fx->routing = true;
+}
+
+void ClusterGossip::UpdateSlots(ClusterState& st, ClusterNode& sender, uint64_t sender_epoch,
+                                const bus::SlotBitmap& slots, GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  if (&sender == &me) {
+    LogVerbose("Discarding UPDATE message about myself.");
+    return;
+  }
+  const ClusterNode* current = me.is_master() ? &me : st.FindNode(me.master_id);
+  size_t claimed = 0;
+  size_t taken_from_us = 0;
+  for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+    if (!bus::SlotSet(slots, slot)) continue;
+    claimed++;
+    const ClusterNode* owner = st.SlotOwner(slot);
+    if (owner == &sender || st.importing().count(slot) != 0) continue;
+    if (owner != nullptr && owner->config_epoch >= sender_epoch) continue;
+    if (owner == &me) fx->dirty_slots.push_back(slot);
+    if (owner != nullptr && owner == current) taken_from_us++;
+    st.SetOwner(slot, &sender);
+    fx->save = fx->routing = true;
+  }
+  if (taken_from_us > 0 && current != nullptr && st.SlotCount(*current) == 0) {
+    LogWarning(
+        "Configuration change detected: node %.40s took every slot of this node's shard "
+        "(%zu of the %zu it claims). Redis would make this node its replica; this node stays a "
+        "master without slots.",
+        sender.id.c_str(), taken_from_us, claimed);
+  }
+}
+
+void ClusterGossip::UpdateAddress(ClusterState& st, ClusterNode& n, const LinkInfo& link,
+                                  const bus::Header& h, GossipEffects* fx) {
+  (void)st;
+  std::string ip = !h.ip.empty() ? h.ip : link.peer_ip;
+  if (ip.empty() || (n.ip == ip && n.port == h.port && n.cport == h.cport)) return;
+  n.ip = ip;
+  n.port = h.port;
+  n.cport = h.cport;
+  n.flags = static_cast<uint16_t>(n.flags & ~kNodeNoAddr);
+  fx->drop_links.push_back(n.serial);  // it goes to the old address
+  LogNotice("Address updated for node %.40s, now %s:%d", n.id.c_str(), n.ip.c_str(), n.port);
+  fx->save = fx->routing = true;
+}
+
+}  // namespace strata

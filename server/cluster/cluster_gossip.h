@@ -1,0 +1,136 @@
+// ClusterGossip: what this node does with the cluster bus's messages and on the bus's
+// clock, as redis-server 7.0 does it (docs/ARCHITECTURE.md "Cluster"; the bytes are in
+// bus_message.h and docs/CLUSTER_BUS.md).
+//
+// Design
+//   Pure logic over the ClusterState: no sockets, no clock, no locks. The bus thread
+//   (cluster_bus.h) calls it with the cluster service's mutex held, passing the time
+//   (wall-clock ms, as Redis's ping and pong times are, since they travel in gossip),
+//   and carries out what it returns in GossipEffects: bytes to send on a link, links to
+//   drop, and whether nodes.conf and the workers' routing must follow.
+//   - Handshake. CLUSTER MEET adds the node flagged handshake under a temporary id; the
+//     bus opens a link to it and sends a MEET. The PONG that comes back on that link
+//     gives the node its real id and role. A MEET from an unknown node adds that node
+//     the same way (flagged handshake, without the meet flag: this node opens its own
+//     link to it and PINGs it); a PING from an unknown node only gets its PONG. A
+//     handshake that has not ended in max(cluster-node-timeout, 1 s) is dropped. A node
+//     named in the gossip of a known node, and not known here, is added under the id and
+//     address the gossip gives (unless a CLUSTER FORGET of it is less than a minute
+//     old), and linked to like any other.
+//   - Every message from a known node updates it: the epochs (the current epoch only
+//     grows; a node's config epoch only grows), its role and master, its address when a
+//     PING comes from another one, and its slots: a slot moves to the sender when its
+//     owner is unknown or has a lower config epoch than the sender's (unless this node
+//     is importing it). A sender that claims a slot whose owner has a higher epoch gets
+//     an UPDATE about that owner. Two masters with the same config epoch: the one whose
+//     id is smaller takes a new epoch (each end checks the other's PINGs).
+//   - Pings: on each tick (every 100 ms) a node whose last PONG is older than half the
+//     node timeout gets a PING; and once a second, the one with the oldest PONG among
+//     five drawn at random. Each PING, PONG and MEET carries gossip about a tenth of the
+//     known nodes (at least 3, at most all others but the receiver's own entry), and
+//     about every node this one sees as failing.
+//   - Failure detection. A node that has not answered a PING for cluster-node-timeout
+//     is PFAIL (fail?). Masters report it in their gossip; when the reports of a
+//     majority of the masters serving slots (this one included, if a master) are fresh
+//     (within twice the node timeout), it is FAIL, and a master that decides so
+//     broadcasts FAIL. A FAIL message from a known node marks the node FAIL at once.
+//     A PONG clears PFAIL; FAIL is cleared at once for a replica or a master without
+//     slots, and for a master with slots after twice the node timeout.
+//   - A link whose node has not answered for half the timeout after the link has been
+//     up for a whole timeout is dropped and opened again.
+//
+// Not done here (yet): replicas' failover (FAILOVER_AUTH_REQUEST/ACK, MFSTART, votes),
+// becoming a replica when another master takes all of this node's slots (logged), the
+// deletion of keys in a slot another master took over (logged), PUBLISH across nodes.
+//
+// Thread-safety: one instance, called only by the bus thread, under the cluster
+// service's mutex.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/cluster/bus_message.h"
+#include "server/cluster/cluster_state.h"
+
+namespace strata {
+
+// The link a message came on.
+struct LinkInfo {
+  bool outbound = false;     // opened by this node, to node_serial
+  uint64_t node_serial = 0;  // outbound only
+  std::string peer_ip;       // the other end's address
+  std::string local_ip;      // this end's (the address the peer reached)
+};
+
+struct GossipSettings {
+  int64_t node_timeout_ms = 15000;
+  bool require_full_coverage = true;
+  std::string announce_ip;  // cluster-announce-ip (the header's address), or empty
+  uint64_t repl_offset = 0;
+};
+
+struct GossipEffects {
+  std::string reply;                                    // on the link the message came on
+  std::vector<std::pair<uint64_t, std::string>> sends;  // on the link to the node (serial)
+  std::vector<std::string> broadcasts;                  // on every connected link to a known node
+  std::vector<uint64_t> drop_links;                     // links to these nodes (serials) to close
+  bool close_link = false;                              // close the link the message came on
+  bool save = false;                                    // nodes.conf changed
+  bool routing = false;               // slots or the cluster's state may have changed
+  std::vector<uint32_t> dirty_slots;  // slots this node lost while holding keys in them
+};
+
+class ClusterGossip {
+ public:
+  static constexpr int64_t kFailReportValidityMult = 2;
+  static constexpr int64_t kFailUndoTimeMult = 2;
+  static constexpr int64_t kTickMs = 100;
+  static constexpr int kRandomPingEveryTicks = 10;
+  static constexpr int64_t kForgetBlacklistMs = 60000;
+
+  explicit ClusterGossip(uint64_t seed) : rng_(seed) {}
+
+  void OnMessage(ClusterState& st, const bus::Message& m, const LinkInfo& link,
+                 const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
+  // Every kTickMs.
+  void OnTick(ClusterState& st, const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
+  // The first message on a new link to n: a MEET when n is to be met (the flag is then
+  // cleared), else a PING.
+  std::string OnLinkConnected(ClusterState& st, ClusterNode& n, const GossipSettings& s,
+                              int64_t now_ms);
+  // A link to n could not be made: n counts as pinged, so it can be found failing.
+  void OnConnectFailed(ClusterNode& n, int64_t now_ms);
+
+  // A PING, PONG or MEET from this node, with gossip.
+  std::string BuildPing(const ClusterState& st, uint16_t type, const GossipSettings& s);
+  // A temporary id for a node in its handshake.
+  std::string RandomId();
+
+ private:
+  void Ping(ClusterState& st, ClusterNode& n, const GossipSettings& s, int64_t now_ms,
+            GossipEffects* fx);
+  static bus::Header MyHeader(const ClusterState& st, uint16_t type, const GossipSettings& s);
+  static std::string BuildFail(const ClusterState& st, const ClusterNode& n,
+                               const GossipSettings& s);
+  static std::string BuildUpdate(const ClusterState& st, const ClusterNode& n,
+                                 const GossipSettings& s);
+  void ProcessGossip(ClusterState& st, const bus::Message& m, ClusterNode* sender,
+                     const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
+  void MarkFailingIfNeeded(ClusterState& st, ClusterNode& n, const GossipSettings& s,
+                           int64_t now_ms, GossipEffects* fx);
+  void ClearFailureIfNeeded(ClusterState& st, ClusterNode& n, const GossipSettings& s,
+                            int64_t now_ms, GossipEffects* fx);
+  void UpdateSlots(ClusterState& st, ClusterNode& sender, uint64_t sender_epoch,
+                   const bus::SlotBitmap& slots, GossipEffects* fx);
+  void UpdateAddress(ClusterState& st, ClusterNode& n, const LinkInfo& link, const bus::Header& h,
+                     GossipEffects* fx);
+
+  std::mt19937_64 rng_;
+  uint64_t ticks_ = 0;
+};
+
+}  // namespace strata

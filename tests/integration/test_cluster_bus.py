@@ -1,0 +1,278 @@
+"""Redis Cluster over the real cluster bus: nodes that meet, gossip, agree on the slots,
+find a dead master and take it back (cluster_gossip.h, cluster_bus.h).
+
+Clusters are made the way users make them, with `redis-cli --cluster create`, and
+checked with `redis-cli --cluster check` and a cluster client (redis-py's RedisCluster).
+A mixed cluster has a real redis-server 7 node beside strata nodes.
+
+Every node runs on loopback, on free ports, with one or two threads; its bus port is
+given (a free port's port + 10000 may be out of range)."""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from conftest import Server, TARGET, free_port
+from helpers import start_redis_server, wait_for
+
+pytestmark = [
+    pytest.mark.skipif(TARGET == "redis", reason="strata nodes (redis nodes are started beside)"),
+    pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli is not installed"),
+]
+
+SLOW = 3 if os.environ.get("STRATA_SANITIZED") == "1" else 1
+NODE_TIMEOUT_MS = 1500
+
+
+class Cluster:
+    """Nodes of one test: strata nodes, and redis-server nodes where asked for."""
+
+    def __init__(self):
+        self.nodes = []
+        self.dirs = []
+
+    def strata(self, data_dir=None, port=None, bus_port=None):
+        d = data_dir or self._dir()
+        bus_port = bus_port or free_port()
+        s = Server(extra_args=["--cluster-enabled", "yes", "--cluster-port", str(bus_port),
+                               "--cluster-node-timeout", str(NODE_TIMEOUT_MS * SLOW)],
+                   data_dir=d, threads=2, port=port)
+        s.bus_port, s.kind = bus_port, "strata"
+        self.nodes.append(s)
+        return s
+
+    def redis(self):
+        if shutil.which("redis-server") is None:
+            pytest.skip("redis-server is not installed")
+        bus_port = free_port()
+        s = start_redis_server(extra_args=["--cluster-enabled", "yes",
+                                           "--cluster-port", str(bus_port),
+                                           "--cluster-node-timeout",
+                                           str(NODE_TIMEOUT_MS * SLOW)],
+                               data_dir=self._dir())
+        s.bus_port, s.kind = bus_port, "redis"
+        self.nodes.append(s)
+        return s
+
+    def _dir(self):
+        d = tempfile.mkdtemp(prefix="strata-cluster-bus-")
+        self.dirs.append(d)
+        return d
+
+    def stop(self):
+        for s in self.nodes:
+            s.stop()
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster():
+    c = Cluster()
+    yield c
+    c.stop()
+
+
+def cli(*args, timeout=60):
+    p = subprocess.run(["redis-cli"] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, input=b"yes\n", timeout=timeout * SLOW)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def create(nodes):
+    rc, out = cli("--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
+                  "--cluster-yes")
+    assert rc == 0, out
+    assert "[OK] All 16384 slots covered." in out, out
+    return out
+
+
+def check(node):
+    rc, out = cli("--cluster", "check", "127.0.0.1:%d" % node.port)
+    return rc == 0 and "[OK] All nodes agree about slots configuration." in out and \
+        "[OK] All 16384 slots covered." in out, out
+
+
+def info(node):
+    text = node.client(decode_responses=True).execute_command("CLUSTER", "INFO")
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def nodes_of(node):
+    """CLUSTER NODES of a node: id -> (address, flags, link state, slots)."""
+    out = {}
+    text = node.client(decode_responses=True).execute_command("CLUSTER", "NODES")
+    for line in text.splitlines():
+        f = line.split()
+        out[f[0]] = (f[1], set(f[2].split(",")), f[7], f[8:])
+    return out
+
+
+def myid(node):
+    return node.client(decode_responses=True).execute_command("CLUSTER", "MYID")
+
+
+def all_ok(nodes):
+    return all(info(n)["cluster_state"] == "ok" and info(n)["cluster_known_nodes"] ==
+               str(len(nodes)) for n in nodes)
+
+
+def write_and_read(entry, count):
+    rc = RedisCluster(host="127.0.0.1", port=entry.port, decode_responses=True)
+    try:
+        for i in range(count):
+            assert rc.set("key:%d" % i, "value:%d" % i)
+        for i in range(count):
+            assert rc.get("key:%d" % i) == "value:%d" % i
+    finally:
+        rc.close()
+
+
+def test_redis_cli_creates_a_strata_cluster_that_a_cluster_client_uses(cluster):
+    nodes = [cluster.strata() for _ in range(3)]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "every node to see the cluster ok")
+    ok, out = check(nodes[1])
+    assert ok, out
+    # Each node lists the others as connected masters, with the slots create gave them.
+    ids = [myid(n) for n in nodes]
+    for n in nodes:
+        seen = nodes_of(n)
+        assert set(seen) == set(ids)
+        for i, nid in enumerate(ids):
+            assert "master" in seen[nid][1] and seen[nid][2] == "connected", seen
+        assert seen[ids[0]][3] == ["0-5460"]
+        assert seen[ids[2]][3] == ["10923-16383"]
+        i = info(n)
+        assert i["cluster_size"] == "3" and int(i["cluster_stats_messages_pong_received"]) > 0
+    write_and_read(nodes[0], 600)
+    sizes = [n.client().dbsize() for n in nodes]
+    assert sum(sizes) == 600 and min(sizes) > 100, sizes
+    # CLUSTER LINKS lists a link to each other node.
+    links = nodes[0].client(decode_responses=True).execute_command("CLUSTER", "LINKS")
+    to = sorted(dict(zip(l[::2], l[1::2]))["node"] for l in links
+                if dict(zip(l[::2], l[1::2]))["direction"] == "to")
+    assert to == sorted(ids[1:]), links
+
+
+def test_a_killed_master_is_failed_by_the_others_and_cleared_when_it_returns(cluster):
+    nodes = [cluster.strata() for _ in range(3)]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "every node to see the cluster ok")
+    victim = nodes[2]
+    vid = myid(victim)
+    victim.proc.kill()
+    victim.proc.wait(10)
+    started = time.monotonic()
+    for n in nodes[:2]:
+        wait_for(lambda: "fail" in nodes_of(n)[vid][1], (NODE_TIMEOUT_MS / 1000 + 10) * SLOW,
+                 "the dead master to be marked fail")
+        wait_for(lambda: info(n)["cluster_state"] == "fail", 5 * SLOW, "cluster_state:fail")
+    took = time.monotonic() - started
+    assert took < (NODE_TIMEOUT_MS / 1000) * SLOW + 10, took
+    with pytest.raises(redis.exceptions.ResponseError, match="^CLUSTERDOWN"):
+        nodes[0].client().get("anything")
+    # Back on its ports, from its nodes.conf: the others clear FAIL (a master with slots
+    # after twice the node timeout) and the cluster is ok again, with no new MEET.
+    back = cluster.strata(data_dir=victim.data_dir, port=victim.port, bus_port=victim.bus_port)
+    assert myid(back) == vid
+    live = [nodes[0], nodes[1], back]
+    wait_for(lambda: all_ok(live), (4 * NODE_TIMEOUT_MS / 1000 + 15) * SLOW,
+             "the cluster to be ok again")
+    for n in nodes[:2]:
+        assert not nodes_of(n)[vid][1] & {"fail", "fail?"}
+    write_and_read(nodes[0], 100)
+
+
+def test_a_mixed_cluster_of_strata_and_redis_server_nodes(cluster):
+    """redis-cli builds one cluster of two strata nodes and a redis-server 7 node; each
+    side lists the others with their slots, clients are sent across, and each side finds
+    the other's dead node failing."""
+    s1, r, s2 = cluster.strata(), cluster.redis(), cluster.strata()
+    nodes = [s1, r, s2]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "every node to see the cluster ok")
+    for n in nodes:
+        ok, out = check(n)
+        assert ok, out
+    write_and_read(r, 300)
+    write_and_read(s1, 300)
+    assert r.client().dbsize() > 50 and s1.client().dbsize() > 50
+    # The redis node dies: the strata nodes (a majority) mark it fail.
+    rid = myid(r)
+    r.proc.kill()
+    r.proc.wait(10)
+    for n in (s1, s2):
+        wait_for(lambda: "fail" in nodes_of(n)[rid][1], (NODE_TIMEOUT_MS / 1000 + 10) * SLOW,
+                 "strata to mark the redis node fail")
+
+
+def test_a_strata_node_joins_a_redis_cluster_with_cluster_meet(cluster):
+    r1, r2 = cluster.redis(), cluster.redis()
+    create_two = [r1, r2]
+    c1 = r1.client(decode_responses=True)
+    c1.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
+    r2.client().execute_command("CLUSTER", "ADDSLOTSRANGE", 8192, 16383)
+    c1.execute_command("CLUSTER", "MEET", "127.0.0.1", r2.port, r2.bus_port)
+    wait_for(lambda: all_ok(create_two), 20 * SLOW, "the redis cluster to be ok")
+    s = cluster.strata()
+    sc = s.client(decode_responses=True)
+    assert sc.execute_command("CLUSTER", "MEET", "127.0.0.1", r1.port, r1.bus_port) == "OK"
+    nodes = [r1, r2, s]
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "the three nodes to agree")
+    # strata learned r2 from r1's gossip, and both redis nodes' slots.
+    seen = nodes_of(s)
+    assert seen[myid(r2)][3] == ["8192-16383"] and seen[myid(r1)][3] == ["0-8191"]
+    with pytest.raises(redis.exceptions.ResponseError, match="^MOVED "):
+        sc.get("foo")
+    # nodes.conf keeps what strata learned.
+    s.stop()
+    back = cluster.strata(data_dir=s.data_dir, port=s.port, bus_port=s.bus_port)
+    assert len(nodes_of(back)) == 3
+    wait_for(lambda: all_ok([r1, r2, back]), 20 * SLOW, "the cluster ok after the restart")
+
+
+def test_cluster_meet_refuses_bad_addresses(cluster):
+    s = cluster.strata()
+    c = s.client()
+    for args, msg in [
+        (("not-an-ip", 7000), "Invalid node address specified: not-an-ip:7000"),
+        (("127.0.0.1", 0), "Invalid node address specified: 127.0.0.1:0"),
+        (("127.0.0.1", 70000), "Invalid node address specified: 127.0.0.1:70000"),
+        (("127.0.0.1", "x"), "Invalid TCP base port specified: x"),
+        (("127.0.0.1", 7000, "y"), "Invalid TCP bus port specified: y"),
+    ]:
+        with pytest.raises(redis.exceptions.ResponseError, match="^" + msg + "$"):
+            c.execute_command("CLUSTER", "MEET", *args)
+    with pytest.raises(redis.exceptions.ResponseError, match="wrong number of arguments"):
+        c.execute_command("CLUSTER", "MEET", "127.0.0.1")
+    # A node that never answers: the handshake shows in CLUSTER NODES, then goes.
+    dead = free_port()
+    assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", dead, dead) == b"OK"
+    assert any(b"handshake" in line for line in c.execute_command("CLUSTER", "NODES").splitlines())
+    wait_for(lambda: len(nodes_of(s)) == 1, (NODE_TIMEOUT_MS / 1000 + 5) * SLOW,
+             "the handshake to time out")
+    assert s.proc.poll() is None
+
+
+def test_garbage_on_the_bus_is_dropped_and_the_cluster_goes_on(cluster):
+    import socket
+    nodes = [cluster.strata() for _ in range(3)]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "every node to see the cluster ok")
+    victim = nodes[1]
+    payloads = [b"GET / HTTP/1.0\r\n\r\n", b"RCmb" + b"\xff" * 100, b"RCmb\x00\x00\x08\xd0" +
+                b"\x00\x01" + b"\x00" * 500, os.urandom(5000)]
+    for p in payloads:
+        with socket.create_connection(("127.0.0.1", victim.bus_port), timeout=5) as sock:
+            sock.sendall(p)
+            time.sleep(0.05)
+    assert victim.proc.poll() is None
+    wait_for(lambda: all_ok(nodes), 10 * SLOW, "the cluster to stay ok")
+    ok, out = check(nodes[0])
+    assert ok, out
