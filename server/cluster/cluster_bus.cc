@@ -14,10 +14,14 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "core/hash.h"
 #include "server/base/config.h"
 #include "server/base/log.h"
 #include "server/cluster/cluster_service.h"
 #include "server/engine/engine.h"
+#include "server/engine/pubsub.h"
+#include "server/engine/task.h"
+#include "server/engine/worker.h"
 #include "storage/mono_clock.h"
 
 namespace strata {
@@ -169,6 +173,7 @@ void ClusterBus::Run() {
       ssize_t r = read(wake_fd_, &v, sizeof(v));
       (void)r;
       next_tick_ms = 0;  // look at the nodes now
+      SendPublishes();
     }
     size_t at = 1;
     for (size_t i = 0; i < listen_fds_.size(); i++, at++) {
@@ -191,6 +196,67 @@ void ClusterBus::Run() {
       }
       if (!ok) l->dead = true;
     }
+  }
+}
+
+void ClusterBus::Propagate(bool shard, std::string_view channel, std::string_view message) const {
+  {
+    std::lock_guard<std::mutex> g(pub_mu_);
+    size_t bytes = channel.size() + message.size();
+    if (pub_bytes_ + bytes > kMaxPublishQueueBytes) {
+      pub_dropped_.fetch_add(1, std::memory_order_relaxed);
+      if (!pub_warned_) {
+        LogWarning("Cluster bus: %zu bytes of PUBLISH wait for the bus; dropping more", pub_bytes_);
+        pub_warned_ = true;
+      }
+      return;
+    }
+    pub_bytes_ += bytes;
+    pub_queue_.push_back(PendingPublish{shard, std::string(channel), std::string(message)});
+  }
+  Wake();
+}
+
+void ClusterBus::SendPublishes() {
+  std::vector<PendingPublish> queue;
+  {
+    std::lock_guard<std::mutex> g(pub_mu_);
+    if (pub_queue_.empty()) return;
+    queue.swap(pub_queue_);
+    pub_bytes_ = 0;
+    pub_warned_ = false;
+  }
+  GossipSettings settings = Settings();
+  for (const PendingPublish& p : queue) {
+    std::string bytes;
+    std::vector<uint64_t> to;
+    service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+      to = ClusterGossip::PublishTargets(st, p.shard);
+      if (!to.empty())
+        bytes = ClusterGossip::BuildPublish(st, p.shard, p.channel, p.message, settings);
+      return nullptr;
+    });
+    uint16_t type = p.shard ? bus::kPublishShard : bus::kPublish;
+    for (uint64_t serial : to) {
+      auto it = outbound_.find(serial);
+      if (it == outbound_.end()) continue;
+      sent_[type].fetch_add(1, std::memory_order_relaxed);
+      Send(*it->second, bytes);
+    }
+  }
+}
+
+void ClusterBus::Deliver(std::vector<GossipEffects::Published>& published) {
+  uint32_t shards = engine_->shard_count();
+  for (GossipEffects::Published& p : published) {
+    // A shard channel's messages go through its shard, as SPUBLISH runs there; the
+    // others through worker 0. One worker each, in arrival order.
+    uint32_t w = p.shard ? ShardOfKey(p.channel, shards) : 0;
+    bool shard = p.shard;
+    engine_->worker(w).PostExternal(
+        MakeTask([shard, channel = std::move(p.channel), message = std::move(p.message)] {
+          Publish(shard ? PubSubKind::kShard : PubSubKind::kChannel, channel, message);
+        }));
   }
 }
 
@@ -542,6 +608,7 @@ void ClusterBus::Handle(Link& l, const bus::Message& m) {
   }
   if (fx.close_link) l.dead = true;
   Apply(fx, broadcast_to);
+  if (!fx.published.empty()) Deliver(fx.published);
 }
 
 }  // namespace strata

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,12 @@ class ClusterBus {
   void Stop();
   // Makes the thread look at the nodes now rather than at its next tick (CLUSTER MEET).
   void Wake() const;
+  // Any worker: PUBLISH (shard: SPUBLISH) reaches the other nodes' subscribers, as in
+  // Redis Cluster. Queued for the bus thread; while more than kMaxPublishQueueBytes
+  // wait, more are dropped (counted, logged once per burst).
+  void Propagate(bool shard, std::string_view channel, std::string_view message) const;
+  static constexpr size_t kMaxPublishQueueBytes = 64 << 20;
+  uint64_t publishes_dropped() const { return pub_dropped_.load(std::memory_order_relaxed); }
 
   // CLUSTER LINKS: one entry per link, as of the last tick.
   struct LinkStat {
@@ -102,6 +109,10 @@ class ClusterBus {
   // Closes a link; an outbound one's node is no longer connected.
   void CloseLink(Link* l);
   GossipSettings Settings() const;
+  // Sends what Propagate queued.
+  void SendPublishes();
+  // Hands what other nodes published to this node's subscribers, on a worker.
+  void Deliver(std::vector<GossipEffects::Published>& published);
   void PublishStats();
 
   Engine* engine_;
@@ -113,6 +124,16 @@ class ClusterBus {
   std::vector<Link*> link_list_;
   std::unordered_map<uint64_t, Link*> outbound_;  // by node serial
   ClusterGossip gossip_;
+  struct PendingPublish {
+    bool shard;
+    std::string channel;
+    std::string message;
+  };
+  mutable std::mutex pub_mu_;
+  mutable std::vector<PendingPublish> pub_queue_;  // under pub_mu_
+  mutable size_t pub_bytes_ = 0;                   // under pub_mu_
+  mutable bool pub_warned_ = false;                // under pub_mu_
+  mutable std::atomic<uint64_t> pub_dropped_{0};
   mutable std::mutex stats_mu_;
   std::vector<LinkStat> stats_;  // under stats_mu_
   std::atomic<uint64_t> sent_[bus::kTypeCount + 1] = {};

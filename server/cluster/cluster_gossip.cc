@@ -124,6 +124,28 @@ std::string ClusterGossip::BuildUpdate(const ClusterState& st, const ClusterNode
   return bus::Encode(m);
 }
 
+std::string ClusterGossip::BuildPublish(const ClusterState& st, bool shard,
+                                        std::string_view channel, std::string_view message,
+                                        const GossipSettings& s) {
+  bus::Message m;
+  m.h = MyHeader(st, shard ? bus::kPublishShard : bus::kPublish, s);
+  m.channel = std::string(channel);
+  m.payload = std::string(message);
+  return bus::Encode(m);
+}
+
+std::vector<uint64_t> ClusterGossip::PublishTargets(const ClusterState& st, bool shard) {
+  const ClusterNode& me = st.myself();
+  const std::string& master = me.is_master() ? me.id : me.master_id;
+  std::vector<uint64_t> out;
+  for (const auto& n : st.nodes()) {
+    if (n.get() == &me || (n->flags & kNodeHandshake) || !n->connected) continue;
+    if (shard && n->id != master && n->master_id != master) continue;
+    out.push_back(n->serial);
+  }
+  return out;
+}
+
 void ClusterGossip::Ping(ClusterState& st, ClusterNode& n, const GossipSettings& s, int64_t now_ms,
                          GossipEffects* fx) {
   fx->sends.emplace_back(n.serial, BuildPing(st, bus::kPing, s));
@@ -369,6 +391,10 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
       failing->fail_time_ms = now_ms;
       fx->save = fx->routing = true;
     }
+  } else if (type == bus::kPublish || type == bus::kPublishShard) {
+    if (sender == nullptr) return;  // not from a node of this cluster
+    fx->published.push_back(
+        GossipEffects::Published{type == bus::kPublishShard, m.channel, m.payload});
   } else if (type == bus::kUpdate) {
     if (sender == nullptr) return;
     ClusterNode* n = st.FindNode(m.node);

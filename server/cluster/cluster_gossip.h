@@ -36,12 +36,15 @@
 //     broadcasts FAIL. A FAIL message from a known node marks the node FAIL at once.
 //     A PONG clears PFAIL; FAIL is cleared at once for a replica or a master without
 //     slots, and for a master with slots after twice the node timeout.
+//   - PUBLISH and PUBLISHSHARD from a known node are handed to this node's subscribers
+//     (GossipEffects::published); this node's own go to every other node (a shard
+//     channel's: to the nodes of its shard only), as Redis 7.0 sends them.
 //   - A link whose node has not answered for half the timeout after the link has been
 //     up for a whole timeout is dropped and opened again.
 //
 // Not done here (yet): replicas' failover (FAILOVER_AUTH_REQUEST/ACK, MFSTART, votes),
 // becoming a replica when another master takes all of this node's slots (logged), the
-// deletion of keys in a slot another master took over (logged), PUBLISH across nodes.
+// deletion of keys in a slot another master took over (logged).
 //
 // Thread-safety: one instance, called only by the bus thread, under the cluster
 // service's mutex.
@@ -50,6 +53,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +86,13 @@ struct GossipEffects {
   bool save = false;                                    // nodes.conf changed
   bool routing = false;               // slots or the cluster's state may have changed
   std::vector<uint32_t> dirty_slots;  // slots this node lost while holding keys in them
+  // PUBLISH and PUBLISHSHARD from known nodes, for this node's subscribers.
+  struct Published {
+    bool shard = false;
+    std::string channel;
+    std::string message;
+  };
+  std::vector<Published> published;
 };
 
 class ClusterGossip {
@@ -107,6 +118,12 @@ class ClusterGossip {
 
   // A PING, PONG or MEET from this node, with gossip.
   std::string BuildPing(const ClusterState& st, uint16_t type, const GossipSettings& s);
+  // A PUBLISH (or PUBLISHSHARD) from this node.
+  static std::string BuildPublish(const ClusterState& st, bool shard, std::string_view channel,
+                                  std::string_view message, const GossipSettings& s);
+  // Where this node's PUBLISH goes (every other known node with a link up), or its
+  // PUBLISHSHARD (the other nodes of its shard: its master and replicas).
+  static std::vector<uint64_t> PublishTargets(const ClusterState& st, bool shard);
   // A temporary id for a node in its handshake.
   std::string RandomId();
 

@@ -10,6 +10,8 @@
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_service.h"
 #include "server/commands/families.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
@@ -39,12 +41,23 @@ void CmdSUnsubscribe(Client& c, CmdArgs args, ReplyBuilder& rb) {
   c.worker().pubsub().Unsubscribe(c, PubSubKind::kShard, args, rb);
 }
 
+// cluster-enabled yes: the message also goes to the other nodes over the cluster bus
+// (their subscribers are not counted in the reply, as in Redis).
+void PropagateToCluster(Engine& engine, bool shard, CmdArgs args) {
+  if (!engine.process().cluster_yes) [[likely]]
+    return;
+  if (const ClusterBus* bus = engine.Service<ClusterService>().bus())
+    bus->Propagate(shard, args[1], args[2]);
+}
+
 void CmdPublish(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Integer(static_cast<int64_t>(Publish(PubSubKind::kChannel, args[1], args[2])));
+  PropagateToCluster(ctx.worker.engine(), false, args);
 }
 
 void CmdSPublish(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Integer(static_cast<int64_t>(Publish(PubSubKind::kShard, args[1], args[2])));
+  PropagateToCluster(ctx.worker.engine(), true, args);
 }
 
 void PubSubHelp(ReplyBuilder& rb) {

@@ -276,3 +276,67 @@ def test_garbage_on_the_bus_is_dropped_and_the_cluster_goes_on(cluster):
     wait_for(lambda: all_ok(nodes), 10 * SLOW, "the cluster to stay ok")
     ok, out = check(nodes[0])
     assert ok, out
+
+
+def _next_message(pubsub, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = pubsub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+        if m is not None:
+            return m
+    return None
+
+
+def test_publish_reaches_subscribers_on_every_node_redis_included(cluster):
+    """PUBLISH on any node reaches the subscribers of every node, over the bus (Redis
+    Cluster's PUBLISH message); the reply counts this node's own subscribers only."""
+    s1, r, s2 = cluster.strata(), cluster.redis(), cluster.strata()
+    nodes = [s1, r, s2]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "every node to see the cluster ok")
+    subs = []
+    for n in nodes:
+        p = n.client(decode_responses=True).pubsub()
+        p.subscribe("news")
+        p.psubscribe("ne*")
+        wait_for(lambda: p.get_message(timeout=0.1) is not None or p.subscribed, 5,
+                 "the subscription")
+        subs.append(p)
+    for i, publisher in enumerate(nodes):
+        got = publisher.client().publish("news", "from %d" % i)
+        assert got == 2  # the channel and the pattern, on the publisher's node only
+        for p in subs:
+            seen = set()
+            while len(seen) < 2:
+                m = _next_message(p, 5 * SLOW)
+                assert m is not None, "no message from node %d" % i
+                assert m["data"] == "from %d" % i, m
+                seen.add(m["type"])
+            assert seen == {"message", "pmessage"}
+    for p in subs:
+        p.close()
+    # A shard channel's message stays in its shard: with no replicas, on its node.
+    import socket
+    chan = "{shard}x"
+    slot = s1.client().execute_command("CLUSTER", "KEYSLOT", chan)
+    home = [n for n in nodes if any(a <= slot <= b for a, b in _ranges(n))][0]
+    with socket.create_connection(("127.0.0.1", home.port), timeout=5 * SLOW) as sub:
+        sub.sendall(b"SSUBSCRIBE %s\r\n" % chan.encode())
+        assert b"ssubscribe" in sub.recv(4096)
+        assert home.client().execute_command("SPUBLISH", chan, "hello") == 1
+        got = b""
+        while b"hello" not in got:
+            got += sub.recv(4096)
+        assert b"smessage" in got
+
+
+def _ranges(node):
+    """The slot ranges a node serves, from its own CLUSTER NODES line."""
+    me = myid(node)
+    out = []
+    for r in nodes_of(node)[me][3]:
+        if r.startswith("["):
+            continue
+        a, _, b = r.partition("-")
+        out.append((int(a), int(b or a)))
+    return out
