@@ -467,6 +467,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
 }
 
 bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args) {
+  if (multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec")
+    return ExecRoutedHere(r, spec);
   if (spec->first_key <= 0 && spec->keys_fn == nullptr) return true;  // no keys
   thread_local std::vector<std::string_view> keys;
   keys.clear();
@@ -475,6 +477,29 @@ bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec,
   if (err.empty()) return true;
   worker_->stats().commands[spec->id].rejected_calls++;
   Refuse(spec, err);
+  return false;
+}
+
+bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec) {
+  // The layout may have changed since the commands were queued (the cluster bus moved a
+  // slot, or the cluster went down): their keys are checked again, all together, as
+  // Redis checks them at EXEC. A redirection discards the transaction and is the reply.
+  if (multi_->failed) return true;  // EXECABORT follows anyway
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  bool write = false;
+  for (const QueuedCall& call : multi_->calls) {
+    if (call.spec->first_key <= 0 && call.spec->keys_fn == nullptr) continue;
+    call.spec->Keys(call.args->span(), &keys);
+    write |= call.spec->is_write();
+  }
+  if (keys.empty()) return true;
+  std::string err = RouteKeys(r, keys, write);
+  if (err.empty()) return true;
+  worker_->stats().commands[exec->id].rejected_calls++;
+  multi_.reset();
+  UnwatchAll();
+  ReplyError(err);
   return false;
 }
 

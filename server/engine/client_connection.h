@@ -133,6 +133,9 @@ class ClientConnection final : public Connection, public Client {
   // cluster-enabled yes: false when the command's keys are served elsewhere or the
   // cluster is down (the redirection is the reply).
   bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args);
+  // EXEC: the queued commands' keys, checked again together (the transaction is
+  // discarded when they are redirected).
+  bool ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).

@@ -324,6 +324,39 @@ def test_a_cluster_client_uses_a_one_node_cluster(nodes):
         rc.close()
 
 
+def test_exec_checks_the_queued_keys_again_and_a_redirect_discards_it(nodes):
+    """The layout changed between queueing and EXEC: EXEC's reply is the redirection,
+    nothing ran, and the transaction is gone (as Redis checks it at EXEC)."""
+    s = nodes()
+    c = s.client(decode_responses=True)
+    c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    wait_state(c, "ok")
+    key = key_in(0, 16383)
+    conn = s.client(decode_responses=True).connection_pool.get_connection("MULTI")
+
+    def call(*args):
+        conn.send_command(*args)
+        try:
+            return conn.read_response()
+        except redis.ResponseError as e:
+            return e
+
+    assert call("MULTI") == "OK"
+    assert call("SET", key, "queued") == "QUEUED"
+    c.execute_command("CLUSTER", "DELSLOTS", SLOTS.slot(key))
+    assert str(call("EXEC")) == "CLUSTERDOWN Hash slot not served"
+    assert str(call("EXEC")) == "EXEC without MULTI"  # redis-py drops "ERR "
+    c.execute_command("CLUSTER", "ADDSLOTS", SLOTS.slot(key))
+    wait_state(c, "ok")
+    assert c.get(key) is None
+    # Unchanged, it runs.
+    assert call("MULTI") == "OK"
+    assert call("SET", key, "ran") == "QUEUED"
+    assert call("EXEC") == ["OK"]
+    assert c.get(key) == "ran"
+    conn.disconnect()
+
+
 @strata_only
 def test_keys_of_several_slots_served_here_run_together(nodes):
     """Beyond Redis: a multi-key command over slots all served by this node runs, across
