@@ -266,6 +266,12 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     for (const std::string& code : sh.load->stats().function_codes) rdb_functions_.push_back(code);
   }
   sh.load.reset();
+  if (engine_->process().cluster_yes) {
+    // Redis Cluster has database 0 only: keys elsewhere stop the server (below).
+    for (uint32_t db = 1; db < w.keyspace().db_count(); db++) {
+      keys_outside_db0_.fetch_add(w.keyspace().DbSize(db), std::memory_order_relaxed);
+    }
+  }
   // Changes after the load are what the next delta on this chain must write (after an
   // RDB the next snapshot is a full one).
   if (load_manifest_ && WantTracking() && load_manifest_->shard_count == engine_->shard_count()) {
@@ -293,6 +299,12 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
     }
     LogNotice("DB loaded from disk: %.3f seconds (%" PRIu64 " keys, %" PRIu64 " expired)",
               static_cast<double>(ms) / 1000, loaded, expired);
+    if (uint64_t outside = keys_outside_db0_.exchange(0); outside > 0) {
+      LogWarning("You can't have keys in a DB different than DB 0 when in Cluster mode (%" PRIu64
+                 " keys in other DBs). Exiting.",
+                 outside);
+      engine_->RequestExit(1);
+    }
     uint64_t copied = 0;
     {
       std::lock_guard<std::mutex> l(info_mu_);

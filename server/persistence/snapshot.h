@@ -206,6 +206,8 @@ class SnapshotManager final : public ShardService {
   // Shards still loading, and shards dropping a damaged load; each also holds the
   // engine's loading gate.
   std::atomic<uint32_t> loading_shards_{0};
+  // cluster-enabled yes: keys the load put in databases other than 0.
+  std::atomic<uint64_t> keys_outside_db0_{0};
   std::atomic<uint32_t> flush_pending_{0};
   std::atomic<int64_t> current_start_ms_{0};
 

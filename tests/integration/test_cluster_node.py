@@ -595,3 +595,26 @@ def _pings(client):
         return client.ping()
     except redis.ConnectionError:
         return False
+
+
+@strata_only
+def test_keys_outside_db_0_refuse_to_start_in_cluster_mode(data_dir):
+    """As Redis: a dataset with keys in a database other than 0 cannot start a cluster
+    node (SELECT is refused there, so they could not be reached)."""
+    plain = Server(data_dir=data_dir)
+    try:
+        c = plain.client()
+        c.set("in0", "a")
+        c.execute_command("SELECT", 1)
+        c.execute_command("SET", "in1", "b")
+        c.execute_command("SAVE")
+    finally:
+        plain.stop()
+    node = Server(extra_args=["--cluster-enabled", "yes", "--cluster-port", str(low_free_port())],
+                  data_dir=data_dir, expect_fail=True)
+    try:
+        assert node.wait_exit(20) == 1
+        assert "You can't have keys in a DB different than DB 0 when in Cluster mode" in \
+            node.read_log()
+    finally:
+        node.stop()
