@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -338,6 +339,89 @@ TEST(ClusterGossipTest, PingsCarryGossipAboutOtherNodesAndTheHostname) {
   ASSERT_EQ(m.gossip.size(), 1u);  // 3 nodes: wanted = min(max(0, 3), 3 - 2)
   EXPECT_NE(m.gossip[0].name, a.st->myself().id);
   EXPECT_EQ(b.st->FindNode(a.st->myself().id)->hostname, "a.example");
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// Messages made of random parts - known and unknown senders, any type, gossip about
+// known, unknown and this node, random slots and epochs - never break the state: this
+// node stays itself and a master, every slot's owner is a node it knows and not one in
+// its handshake, and the routing builds.
+TEST(ClusterGossipTest, RandomMessagesKeepTheStateWhole) {
+  Sim sim(1000);
+  Sim::Node& a = sim.Add('a', 7000, 1, 0, 5460);
+  Sim::Node& b = sim.Add('b', 7001, 2, 5461, 10922);
+  Sim::Node& c = sim.Add('c', 7002, 3, 10923, 16383);
+  Meet(sim, b, a);
+  Meet(sim, c, a);
+  sim.Run(2000);
+  ASSERT_TRUE(sim.Agree());
+  std::mt19937_64 rng(42);
+  std::vector<std::string> ids = {a.st->myself().id, b.st->myself().id, c.st->myself().id,
+                                  std::string(40, 'd'), std::string(40, 'e')};
+  ClusterGossip g(7);
+  int64_t now = sim.now();
+  for (int i = 0; i < 3000; i++) {
+    bus::Message m;
+    m.h.type = static_cast<uint16_t>(rng() % bus::kTypeCount);
+    m.h.sender = ids[rng() % ids.size()];
+    m.h.port = static_cast<uint16_t>(7000 + rng() % 5);
+    m.h.cport = static_cast<uint16_t>(m.h.port + 10000);
+    m.h.current_epoch = rng() % 8;
+    m.h.config_epoch = rng() % 8;
+    m.h.flags = static_cast<uint16_t>(rng() % 2 ? kNodeMaster : kNodeReplica);
+    if (rng() % 4 == 0) m.h.master = ids[rng() % ids.size()];
+    for (int s = 0; s < 20; s++) bus::SetSlot(&m.h.slots, static_cast<uint32_t>(rng() % 16384));
+    int gossip = static_cast<int>(rng() % 4);
+    for (int j = 0; j < gossip; j++) {
+      bus::Gossip e;
+      e.name = ids[rng() % ids.size()];
+      e.ip = "127.0.0.1";
+      e.port = static_cast<uint16_t>(7000 + rng() % 5);
+      e.cport = static_cast<uint16_t>(e.port + 10000);
+      e.flags = static_cast<uint16_t>(rng() % 1024);
+      e.pong_received_s = static_cast<uint32_t>(now / 1000 - rng() % 10);
+      m.gossip.push_back(e);
+    }
+    m.node = ids[rng() % ids.size()];
+    m.update_epoch = rng() % 8;
+    for (int s = 0; s < 20; s++)
+      bus::SetSlot(&m.update_slots, static_cast<uint32_t>(rng() % 16384));
+    // Through the codec, as the bus sees it.
+    bus::Message got;
+    std::string why;
+    ASSERT_TRUE(bus::Decode(bus::Encode(m), &got, &why)) << why;
+    LinkInfo link;
+    link.outbound = rng() % 2 == 0;
+    if (link.outbound) {
+      const auto& nodes = a.st->nodes();
+      link.node_serial = nodes[rng() % nodes.size()]->serial;
+    }
+    link.peer_ip = "127.0.0.1";
+    link.local_ip = "127.0.0.1";
+    GossipEffects fx;
+    now += 37;
+    g.OnMessage(*a.st, got, link, sim.settings(), now, &fx);
+    if (i % 10 == 0) {
+      GossipEffects tick;
+      g.OnTick(*a.st, sim.settings(), now, &tick);
+    }
+    ASSERT_EQ(a.st->myself().id, ids[0]);
+    ASSERT_TRUE(a.st->myself().is_master());
+    for (uint32_t s = 0; s < kClusterSlots; s++) {
+      const ClusterNode* o = a.st->SlotOwner(s);
+      if (o == nullptr) continue;
+      ASSERT_EQ(a.st->FindNode(o->id), o) << s;
+      ASSERT_FALSE(o->flags & kNodeHandshake) << s;
+    }
+    ASSERT_NE(a.st->BuildRouting(true, false), nullptr);
+    std::unique_ptr<ClusterState> back;
+    ASSERT_TRUE(ClusterState::Parse(a.st->Serialize(), &back, &why)) << why;
+  }
 }
 
 }  // namespace
