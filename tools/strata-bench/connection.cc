@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "storage/mono_clock.h"
+#include "tools/strata-bench/client_plan.h"
 #include "tools/strata-bench/reply_scanner.h"
 
 namespace strata::bench {
@@ -18,38 +19,6 @@ namespace {
 
 constexpr size_t kInitialIn = 64 * 1024;
 constexpr size_t kMinReadSpace = 16 * 1024;
-
-// Requests one client sends under -n allkeys: one per key of the range its requests walk
-// (its own slice with P), divided by the keys per request. With P and fewer keys than
-// clients, the first clients take one key each and the rest send nothing, so every key
-// is still written once.
-uint64_t AllKeysTarget(const Options& o, uint32_t client_index, const KeyGenerator& set_keys,
-                       const KeyGenerator& get_keys) {
-  const bool sets = o.ratio_sets > 0;
-  const KeyGenerator& g = sets ? set_keys : get_keys;
-  const KeyPattern pattern = sets ? o.set_pattern : o.get_pattern;
-  const uint64_t per = std::max<uint32_t>(1, sets ? o.multi_key_set : o.multi_key_get);
-  const uint64_t range = o.keys.max - o.keys.min + 1;  // 0 only for the full 2^64 range
-  if (pattern == KeyPattern::kParallel && range != 0 && range < o.total_clients() &&
-      client_index >= range) {
-    return 0;
-  }
-  const uint64_t keys = g.hi() - g.lo() + 1;
-  return keys == 0 ? std::numeric_limits<uint64_t>::max() : (keys + per - 1) / per;
-}
-
-// Room for a pipeline's worth of the largest request the mix sends (at most 64 of them;
-// a deeper pipeline grows the buffer on its first batch).
-size_t InitialOutCapacity(const Options& o, const RequestWriter& w) {
-  size_t largest = w.MaxSize(o.multi_key_get > 0 ? RequestKind::kMGet : RequestKind::kGet,
-                             std::max<uint32_t>(1, o.multi_key_get));
-  if (o.ratio_sets > 0) {
-    largest =
-        std::max(largest, w.MaxSize(o.multi_key_set > 0 ? RequestKind::kMSet : RequestKind::kSet,
-                                    std::max<uint32_t>(1, o.multi_key_set)));
-  }
-  return std::max<size_t>(4096, largest * std::min<uint32_t>(o.pipeline, 64));
-}
 
 std::string Errno(int err) { return std::strerror(err); }
 

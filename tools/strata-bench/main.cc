@@ -5,7 +5,9 @@
 // prints a progress line to stderr every second (a carriage-return refresh on a
 // terminal, one line per second otherwise). SIGINT/SIGTERM ask the threads to stop
 // sending; they drain what is in flight and the report covers what was done. Then the
-// threads' stats are merged and reported (text, optional JSON).
+// threads' stats are merged and reported (text, optional JSON). With --cluster-mode it
+// first reads the cluster's slots from the given node and checks every master
+// (cluster_setup.h), then runs ClusterThreads instead of BenchThreads.
 // Exit status: 0 success; 1 connection errors or error replies (the report still
 // prints); 2 bad arguments.
 #include <netdb.h>
@@ -24,6 +26,8 @@
 
 #include "storage/mono_clock.h"
 #include "tools/strata-bench/bench_thread.h"
+#include "tools/strata-bench/cluster_setup.h"
+#include "tools/strata-bench/cluster_thread.h"
 #include "tools/strata-bench/options.h"
 #include "tools/strata-bench/report.h"
 #include "tools/strata-bench/run_stats.h"
@@ -31,6 +35,7 @@
 namespace {
 
 using strata::bench::BenchThread;
+using strata::bench::ClusterThread;
 using strata::bench::Options;
 
 std::atomic<bool> g_stop{false};
@@ -87,54 +92,20 @@ void PrintConfig(const Options& o, std::ostream& err) {
   if (o.expiry_max > 0) err << ", expiry " << o.expiry_min << "-" << o.expiry_max << " s";
   if (o.multi_key_get > 0) err << ", MGET of " << o.multi_key_get;
   if (o.multi_key_set > 0) err << ", MSET of " << o.multi_key_set;
-  err << ", seed " << o.seed << (o.distinct_client_seed ? " (distinct per client)" : "") << "\n";
+  err << ", seed " << o.seed << (o.distinct_client_seed ? " (distinct per client)" : "");
+  if (o.cluster_mode) err << ", cluster mode";
+  err << "\n";
 }
 
-}  // namespace
+struct RunResult {
+  strata::bench::RunStats total;
+  strata::bench::RunTimes times;
+};
 
-int main(int argc, char** argv) {
-  Options o;
-  const strata::bench::ParseOutcome parsed =
-      strata::bench::ParseOptions(argc, argv, &o, std::cout, std::cerr);
-  if (!parsed.run) return parsed.exit_code;
-  if (o.randomize)
-    o.seed = static_cast<uint64_t>(strata::MonoNs()) ^ static_cast<uint64_t>(UnixMs());
-
-  sockaddr_storage addr{};
-  socklen_t addr_len = 0;
-  std::string error;
-  if (!Resolve(o, &addr, &addr_len, &error)) {
-    std::cerr << "strata-bench: " << error << "\n";
-    return 1;
-  }
-  std::ofstream out_file;
-  if (!o.out_file.empty()) {
-    out_file.open(o.out_file);
-    if (!out_file) {
-      std::cerr << "strata-bench: cannot write " << o.out_file << ": " << std::strerror(errno)
-                << "\n";
-      return 1;
-    }
-  }
-  std::ostream& out = o.out_file.empty() ? std::cout : out_file;
-  if (o.show_config) PrintConfig(o, std::cerr);
-
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
-
-  std::cerr << "Writing results to " << (o.out_file.empty() ? "stdout" : o.out_file) << "\n";
-  std::cerr << "[RUN #1] Preparing benchmark client...\n";
-  const std::string server_name = o.server + ":" + std::to_string(o.port);
-  std::vector<std::unique_ptr<BenchThread>> threads;
-  for (uint32_t i = 0; i < o.threads; ++i) {
-    threads.push_back(std::make_unique<BenchThread>(o, reinterpret_cast<const sockaddr*>(&addr),
-                                                    addr_len, server_name, i * o.clients,
-                                                    o.seed + i, &g_stop));
-  }
+// Launches the threads (BenchThread or ClusterThread), prints progress to stderr once a
+// second until all are done, joins them and merges their stats.
+template <typename Thread>
+RunResult Drive(const Options& o, std::vector<std::unique_ptr<Thread>>& threads) {
   std::cerr << "[RUN #1] Launching threads now...\n";
   const int64_t start_unix_ms = UnixMs();
   const uint64_t start_ns = static_cast<uint64_t>(strata::MonoNs());
@@ -193,16 +164,85 @@ int main(int argc, char** argv) {
   for (auto& r : running) r.join();
   if (printed && tty) std::cerr << "\n";
 
-  strata::bench::RunStats total;
+  RunResult result;
   uint64_t end_ns = start_ns;
   for (auto& t : threads) {
-    total.Merge(t->stats());
+    result.total.Merge(t->stats());
     end_ns = std::max(end_ns, t->end_ns());
   }
-  strata::bench::RunTimes times;
-  times.seconds = static_cast<double>(end_ns - start_ns) / 1e9;
-  times.start_unix_ms = start_unix_ms;
-  times.end_unix_ms = start_unix_ms + static_cast<int64_t>(times.seconds * 1000.0);
+  result.times.seconds = static_cast<double>(end_ns - start_ns) / 1e9;
+  result.times.start_unix_ms = start_unix_ms;
+  result.times.end_unix_ms = start_unix_ms + static_cast<int64_t>(result.times.seconds * 1000.0);
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const strata::bench::ParseOutcome parsed =
+      strata::bench::ParseOptions(argc, argv, &o, std::cout, std::cerr);
+  if (!parsed.run) return parsed.exit_code;
+  if (o.randomize)
+    o.seed = static_cast<uint64_t>(strata::MonoNs()) ^ static_cast<uint64_t>(UnixMs());
+
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  std::string error;
+  if (!Resolve(o, &addr, &addr_len, &error)) {
+    std::cerr << "strata-bench: " << error << "\n";
+    return 1;
+  }
+  std::vector<strata::bench::SlotRange> cluster_slots;
+  if (o.cluster_mode) {
+    std::string warning;
+    if (!strata::bench::DiscoverCluster(o, &cluster_slots, &warning, &error)) {
+      std::cerr << "strata-bench: " << error << "\n";
+      return 1;
+    }
+    if (!warning.empty()) std::cerr << "strata-bench: warning: " << warning << "\n";
+  }
+  std::ofstream out_file;
+  if (!o.out_file.empty()) {
+    out_file.open(o.out_file);
+    if (!out_file) {
+      std::cerr << "strata-bench: cannot write " << o.out_file << ": " << std::strerror(errno)
+                << "\n";
+      return 1;
+    }
+  }
+  std::ostream& out = o.out_file.empty() ? std::cout : out_file;
+  if (o.show_config) PrintConfig(o, std::cerr);
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::cerr << "Writing results to " << (o.out_file.empty() ? "stdout" : o.out_file) << "\n";
+  std::cerr << "[RUN #1] Preparing benchmark client...\n";
+  const std::string server_name = o.server + ":" + std::to_string(o.port);
+  RunResult result;
+  if (o.cluster_mode) {
+    std::vector<std::unique_ptr<ClusterThread>> threads;
+    for (uint32_t i = 0; i < o.threads; ++i) {
+      threads.push_back(
+          std::make_unique<ClusterThread>(o, cluster_slots, i * o.clients, o.seed + i, &g_stop));
+    }
+    result = Drive(o, threads);
+  } else {
+    std::vector<std::unique_ptr<BenchThread>> threads;
+    for (uint32_t i = 0; i < o.threads; ++i) {
+      threads.push_back(std::make_unique<BenchThread>(o, reinterpret_cast<const sockaddr*>(&addr),
+                                                      addr_len, server_name, i * o.clients,
+                                                      o.seed + i, &g_stop));
+    }
+    result = Drive(o, threads);
+  }
+  const strata::bench::RunStats& total = result.total;
+  const strata::bench::RunTimes& times = result.times;
 
   out << "\n";
   strata::bench::WriteTextReport(o, total, times, out);

@@ -49,6 +49,10 @@ memtier_benchmark); with it each client has its own.
 Latency is measured per request, also under pipelining: from the moment the request is
 written to the moment its own reply is read. Reports use memtier_benchmark's layout.
 
+Cluster: --cluster-mode reads CLUSTER SLOTS from --server/--port, and every client keeps
+one connection to each master, sending each request to the master of its key's slot
+(-MOVED and -ASK replies are followed, counted and reported per node).
+
 Errors: error replies and connection errors (refused, closed, malformed replies, no reply
 for --reply-timeout seconds) are counted and reported; the run then exits with status 1.
 Status 2: bad arguments.
@@ -196,6 +200,8 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxReplyTimeout));
   app.add_flag("--show-config", o->show_config, "Print the effective settings first");
+  app.add_flag("--cluster-mode", o->cluster_mode,
+               "Redis Cluster: send each request to the master of its key's slot");
 
   try {
     app.parse(argc, argv);
@@ -266,6 +272,11 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
                           " requests in flight, more than " + std::to_string(kMaxInFlight));
   }
   if (o->server.empty()) return Usage(err, "--server must not be empty");
+  if (o->cluster_mode && (o->multi_key_get > 0 || o->multi_key_set > 0)) {
+    return Usage(err,
+                 "--cluster-mode cannot be combined with --multi-key-get or --multi-key-set "
+                 "(the keys of one request would span slots)");
+  }
   // A SET carries its value (MSET one per key): bound one connection's pipeline of them.
   const uint64_t keys_per_set = std::max<uint32_t>(1, o->multi_key_set);
   const uint64_t batch = uint64_t{o->pipeline} * keys_per_set * (uint64_t{o->data_size} + 64);

@@ -1,5 +1,7 @@
 // Options: strata-bench's command line, with memtier_benchmark's flag names, defaults and
 // meanings, plus a few of its own (--multi-key-set, --seed, --reply-timeout).
+// --cluster-mode is memtier's too: requests go to the Redis Cluster node that owns each
+// key's slot (cluster_thread.h).
 //
 // ParseOptions() fills an Options from argv with CLI11 and validates the combination; it
 // never exits the process: --help and --version print to `out` and return kExit with
@@ -56,6 +58,9 @@ struct Options {
   std::vector<double> percentiles = {50, 99, 99.9};  // --print-percentiles
   uint32_t reply_timeout_s = 10;  // --reply-timeout: no reply for this long fails a connection
   bool show_config = false;       // --show-config
+  // --cluster-mode: --server/--port name one node of a Redis Cluster; its CLUSTER SLOTS
+  // reply decides where each key's requests go. Not with --multi-key-get/--multi-key-set.
+  bool cluster_mode = false;
 
   uint64_t total_clients() const { return uint64_t{threads} * clients; }
 };

@@ -1,5 +1,6 @@
 #include "tools/strata-bench/report.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <ostream>
@@ -95,6 +96,59 @@ void WriteJsonRow(const Options& o, const Row& r, const RunTimes& t, std::ostrea
   out << "}";
 }
 
+// --cluster-mode: one row per node (ops, rate, latencies, errors, redirects), then the
+// run's redirect and refresh totals.
+void WriteNodesTable(const Options& o, const RunStats& s, const RunTimes& t, std::ostream& out) {
+  int name_width = 22;
+  for (const NodeStats& n : s.nodes) {
+    name_width = std::max(name_width, static_cast<int>(n.name.size()) + 2);
+  }
+  const int width = name_width + 14 + 16 * static_cast<int>(1 + o.percentiles.size()) + 12 + 3 * 10;
+  out << "\n\nCLUSTER NODES\n";
+  out << std::string(static_cast<size_t>(width), '=') << "\n";
+  out << Pad("Node", name_width, true) << Pad("Ops/sec", 14) << Pad("Avg. Latency", 16);
+  for (double p : o.percentiles) out << Pad(PercentileLabel(p) + " Latency", 16);
+  out << Pad("Ops", 12) << Pad("Errors", 10) << Pad("MOVED", 10) << Pad("ASK", 10) << " \n";
+  out << std::string(static_cast<size_t>(width), '-') << "\n";
+  for (const NodeStats& n : s.nodes) {
+    out << Pad(n.name, name_width, true) << Pad(Fmt("%.2f", Rate(n.ops, t.seconds)), 14)
+        << Pad(Fmt("%.5f", n.latency.Mean() / 1000.0), 16);
+    for (double p : o.percentiles) {
+      out << Pad(Fmt("%.5f", Ms(n.latency.ValueAtPercentile(p))), 16);
+    }
+    out << Pad(std::to_string(n.ops), 12) << Pad(std::to_string(n.errors), 10)
+        << Pad(std::to_string(n.moved), 10) << Pad(std::to_string(n.ask), 10) << " \n";
+  }
+  out << "Redirects: " << s.moved() << " MOVED, " << s.ask()
+      << " ASK; slot map refreshes: " << s.slot_map_refreshes << " (" << s.slot_map_refresh_failures
+      << " failed)\n";
+}
+
+void WriteNodesJson(const Options& o, const RunStats& s, const RunTimes& t, std::ostream& out) {
+  out << "{\"MOVED\": " << s.moved() << ", \"ASK\": " << s.ask()
+      << ", \"Slot Map Refreshes\": " << s.slot_map_refreshes
+      << ", \"Slot Map Refresh Failures\": " << s.slot_map_refresh_failures << ", \"Nodes\": {";
+  bool first_node = true;
+  for (const NodeStats& n : s.nodes) {
+    const LatencyHistogram& h = n.latency;
+    out << (first_node ? "\n" : ",\n") << JsonString(n.name) << ": {\"Count\": " << n.ops
+        << ", \"Ops/sec\": " << JsonNumber(Rate(n.ops, t.seconds))
+        << ", \"Average Latency\": " << JsonNumber(h.Mean() / 1000.0)
+        << ", \"Min Latency\": " << JsonNumber(Ms(h.Min()))
+        << ", \"Max Latency\": " << JsonNumber(Ms(h.Max())) << ", \"Errors\": " << n.errors
+        << ", \"MOVED\": " << n.moved << ", \"ASK\": " << n.ask << ", \"Percentile Latencies\": {";
+    bool first = true;
+    for (double p : o.percentiles) {
+      out << (first ? "" : ", ") << "\"" << PercentileKey(p)
+          << "\": " << JsonNumber(Ms(h.ValueAtPercentile(p)));
+      first = false;
+    }
+    out << "}}";
+    first_node = false;
+  }
+  out << "}}";
+}
+
 }  // namespace
 
 std::string PercentileKey(double p) { return Fmt("p%.2f", p); }
@@ -166,6 +220,8 @@ void WriteTextReport(const Options& o, const RunStats& s, const RunTimes& t, std
     }
   }
 
+  if (o.cluster_mode) WriteNodesTable(o, s, t, out);
+
   if (o.hide_histogram) return;
   out << "\n\nRequest Latency Distribution\n";
   out << "Type     <= msec         Percent\n";
@@ -217,7 +273,9 @@ void WriteJsonReport(const Options& o, const RunStats& s, const RunTimes& t, std
   out << ", \"distinct_client_seed\": " << (o.distinct_client_seed ? "true" : "false")
       << ", \"seed\": " << o.seed << ", \"expiry_range\": \"" << o.expiry_min << "-" << o.expiry_max
       << "\", \"multi_key_get\": " << o.multi_key_get << ", \"multi_key_set\": " << o.multi_key_set
-      << ", \"select_db\": " << o.select_db << "},\n\"ALL STATS\": {\n";
+      << ", \"select_db\": " << o.select_db;
+  if (o.cluster_mode) out << ", \"cluster_mode\": true";
+  out << "},\n\"ALL STATS\": {\n";
 
   TypeStats totals;
   totals.Merge(s.sets);
@@ -241,7 +299,12 @@ void WriteJsonReport(const Options& o, const RunStats& s, const RunTimes& t, std
   out << "\"Runtime\": {\"Start time\": " << t.start_unix_ms
       << ", \"Finish time\": " << t.end_unix_ms
       << ", \"Total duration\": " << static_cast<int64_t>(t.seconds * 1000.0)
-      << ", \"Time unit\": \"MILLISECONDS\"}\n}\n}\n";
+      << ", \"Time unit\": \"MILLISECONDS\"}\n}";
+  if (o.cluster_mode) {
+    out << ",\n\"Cluster\": ";
+    WriteNodesJson(o, s, t, out);
+  }
+  out << "\n}\n";
 }
 
 std::string FormatProgress(const ProgressSample& p) {

@@ -11,7 +11,11 @@
 // (--json-out-file): {"configuration": {...}, "ALL STATS": {"Sets", "Gets", "Waits", "Totals",
 // "Runtime"}} with memtier's key names ("Ops/sec", "Latency", "Percentile Latencies": {"p50.00":
 // ms, ...}, "KB/sec", ...) plus "Errors", "Connection Errors". Rates divide by `seconds`, the run's
-// duration from launch to the last reply. Thread-safety: pure functions.
+// duration from launch to the last reply. With --cluster-mode only, the text adds a
+// "CLUSTER NODES" table after the errors (per node: Ops/sec, latencies, Ops, Errors, MOVED,
+// ASK, then the redirect and slot map refresh totals) and the JSON adds "cluster_mode" to
+// the configuration and a "Cluster" object ("MOVED", "ASK", "Nodes": {"host:port": {...}}).
+// Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
