@@ -21,6 +21,7 @@
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
 #include "server/engine/engine.h"
+#include "server/engine/replication_state.h"
 #include "server/engine/worker.h"
 #include "server/metrics/metrics_exporter.h"
 #include "server/net/event_loop.h"
@@ -219,12 +220,33 @@ bool Server::Start(std::string* error) {
     int cport = static_cast<int>(config_->Int("cluster-port"));
     if (cport == 0) cport = port_ + 10000;
     bus_ = std::make_unique<ClusterBus>(engine_.get(), cluster_.get());
+    // A cluster node's replication follows the cluster: CLUSTER REPLICATE, a failover
+    // won, slots lost to another master.
+    ClusterBus::ReplicationHooks hooks;
+    hooks.follow = [this](const std::string& ip, int port) { replica_->Start(ip, port); };
+    hooks.stop = [this] {
+      replica_->Stop();
+      if (engine_->replication().is_replica()) engine_->replication().BecomeMaster();
+    };
+    bus_->set_replication_hooks(std::move(hooks));
     if (!OpenTcpListeners(cport, &bus_fds, error) || !bus_->Start(std::move(bus_fds), error)) {
       for (int fd : bus_fds) close(fd);
       engine_->Stop();
       return false;
     }
     cluster_->set_bus(bus_.get());
+    // A replica in its nodes.conf replicates its master again.
+    std::string master_ip;
+    int master_port = 0;
+    cluster_->Read([&](const ClusterState& st) {
+      const ClusterNode& me = st.myself();
+      if (me.is_master() || me.master_id.empty()) return;
+      if (const ClusterNode* m = st.FindNode(me.master_id)) {
+        master_ip = m->ip;
+        master_port = m->port;
+      }
+    });
+    if (!master_ip.empty() && master_port > 0) replica_->Start(master_ip, master_port);
   }
   if (int64_t mport = config_->Int("metrics-port"); mport > 0) {
     MetricsServer::Options mo;

@@ -242,6 +242,29 @@ Config::Config() {
   Add("cluster-allow-reads-when-down", Kind::kBool, "no", true,
       "with cluster-enabled yes, reads are still served while the cluster is down");
   {
+    Option& o = Add("cluster-replica-validity-factor", Kind::kInt, "10", true,
+                    "a cluster replica whose master link has been down for longer than "
+                    "cluster-node-timeout x this + repl-ping-replica-period seconds does not "
+                    "fail its master over (0: it always may)");
+    o.min = 0;
+    o.aliases.push_back("cluster-slave-validity-factor");
+    by_name_["cluster-slave-validity-factor"] = &o;
+  }
+  {
+    Option& o = Add("cluster-replica-no-failover", Kind::kBool, "no", true,
+                    "a cluster replica never fails its master over on its own (CLUSTER "
+                    "FAILOVER still does)");
+    o.aliases.push_back("cluster-slave-no-failover");
+    by_name_["cluster-slave-no-failover"] = &o;
+  }
+  Add("cluster-allow-replica-migration", Kind::kBool, "yes", true,
+      "a cluster master that loses its last slot to another master becomes that master's "
+      "replica");
+  Add("cluster-migration-barrier", Kind::kInt, "1", true,
+      "replicas a cluster master keeps before one of them may move to a master left without "
+      "any (accepted and kept; replicas do not move on their own yet)")
+      .min = 0;
+  {
     Option& o = Add("cluster-announce-ip", Kind::kString, "", true,
                     "the address the cluster commands give clients for this node (empty: the "
                     "address the asking client connected to)");

@@ -20,6 +20,7 @@
 #include "server/cluster/cluster_service.h"
 #include "server/engine/engine.h"
 #include "server/engine/pubsub.h"
+#include "server/engine/replication_state.h"
 #include "server/engine/task.h"
 #include "server/engine/worker.h"
 #include "storage/mono_clock.h"
@@ -266,7 +267,17 @@ GossipSettings ClusterBus::Settings() const {
   s.node_timeout_ms = cfg.Int("cluster-node-timeout");
   s.require_full_coverage = cfg.Int("cluster-require-full-coverage") != 0;
   s.announce_ip = cfg.String("cluster-announce-ip");
-  s.repl_offset = static_cast<uint64_t>(engine_->replication().offset());
+  const ReplicationState& repl = engine_->replication();
+  s.repl_offset = static_cast<uint64_t>(repl.offset());
+  s.replica_no_failover = cfg.Int("cluster-replica-no-failover") != 0;
+  s.replica_validity_factor = cfg.Int("cluster-replica-validity-factor");
+  s.repl_ping_period_s = cfg.Int("repl-ping-replica-period");
+  s.allow_replica_migration = cfg.Int("cluster-allow-replica-migration") != 0;
+  if (repl.is_replica() && repl.link() != ReplicationState::Link::kUp) {
+    int64_t since = repl.down_since_ms();
+    // Never up since it became a replica: its data is as old as can be.
+    s.master_link_down_ms = since > 0 ? WallMs() - since : INT64_MAX / 4;
+  }
   return s;
 }
 
@@ -417,6 +428,12 @@ void ClusterBus::Apply(GossipEffects& fx, const std::vector<uint64_t>& broadcast
           1, std::memory_order_relaxed);
       Send(*it->second, bytes);
     }
+  }
+  if (fx.replicate && hooks_.follow) {
+    LogNotice("Cluster: replicating %s:%d", fx.master_ip.c_str(), fx.master_port);
+    hooks_.follow(fx.master_ip, fx.master_port);
+  } else if (fx.become_master && hooks_.stop) {
+    hooks_.stop();
   }
   if (!fx.dirty_slots.empty()) {
     LogWarning(

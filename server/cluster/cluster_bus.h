@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -54,6 +55,15 @@ class ClusterBus {
   ~ClusterBus();  // Stop()
   ClusterBus(const ClusterBus&) = delete;
   ClusterBus& operator=(const ClusterBus&) = delete;
+
+  // How this node's replication follows the cluster (the Server wires them to the
+  // replica link): follow(ip, port) makes it a replica of that master, stop() makes it
+  // a master keeping its data. Called on the bus thread. Set before Start().
+  struct ReplicationHooks {
+    std::function<void(const std::string& ip, int port)> follow;
+    std::function<void()> stop;
+  };
+  void set_replication_hooks(ReplicationHooks h) { hooks_ = std::move(h); }
 
   // Starts the bus thread on these listening sockets (non-blocking; the bus owns them).
   // False with *error when its wake-up descriptor cannot be made.
@@ -124,6 +134,7 @@ class ClusterBus {
   std::vector<Link*> link_list_;
   std::unordered_map<uint64_t, Link*> outbound_;  // by node serial
   ClusterGossip gossip_;
+  ReplicationHooks hooks_;
   struct PendingPublish {
     bool shard;
     std::string channel;

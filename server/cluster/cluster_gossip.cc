@@ -152,6 +152,163 @@ void ClusterGossip::Ping(ClusterState& st, ClusterNode& n, const GossipSettings&
   n.ping_sent_ms = now_ms;
 }
 
+void ClusterGossip::SetMyMaster(ClusterState& st, const ClusterNode& master, GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  me.flags = static_cast<uint16_t>((me.flags & ~(kNodeMaster | kNodeMigrateTo)) | kNodeReplica);
+  me.master_id = master.id;
+  st.CloseAllSlots();
+  fx->replicate = true;
+  fx->become_master = false;
+  fx->master_ip = master.ip;
+  fx->master_port = master.port;
+  fx->save = fx->routing = true;
+}
+
+int ClusterGossip::ReplicaRank(const ClusterState& st, const GossipSettings& s) const {
+  const ClusterNode& me = st.myself();
+  int rank = 0;
+  for (const auto& n : st.nodes()) {
+    if (n.get() == &me || !(n->flags & kNodeReplica) || n->master_id != me.master_id) continue;
+    if (n->flags & kNodeNoFailover) continue;
+    if (n->repl_offset > s.repl_offset) rank++;
+  }
+  return rank;
+}
+
+void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings& s, int64_t now_ms,
+                                          GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  if (me.is_master() || me.master_id.empty()) return;
+  ClusterNode* master = st.FindNode(me.master_id);
+  if (master == nullptr || !(master->flags & kNodeFail) || s.replica_no_failover ||
+      st.SlotCount(*master) == 0) {
+    cant_failover_logged_ = false;
+    return;
+  }
+  int64_t timeout = s.node_timeout_ms;
+  // A replica whose data is too old does not take over (unless the factor is 0).
+  int64_t data_age = s.master_link_down_ms;
+  if (data_age > timeout) data_age -= timeout;
+  if (s.replica_validity_factor > 0 &&
+      data_age > s.repl_ping_period_s * 1000 + timeout * s.replica_validity_factor) {
+    if (!cant_failover_logged_) {
+      LogWarning(
+          "Currently unable to failover: Disconnected from master for longer than allowed. "
+          "Please check the 'cluster-replica-validity-factor' configuration option.");
+      cant_failover_logged_ = true;
+    }
+    return;
+  }
+  int64_t auth_timeout = std::max<int64_t>(timeout * 2, 2000);
+  int64_t auth_retry = auth_timeout * 2;
+  if (now_ms - auth_time_ > auth_retry) {
+    // A new election, after a delay for the failure to be known everywhere, and one
+    // second more per replica with a better offset.
+    auth_time_ = now_ms + 500 + static_cast<int64_t>(rng_() % 500);
+    auth_count_ = 0;
+    auth_sent_ = false;
+    auth_rank_ = ReplicaRank(st, s);
+    auth_time_ += auth_rank_ * 1000;
+    LogNotice("Start of election delayed for %lld milliseconds (rank #%d, offset %llu).",
+              static_cast<long long>(auth_time_ - now_ms), auth_rank_,
+              static_cast<unsigned long long>(s.repl_offset));
+    return;
+  }
+  if (!auth_sent_) {
+    int rank = ReplicaRank(st, s);
+    if (rank > auth_rank_) {
+      auth_time_ += (rank - auth_rank_) * 1000;
+      auth_rank_ = rank;
+    }
+  }
+  if (now_ms < auth_time_ || now_ms - auth_time_ > auth_timeout) return;
+  if (!auth_sent_) {
+    st.set_current_epoch(st.current_epoch() + 1);
+    auth_epoch_ = st.current_epoch();
+    LogNotice("Starting a failover election for epoch %llu.",
+              static_cast<unsigned long long>(auth_epoch_));
+    bus::Message m;
+    m.h = MyHeader(st, bus::kAuthRequest, s);
+    fx->broadcasts.push_back(bus::Encode(m));
+    auth_sent_ = true;
+    fx->save = true;
+    return;
+  }
+  size_t needed = st.ServingMasters() / 2 + 1;
+  if (static_cast<size_t>(auth_count_) < needed) return;
+  LogNotice("Failover election won: I'm the new master.");
+  if (me.config_epoch < auth_epoch_) {
+    me.config_epoch = auth_epoch_;
+    LogNotice("configEpoch set to %llu after successful failover",
+              static_cast<unsigned long long>(me.config_epoch));
+  }
+  // The master's slots are this node's now; it stops replicating and tells everyone.
+  for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+    if (st.SlotOwner(slot) == master) st.SetOwner(slot, &me);
+  }
+  me.flags = static_cast<uint16_t>((me.flags & ~kNodeReplica) | kNodeMaster);
+  me.master_id.clear();
+  fx->become_master = true;
+  fx->replicate = false;
+  fx->broadcasts.push_back(BuildPing(st, bus::kPong, s));
+  fx->save = fx->routing = true;
+  auth_time_ = 0;
+}
+
+void ClusterGossip::MaybeVote(ClusterState& st, ClusterNode& replica, const bus::Message& m,
+                              const GossipSettings& s, int64_t now_ms, GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  if (!me.is_master() || st.SlotCount(me) == 0) return;
+  bool force = m.h.mflags & bus::kForceAck;
+  const ClusterNode* master = st.FindNode(m.h.master.empty() ? replica.master_id : m.h.master);
+  uint64_t req_epoch = m.h.current_epoch;
+  uint64_t req_config_epoch = m.h.config_epoch;
+  const char* id = replica.id.c_str();
+  if (req_epoch < st.current_epoch()) {
+    LogWarning("Failover auth denied to %.40s: reqEpoch (%llu) < curEpoch(%llu)", id,
+               static_cast<unsigned long long>(req_epoch),
+               static_cast<unsigned long long>(st.current_epoch()));
+    return;
+  }
+  if (st.last_vote_epoch() == st.current_epoch()) {
+    LogWarning("Failover auth denied to %.40s: already voted for epoch %llu", id,
+               static_cast<unsigned long long>(st.current_epoch()));
+    return;
+  }
+  if (replica.is_master() || master == nullptr || (!master->failed() && !force)) {
+    LogWarning("Failover auth denied to %.40s: %s", id,
+               replica.is_master() ? "it is a master node"
+               : master == nullptr ? "I don't know its master"
+                                   : "its master is up");
+    return;
+  }
+  auto voted = voted_time_.find(master->id);
+  if (voted != voted_time_.end() && now_ms - voted->second < s.node_timeout_ms * 2) {
+    LogWarning(
+        "Failover auth denied to %.40s: can't vote about this master before %lld "
+        "milliseconds",
+        id, static_cast<long long>(s.node_timeout_ms * 2 - (now_ms - voted->second)));
+    return;
+  }
+  for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
+    if (!bus::SlotSet(m.h.slots, slot)) continue;
+    const ClusterNode* owner = st.SlotOwner(slot);
+    if (owner == nullptr || owner->config_epoch <= req_config_epoch) continue;
+    LogWarning("Failover auth denied to %.40s: slot %u epoch (%llu) > reqEpoch (%llu)", id, slot,
+               static_cast<unsigned long long>(owner->config_epoch),
+               static_cast<unsigned long long>(req_config_epoch));
+    return;
+  }
+  st.set_last_vote_epoch(st.current_epoch());
+  voted_time_[master->id] = now_ms;
+  bus::Message ack;
+  ack.h = MyHeader(st, bus::kAuthAck, s);
+  fx->sends.emplace_back(replica.serial, bus::Encode(ack));
+  fx->save = true;
+  LogNotice("Failover auth granted to %.40s for epoch %llu", id,
+            static_cast<unsigned long long>(st.current_epoch()));
+}
+
 std::string ClusterGossip::OnLinkConnected(ClusterState& st, ClusterNode& n,
                                            const GossipSettings& s, int64_t now_ms) {
   n.connected = true;
@@ -175,6 +332,8 @@ void ClusterGossip::OnConnectFailed(ClusterNode& n, int64_t now_ms) {
 void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t now_ms,
                            GossipEffects* fx) {
   ticks_++;
+  allow_replica_migration_ = s.allow_replica_migration;
+  HandleReplicaFailover(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
   std::vector<ClusterNode*> nodes;
@@ -226,6 +385,7 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
 void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const LinkInfo& link,
                               const GossipSettings& s, int64_t now_ms, GossipEffects* fx) {
   uint16_t type = m.h.type;
+  allow_replica_migration_ = s.allow_replica_migration;
   ClusterNode* sender = st.FindNode(m.h.sender);
   if (sender != nullptr && (sender->flags & kNodeHandshake)) sender = nullptr;
   if (sender == &st.myself()) return;  // a message from a node using this node's id
@@ -391,6 +551,15 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
       failing->fail_time_ms = now_ms;
       fx->save = fx->routing = true;
     }
+  } else if (type == bus::kAuthRequest) {
+    if (sender != nullptr) MaybeVote(st, *sender, m, s, now_ms, fx);
+  } else if (type == bus::kAuthAck) {
+    // A vote counts from a master serving slots, for this election's epoch.
+    if (sender != nullptr && sender->is_master() && st.SlotCount(*sender) > 0 &&
+        m.h.current_epoch >= auth_epoch_ && auth_sent_) {
+      auth_count_++;
+      HandleReplicaFailover(st, s, now_ms, fx);
+    }
   } else if (type == bus::kPublish || type == bus::kPublishShard) {
     if (sender == nullptr) return;  // not from a node of this cluster
     fx->published.push_back(
@@ -518,12 +687,13 @@ void ClusterGossip::UpdateSlots(ClusterState& st, ClusterNode& sender, uint64_t 
     st.SetOwner(slot, &sender);
     fx->save = fx->routing = true;
   }
-  if (taken_from_us > 0 && current != nullptr && st.SlotCount(*current) == 0) {
-    LogWarning(
-        "Configuration change detected: node %.40s took every slot of this node's shard "
-        "(%zu of the %zu it claims). Redis would make this node its replica; this node stays a "
-        "master without slots.",
-        sender.id.c_str(), taken_from_us, claimed);
+  if (taken_from_us > 0 && current != nullptr && st.SlotCount(*current) == 0 &&
+      (allow_replica_migration_ || claimed == taken_from_us)) {
+    // This shard's slots all went to the sender (its replica won a failover, say): this
+    // node follows it, as Redis does.
+    LogNotice("Configuration change detected. Reconfiguring myself as a replica of %.40s",
+              sender.id.c_str());
+    SetMyMaster(st, sender, fx);
   }
 }
 

@@ -42,15 +42,30 @@
 //   - A link whose node has not answered for half the timeout after the link has been
 //     up for a whole timeout is dropped and opened again.
 //
-// Not done here (yet): replicas' failover (FAILOVER_AUTH_REQUEST/ACK, MFSTART, votes),
-// becoming a replica when another master takes all of this node's slots (logged), the
-// deletion of keys in a slot another master took over (logged).
+//   - Replicas. A replica's header carries its master's id, epoch and slots. When its
+//     master is FAIL (and it is not cluster-replica-no-failover, and its data is not
+//     older than cluster-replica-validity-factor allows), a replica waits 500-1000 ms
+//     plus 1 s per replica of the same master with a greater offset, then takes a new
+//     current epoch and asks every node for its vote (FAILOVER_AUTH_REQUEST). A master
+//     that serves slots votes once per epoch, for a replica of a failed master, not
+//     twice for one master within twice the node timeout, and only when no slot the
+//     replica claims has an owner of a newer epoch (FAILOVER_AUTH_ACK). With the votes
+//     of a majority of the masters serving slots, the replica takes its master's slots
+//     under the election's epoch, stops replicating and tells everyone (a PONG to all).
+//     An election not won within max(2 x node timeout, 2 s) is tried again after twice
+//     that. A master whose last slot goes to another master (its replica won, say)
+//     becomes that master's replica, as does a replica whose master lost them all.
+//
+// Not done here (yet): manual failover (CLUSTER FAILOVER, MFSTART), replica migration
+// to orphaned masters, the deletion of keys in a slot another master took over
+// (logged).
 //
 // Thread-safety: one instance, called only by the bus thread, under the cluster
 // service's mutex.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <string_view>
@@ -75,6 +90,12 @@ struct GossipSettings {
   bool require_full_coverage = true;
   std::string announce_ip;  // cluster-announce-ip (the header's address), or empty
   uint64_t repl_offset = 0;
+  // A replica's failover (cluster-replica-*, repl-ping-replica-period).
+  bool replica_no_failover = false;
+  int64_t replica_validity_factor = 10;
+  int64_t repl_ping_period_s = 10;
+  int64_t master_link_down_ms = 0;  // how long the master link has been down (0: up)
+  bool allow_replica_migration = true;
 };
 
 struct GossipEffects {
@@ -93,6 +114,13 @@ struct GossipEffects {
     std::string message;
   };
   std::vector<Published> published;
+  // This node's replication follows the cluster: it now replicates master_ip:master_port
+  // (CLUSTER REPLICATE, or its slots went to another master), or it won a failover and
+  // is a master (its replication stops; the data stays).
+  bool replicate = false;
+  std::string master_ip;
+  int master_port = 0;
+  bool become_master = false;
 };
 
 class ClusterGossip {
@@ -124,6 +152,9 @@ class ClusterGossip {
   // Where this node's PUBLISH goes (every other known node with a link up), or its
   // PUBLISHSHARD (the other nodes of its shard: its master and replicas).
   static std::vector<uint64_t> PublishTargets(const ClusterState& st, bool shard);
+  // This node becomes a replica of master: its flags, its master, no open slots; the
+  // effects say to replicate it. REQUIRES: master is another node, a master.
+  static void SetMyMaster(ClusterState& st, const ClusterNode& master, GossipEffects* fx);
   // A temporary id for a node in its handshake.
   std::string RandomId();
 
@@ -146,8 +177,27 @@ class ClusterGossip {
   void UpdateAddress(ClusterState& st, ClusterNode& n, const LinkInfo& link, const bus::Header& h,
                      GossipEffects* fx);
 
+  // A replica's failover of its failed master (on each tick).
+  void HandleReplicaFailover(ClusterState& st, const GossipSettings& s, int64_t now_ms,
+                             GossipEffects* fx);
+  // This replica's rank among its master's: how many have a greater offset.
+  int ReplicaRank(const ClusterState& st, const GossipSettings& s) const;
+  // A master's vote for a replica that asks to fail its master over.
+  void MaybeVote(ClusterState& st, ClusterNode& replica, const bus::Message& m,
+                 const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
+
   std::mt19937_64 rng_;
   uint64_t ticks_ = 0;
+  bool allow_replica_migration_ = true;  // the last settings'
+  // The election this replica runs (Redis's failover_auth_*).
+  int64_t auth_time_ = 0;  // when it starts (or started); 0: none
+  int auth_count_ = 0;     // votes received
+  bool auth_sent_ = false;
+  int auth_rank_ = 0;
+  uint64_t auth_epoch_ = 0;
+  bool cant_failover_logged_ = false;
+  // When this master last voted for a replica of each master (by id).
+  std::map<std::string, int64_t> voted_time_;
 };
 
 }  // namespace strata

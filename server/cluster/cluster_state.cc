@@ -390,6 +390,12 @@ std::shared_ptr<const SlotRouting> ClusterState::BuildRouting(bool require_full_
     auto it = index.find(o);
     if (it != index.end()) r->owner[s] = it->second;
   }
+  const ClusterNode& me = *nodes_[myself_];
+  if (!me.is_master() && !me.master_id.empty()) {
+    for (size_t i = 0; i < nodes_.size(); i++) {
+      if (nodes_[i]->id == me.master_id) r->my_master = static_cast<uint16_t>(i);
+    }
+  }
   r->ok = Ok(require_full_coverage);
   r->allow_reads_when_down = allow_reads_when_down;
   return r;

@@ -120,6 +120,11 @@ class ClusterState {
   bool Blacklisted(std::string_view id, int64_t now_ms);
   void Blacklist(const std::string& id, int64_t until_ms) { blacklist_[id] = until_ms; }
   void SetOwner(uint32_t slot, const ClusterNode* n) { owner_[slot] = n; }
+  // No slot migrating or importing any more (this node became a replica).
+  void CloseAllSlots() {
+    migrating_.clear();
+    importing_.clear();
+  }
   size_t SlotCount(const ClusterNode& n) const;
 
   // The master serving slot, or null.

@@ -331,13 +331,16 @@ Fiber ClusterFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   return ClusterKeysFiber(c, std::move(owned));
 }
 
-// READONLY, READWRITE and ASKING: accepted in a cluster. This node serves every slot as
-// a master, so none changes what a command may do.
-void CmdClusterConnectionState(Client& c, CmdArgs, ReplyBuilder& rb) {
+// READONLY, READWRITE and ASKING: accepted in a cluster. READONLY lets the client read
+// a replica's master's slots on the replica (cluster-enabled yes; an emulated node
+// serves every slot itself); READWRITE ends that.
+void CmdClusterConnectionState(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (!c.worker().engine().process().cluster_mode()) {
     rb.Error(kClusterDisabled);
     return;
   }
+  if (EqualsIgnoreCase(args[0], "readonly")) c.cluster_readonly = true;
+  if (EqualsIgnoreCase(args[0], "readwrite")) c.cluster_readonly = false;
   rb.Ok();
 }
 

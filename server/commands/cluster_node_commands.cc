@@ -5,8 +5,9 @@
 // routing on every worker before it replies. Replies and errors are Redis 7.0's.
 //
 // MEET adds a node in its handshake, which the cluster bus then carries out
-// (cluster_bus.h). The subcommands that need replicas or slot migration (REPLICATE,
-// SETSLOT, FAILOVER) are refused with that reason.
+// (cluster_bus.h); REPLICATE makes this node a replica (the replica link follows the
+// master). SETSLOT and FAILOVER (slot migration, manual failover) are refused with that
+// reason.
 #include "server/commands/cluster_node_commands.h"
 
 #include <arpa/inet.h>
@@ -30,6 +31,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/replication_state.h"
 #include "server/engine/worker.h"
+#include "server/persistence/replica_link.h"
 
 namespace strata {
 namespace {
@@ -277,11 +279,11 @@ const char* const kHelp[] = {
 };
 
 // Need links this node opens on the cluster bus: refused with the reason.
-constexpr std::string_view kBusSubcommands[] = {"replicate", "setslot", "failover"};
+constexpr std::string_view kBusSubcommands[] = {"setslot", "failover"};
 
-constexpr std::string_view kLayoutChanges[] = {"addslots",      "addslotsrange", "delslots",
-                                               "delslotsrange", "flushslots",    "set-config-epoch",
-                                               "bumpepoch",     "forget",        "reset"};
+constexpr std::string_view kLayoutChanges[] = {
+    "addslots",         "addslotsrange", "delslots", "delslotsrange", "flushslots",
+    "set-config-epoch", "bumpepoch",     "forget",   "reset",         "replicate"};
 
 }  // namespace
 
@@ -433,8 +435,7 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
              std::end(kBusSubcommands)) {
     rb.Error("ERR CLUSTER " + Upper(args[1]) +
-             " is not available yet: this node has no cluster replicas, failover or slot "
-             "migration yet");
+             " is not available yet: this node has no manual failover or slot migration yet");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
   }
@@ -454,7 +455,7 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 
   // FLUSHSLOTS and RESET need to know whether this node holds keys.
   size_t keys = 0;
-  if (sub == "flushslots" || sub == "reset") {
+  if (sub == "flushslots" || sub == "reset" || sub == "replicate") {
     std::vector<size_t> counts(srv.shard_count(), 0);
     co_await RunOn(srv.AllShards(),
                    [&](Worker& w) { counts[w.index()] = w.keyspace().key_count(); });
@@ -624,6 +625,42 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       });
       changed = applied;
     }
+  } else if (sub == "replicate") {
+    if (args.size() != 3) {
+      error = ClusterWrongArity(sub);
+    } else {
+      std::string ip;
+      int port = 0;
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        const ClusterNode* n = st.FindNode(args[2]);
+        if (n == nullptr) {
+          *err = "ERR Unknown node " + std::string(args[2]);
+          return false;
+        }
+        if (n == &st.myself()) {
+          *err = "ERR Can't replicate myself";
+          return false;
+        }
+        if (!n->is_master()) {
+          *err = "ERR I can only replicate a master, not a replica.";
+          return false;
+        }
+        const ClusterNode& me = st.myself();
+        if (me.is_master() && (st.SlotCount(me) != 0 || keys != 0)) {
+          *err = "ERR To set a master the node must be empty and without assigned slots.";
+          return false;
+        }
+        GossipEffects fx;
+        ClusterGossip::SetMyMaster(st, *n, &fx);
+        ip = n->ip;
+        port = n->port;
+        applied = true;
+        return true;
+      });
+      changed = applied;
+      // The replica link connects on its own thread; the reply does not wait for it.
+      if (applied) srv.Service<ReplicaLink>().Start(ip, port);
+    }
   } else if (sub == "reset") {
     bool hard = false;
     if (args.size() > 3) {
@@ -635,16 +672,24 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     }
     if (error.empty()) {
       std::string new_id = NewNodeId();
+      bool was_replica = false;
       error = svc.Change([&](ClusterState& st, std::string* err) {
         if (st.myself().is_master() && keys != 0) {
           *err = "ERR CLUSTER RESET can't be called with master nodes containing keys";
           return false;
         }
+        was_replica = !st.myself().is_master();
         st.Reset(hard, new_id);
         applied = true;
         return true;
       });
       changed = applied;
+      if (applied && was_replica) {
+        // A replica that is reset is a master again: it stops replicating (its data
+        // stays; Redis empties it).
+        srv.Service<ReplicaLink>().Stop();
+        if (srv.replication().is_replica()) srv.replication().BecomeMaster();
+      }
     }
   } else {
     error = "ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.";

@@ -132,6 +132,7 @@ void CmdReset(Client& c, CmdArgs args, ReplyBuilder& rb) {
   c.reply_mode = Client::ReplyMode::kOn;
   c.skip_next_reply = false;
   c.no_evict = false;
+  c.cluster_readonly = false;
   // As a new connection: authenticated only when no password is required.
   c.authenticated = c.worker().engine().config().String("requirepass").empty();
   rb.Simple("RESET");

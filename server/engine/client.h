@@ -41,7 +41,8 @@ class Client {
   std::string lib_ver;
   bool authenticated = false;
   bool no_evict = false;
-  bool monitor = false;  // sent MONITOR (Worker::AddMonitor)
+  bool cluster_readonly = false;  // READONLY (cluster): reads of a replica's master's slots
+  bool monitor = false;           // sent MONITOR (Worker::AddMonitor)
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;
   // Which client-output-buffer-limit applies: pubsub while the client has any

@@ -473,7 +473,7 @@ bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec,
   thread_local std::vector<std::string_view> keys;
   keys.clear();
   spec->Keys(args, &keys);
-  std::string err = RouteKeys(r, keys, spec->is_write());
+  std::string err = RouteKeys(r, keys, spec->is_write(), cluster_readonly);
   if (err.empty()) return true;
   worker_->stats().commands[spec->id].rejected_calls++;
   Refuse(spec, err);
@@ -494,7 +494,7 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
     write |= call.spec->is_write();
   }
   if (keys.empty()) return true;
-  std::string err = RouteKeys(r, keys, write);
+  std::string err = RouteKeys(r, keys, write, cluster_readonly);
   if (err.empty()) return true;
   worker_->stats().commands[exec->id].rejected_calls++;
   multi_.reset();

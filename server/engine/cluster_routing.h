@@ -46,6 +46,8 @@ struct SlotRouting {
   // Per node index: "<ip>:<port>" as MOVED names it.
   std::vector<std::string> endpoints;
   uint16_t myself = 0;
+  // A replica: its master's index (READONLY clients read that master's slots here).
+  uint16_t my_master = kNoOwner;
   bool ok = false;                     // cluster_state:ok
   bool allow_reads_when_down = false;  // cluster-allow-reads-when-down
 
@@ -53,7 +55,9 @@ struct SlotRouting {
 };
 
 // Where a command with these keys must go: empty when it runs here, else the error
-// message as ReplyBuilder::Error takes it. `write`: the command may write.
-std::string RouteKeys(const SlotRouting& r, std::span<const std::string_view> keys, bool write);
+// message as ReplyBuilder::Error takes it. `write`: the command may write. `readonly`:
+// the client sent READONLY, so on a replica a read of its master's slots runs here.
+std::string RouteKeys(const SlotRouting& r, std::span<const std::string_view> keys, bool write,
+                      bool readonly = false);
 
 }  // namespace strata

@@ -44,6 +44,11 @@ void ReplicationState::SetLink(Link link, int64_t now_ms) {
   RecomputeLocked();
 }
 
+int64_t ReplicationState::down_since_ms() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return down_since_ms_;
+}
+
 void ReplicationState::Configure(bool read_only, bool serve_stale) {
   std::lock_guard<std::mutex> l(mu_);
   if (read_only == read_only_ && serve_stale == serve_stale_) return;

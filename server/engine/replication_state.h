@@ -46,6 +46,8 @@ class ReplicationState {
   // The master's replication id and the offset of its stream this replica has applied.
   void SetMasterStream(const std::string& replid, int64_t offset);
   bool MasterOf(std::string* host, int* port) const;
+  // When the link last went down (wall-clock ms; 0: it was never up).
+  int64_t down_since_ms() const;
 
   // The master client (worker 0): bytes of commands it has run.
   void AddOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }

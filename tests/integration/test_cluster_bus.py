@@ -340,3 +340,104 @@ def _ranges(node):
         a, _, b = r.partition("-")
         out.append((int(a), int(b or a)))
     return out
+
+
+def role_of(node):
+    return nodes_of(node)[myid(node)][1]
+
+
+def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
+    """`redis-cli --cluster create --cluster-replicas 1` of six strata nodes; a master is
+    killed; its replica wins the election within the node timeout and a bounded time,
+    serves every acknowledged key, and the old master comes back as its replica."""
+    nodes = [cluster.strata() for _ in range(6)]
+    rc, out = cli("--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
+                  "--cluster-replicas", 1, "--cluster-yes")
+    assert rc == 0 and "[OK] All 16384 slots covered." in out, out
+    wait_for(lambda: all_ok(nodes), 30 * SLOW, "every node to see the cluster ok")
+    ok, out = check(nodes[0])
+    assert ok, out
+    masters = [n for n in nodes if "master" in role_of(n)]
+    replicas = [n for n in nodes if "slave" in role_of(n)]
+    assert len(masters) == 3 and len(replicas) == 3
+    # Replicas sync from their masters.
+    for r in replicas:
+        wait_for(lambda: r.client().info("replication")["master_link_status"] == "up",
+                 20 * SLOW, "the replica's link")
+    write_and_read(masters[0], 300)
+    for m in masters:
+        assert m.client().execute_command("WAIT", 1, 10000) == 1
+    victim = masters[0]
+    vid = myid(victim)
+    heir = [r for r in replicas if nodes_of(r)[myid(r)][1] and
+            r.client(decode_responses=True).execute_command("CLUSTER", "NODES")
+            .split(myid(r))[1].split()[2] == vid][0]
+    # A replica serves reads of its master's slots to a READONLY client only.
+    key = [k for k in ("key:%d" % i for i in range(300))
+           if any(a <= heir.client().execute_command("CLUSTER", "KEYSLOT", k) <= b
+                  for a, b in _ranges(victim))][0]
+    conn = heir.client(decode_responses=True).connection_pool.get_connection("GET")
+    conn.send_command("GET", key)
+    with pytest.raises(redis.exceptions.ResponseError, match="^MOVED "):
+        conn.read_response()
+    conn.send_command("READONLY")
+    assert conn.read_response() == "OK"
+    conn.send_command("GET", key)
+    assert conn.read_response() == "value:" + key.split(":")[1]
+    conn.disconnect()
+
+    victim.proc.kill()
+    victim.proc.wait(10)
+    started = time.monotonic()
+    wait_for(lambda: "master" in role_of(heir), (2 * NODE_TIMEOUT_MS / 1000 + 15) * SLOW,
+             "the replica to take over")
+    took = time.monotonic() - started
+    live = [n for n in nodes if n is not victim]
+    wait_for(lambda: all(info(n)["cluster_state"] == "ok" for n in live), 10 * SLOW,
+             "the cluster to be ok after the failover")
+    assert took < (2 * NODE_TIMEOUT_MS / 1000 + 15) * SLOW, took
+    assert heir.client().info("replication")["role"] == "master"
+    # Every acknowledged key is there, through a cluster client that follows the move.
+    rcl = RedisCluster(host="127.0.0.1", port=nodes[1].port, decode_responses=True)
+    try:
+        for i in range(300):
+            assert rcl.get("key:%d" % i) == "value:%d" % i, i
+    finally:
+        rcl.close()
+    # The old master returns from its nodes.conf and follows the new one.
+    back = cluster.strata(data_dir=victim.data_dir, port=victim.port, bus_port=victim.bus_port)
+    wait_for(lambda: "slave" in role_of(back), 20 * SLOW, "the old master to rejoin as replica")
+    assert nodes_of(back)[vid][1] >= {"myself", "slave"}
+    wait_for(lambda: back.client().info("replication").get("master_link_status") == "up",
+             20 * SLOW, "the old master to sync from the new one")
+    assert back.client().info("replication")["master_port"] == heir.port
+    ok, out = check(heir)
+    assert ok, out
+
+
+def test_cluster_replicate_errors(cluster):
+    s = cluster.strata()
+    c = s.client()
+    me = myid(s)
+    for args, msg in [((me,), "Can't replicate myself"),
+                      (("f" * 40,), "Unknown node " + "f" * 40)]:
+        with pytest.raises(redis.exceptions.ResponseError, match="^" + msg + "$"):
+            c.execute_command("CLUSTER", "REPLICATE", *args)
+    other = cluster.strata()
+    c.execute_command("CLUSTER", "ADDSLOTS", 1)
+    c.execute_command("CLUSTER", "MEET", "127.0.0.1", other.port, other.bus_port)
+    wait_for(lambda: myid(other) in nodes_of(s) and me in nodes_of(other), 10 * SLOW,
+             "the two nodes to know each other")
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="^To set a master the node must be empty and without assigned "
+                             "slots.$"):
+        c.execute_command("CLUSTER", "REPLICATE", myid(other))
+    oc = other.client()
+    assert oc.execute_command("CLUSTER", "REPLICATE", me) == b"OK"
+    wait_for(lambda: oc.info("replication").get("master_link_status") == "up", 20 * SLOW,
+             "the replica's link")
+    oid = myid(other)
+    wait_for(lambda: "slave" in nodes_of(s)[oid][1], 10 * SLOW, "the replica to be known")
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="^I can only replicate a master, not a replica.$"):
+        c.execute_command("CLUSTER", "REPLICATE", oid)
