@@ -118,8 +118,11 @@ def myid(node):
 
 
 def all_ok(nodes):
-    return all(info(n)["cluster_state"] == "ok" and info(n)["cluster_known_nodes"] ==
-               str(len(nodes)) for n in nodes)
+    try:
+        return all(info(n)["cluster_state"] == "ok" and info(n)["cluster_known_nodes"] ==
+                   str(len(nodes)) for n in nodes)
+    except redis.exceptions.BusyLoadingError:
+        return False  # a replica loading its first sync
 
 
 def write_and_read(entry, count):
@@ -342,6 +345,14 @@ def _ranges(node):
     return out
 
 
+def loaded(pred):
+    """pred(), or False while the node loads (a replica's sync answers -LOADING)."""
+    try:
+        return pred()
+    except redis.exceptions.BusyLoadingError:
+        return False
+
+
 def role_of(node):
     return nodes_of(node)[myid(node)][1]
 
@@ -357,13 +368,14 @@ def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
     wait_for(lambda: all_ok(nodes), 30 * SLOW, "every node to see the cluster ok")
     ok, out = check(nodes[0])
     assert ok, out
+    # Replicas sync from their masters.
+    for n in nodes:
+        wait_for(lambda: n.client().info("replication").get("master_link_status", "up") == "up"
+                 and n.client().info("persistence").get("loading") == 0, 20 * SLOW,
+                 "the replicas' links")
     masters = [n for n in nodes if "master" in role_of(n)]
     replicas = [n for n in nodes if "slave" in role_of(n)]
     assert len(masters) == 3 and len(replicas) == 3
-    # Replicas sync from their masters.
-    for r in replicas:
-        wait_for(lambda: r.client().info("replication")["master_link_status"] == "up",
-                 20 * SLOW, "the replica's link")
     write_and_read(masters[0], 300)
     for m in masters:
         assert m.client().execute_command("WAIT", 1, 10000) == 1
@@ -406,10 +418,12 @@ def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
         rcl.close()
     # The old master returns from its nodes.conf and follows the new one.
     back = cluster.strata(data_dir=victim.data_dir, port=victim.port, bus_port=victim.bus_port)
-    wait_for(lambda: "slave" in role_of(back), 20 * SLOW, "the old master to rejoin as replica")
-    assert nodes_of(back)[vid][1] >= {"myself", "slave"}
-    wait_for(lambda: back.client().info("replication").get("master_link_status") == "up",
+    wait_for(lambda: loaded(lambda: "slave" in role_of(back)), 20 * SLOW,
+             "the old master to rejoin as replica")
+    wait_for(lambda: loaded(lambda: back.client().info("replication")
+                            .get("master_link_status") == "up"),
              20 * SLOW, "the old master to sync from the new one")
+    assert nodes_of(back)[vid][1] >= {"myself", "slave"}
     assert back.client().info("replication")["master_port"] == heir.port
     ok, out = check(heir)
     assert ok, out
