@@ -9,6 +9,7 @@
 
 #include "core/keyspace.h"
 #include "core/packed_list.h"
+#include "tests/unit/scaled.h"
 
 namespace strata {
 namespace {
@@ -118,7 +119,7 @@ void RandomOps(int mode, uint32_t seed, ListObject& l) {
     return std::deque<std::string>(e.begin(), e.end());
   }();
   int elem_mode = mode;
-  for (int op = 0; op < 30000; op++) {
+  for (int op = 0; op < test_scale::Steps(30000); op++) {
     int what = static_cast<int>(rng() % 10);
     if (what < 3) {
       std::string v = RandomElement(rng, elem_mode);

@@ -11,6 +11,7 @@
 
 #include "core/hash.h"
 #include "core/keyspace.h"
+#include "tests/unit/scaled.h"
 
 namespace strata {
 namespace {
@@ -32,7 +33,7 @@ TEST(SlotIndexTest, MatchesAModelUnderRandomChurn) {
   std::map<uint32_t, std::multiset<uint64_t>> model;
   std::mt19937_64 rng(7);
   std::vector<std::pair<uint32_t, uint64_t>> live;
-  for (int step = 0; step < 200000; step++) {
+  for (int step = 0; step < test_scale::Steps(200000); step++) {
     bool add = live.empty() || rng() % 3 != 0;
     if (add) {
       uint32_t slot = static_cast<uint32_t>(rng() % 8);  // few slots: long probe runs

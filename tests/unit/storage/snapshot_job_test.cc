@@ -17,6 +17,7 @@
 #include "storage/file_io.h"
 #include "storage/manifest.h"
 #include "storage/snapshot_loader.h"
+#include "tests/unit/scaled.h"
 
 namespace strata {
 namespace {
@@ -142,7 +143,7 @@ class SnapshotJobTest : public ::testing::Test {
 
 TEST_F(SnapshotJobTest, FullSnapshotIsThePointInTimeImageDespiteWrites) {
   Keyspace ks(2);
-  constexpr int kKeys = 60000;
+  constexpr int kKeys = test_scale::Steps(60000);
   Fill(ks, kKeys);
   std::mt19937_64 rng(7);
   Manifest m;
@@ -161,7 +162,7 @@ TEST_F(SnapshotJobTest, FullSnapshotIsThePointInTimeImageDespiteWrites) {
 
 TEST_F(SnapshotJobTest, BasePlusDeltasEqualsTheDataAtTheLastCut) {
   Keyspace ks(2);
-  constexpr int kKeys = 60000;
+  constexpr int kKeys = test_scale::Steps(60000);
   Fill(ks, kKeys);
   DirtyRanges tracker;
   std::mt19937_64 rng(11);
