@@ -144,9 +144,15 @@ def failover(kind, node_timeout_ms):
             if time.monotonic() > deadline:
                 raise RuntimeError("the replica did not sync")
             time.sleep(0.05)
+        # 1000 keys of the victim's slots (a hash tag that lands there).
         c = victim.client()
+        mine = victim.client().execute_command("CLUSTER", "NODES")
+        ranges = [r for line in mine.splitlines() if "myself" in line for r in line.split()[8:]]
+        tag = next(t for t in ("t%d" % i for i in range(100000))
+                   if any(int(r.split("-")[0]) <= c.execute_command("CLUSTER", "KEYSLOT", t)
+                          <= int(r.split("-")[-1]) for r in ranges))
         for i in range(1000):
-            c.set("{v}%d" % i, "x" * 100)
+            c.set("{%s}%d" % (tag, i), "x" * 100)
         c.execute_command("WAIT", 1, 5000)
         live = [n for n in nodes if n is not victim]
         victim.proc.send_signal(signal.SIGKILL)
