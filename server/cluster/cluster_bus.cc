@@ -218,6 +218,11 @@ void ClusterBus::Propagate(bool shard, std::string_view channel, std::string_vie
   Wake();
 }
 
+void ClusterBus::RequestFailover(bool takeover) const {
+  failover_request_.store(takeover ? 2 : 1, std::memory_order_release);
+  Wake();
+}
+
 void ClusterBus::SendPublishes() {
   std::vector<PendingPublish> queue;
   {
@@ -290,7 +295,9 @@ void ClusterBus::Tick() {
     int cport;
   };
   std::unordered_map<uint64_t, Want> want;
+  int failover = failover_request_.exchange(0, std::memory_order_acq_rel);
   service_->BusUpdate([&](ClusterState& st) {
+    if (failover != 0) gossip_.ManualFailover(st, failover == 2, settings, WallMs(), &fx);
     gossip_.OnTick(st, settings, WallMs(), &fx);
     for (const auto& n : st.nodes()) {
       if (n.get() == &st.myself() || (n->flags & kNodeNoAddr) || n->ip.empty() || n->cport <= 0)

@@ -77,6 +77,9 @@ class ClusterBus {
   // wait, more are dropped (counted, logged once per burst).
   void Propagate(bool shard, std::string_view channel, std::string_view message) const;
   static constexpr size_t kMaxPublishQueueBytes = 64 << 20;
+  // Any worker: CLUSTER FAILOVER FORCE or TAKEOVER, carried out by the bus thread at
+  // once (ClusterGossip::ManualFailover).
+  void RequestFailover(bool takeover) const;
   uint64_t publishes_dropped() const { return pub_dropped_.load(std::memory_order_relaxed); }
 
   // CLUSTER LINKS: one entry per link, as of the last tick.
@@ -140,6 +143,7 @@ class ClusterBus {
     std::string channel;
     std::string message;
   };
+  mutable std::atomic<int> failover_request_{0};  // 0 none, 1 FORCE, 2 TAKEOVER
   mutable std::mutex pub_mu_;
   mutable std::vector<PendingPublish> pub_queue_;  // under pub_mu_
   mutable size_t pub_bytes_ = 0;                   // under pub_mu_

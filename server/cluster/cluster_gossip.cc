@@ -180,16 +180,22 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
   ClusterNode& me = st.myself();
   if (me.is_master() || me.master_id.empty()) return;
   ClusterNode* master = st.FindNode(me.master_id);
-  if (master == nullptr || !(master->flags & kNodeFail) || s.replica_no_failover ||
-      st.SlotCount(*master) == 0) {
+  bool manual = manual_until_ > now_ms;
+  if (manual_until_ != 0 && !manual) {
+    LogWarning("Manual failover timed out.");
+    manual_until_ = 0;
+  }
+  if (master == nullptr || (!(master->flags & kNodeFail) && !manual) ||
+      (s.replica_no_failover && !manual) || st.SlotCount(*master) == 0) {
     cant_failover_logged_ = false;
     return;
   }
   int64_t timeout = s.node_timeout_ms;
-  // A replica whose data is too old does not take over (unless the factor is 0).
+  // A replica whose data is too old does not take over on its own (unless the factor
+  // is 0); a manual failover goes on.
   int64_t data_age = s.master_link_down_ms;
   if (data_age > timeout) data_age -= timeout;
-  if (s.replica_validity_factor > 0 &&
+  if (!manual && s.replica_validity_factor > 0 &&
       data_age > s.repl_ping_period_s * 1000 + timeout * s.replica_validity_factor) {
     if (!cant_failover_logged_) {
       LogWarning(
@@ -209,12 +215,17 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
     auth_sent_ = false;
     auth_rank_ = ReplicaRank(st, s);
     auth_time_ += auth_rank_ * 1000;
+    if (manual) {
+      // Asked for: at once, whatever the rank.
+      auth_time_ = now_ms;
+      auth_rank_ = 0;
+    }
     LogNotice("Start of election delayed for %lld milliseconds (rank #%d, offset %llu).",
               static_cast<long long>(auth_time_ - now_ms), auth_rank_,
               static_cast<unsigned long long>(s.repl_offset));
     return;
   }
-  if (!auth_sent_) {
+  if (!auth_sent_ && !manual) {
     int rank = ReplicaRank(st, s);
     if (rank > auth_rank_) {
       auth_time_ += (rank - auth_rank_) * 1000;
@@ -229,6 +240,8 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
               static_cast<unsigned long long>(auth_epoch_));
     bus::Message m;
     m.h = MyHeader(st, bus::kAuthRequest, s);
+    // A manual failover asks for votes although the master is up.
+    if (manual) m.h.mflags |= bus::kForceAck;
     fx->broadcasts.push_back(bus::Encode(m));
     auth_sent_ = true;
     fx->save = true;
@@ -242,9 +255,15 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
     LogNotice("configEpoch set to %llu after successful failover",
               static_cast<unsigned long long>(me.config_epoch));
   }
+  ReplaceMyMaster(st, *master, s, fx);
+}
+
+void ClusterGossip::ReplaceMyMaster(ClusterState& st, ClusterNode& master, const GossipSettings& s,
+                                    GossipEffects* fx) {
+  ClusterNode& me = st.myself();
   // The master's slots are this node's now; it stops replicating and tells everyone.
   for (uint32_t slot = 0; slot < kClusterSlots; slot++) {
-    if (st.SlotOwner(slot) == master) st.SetOwner(slot, &me);
+    if (st.SlotOwner(slot) == &master) st.SetOwner(slot, &me);
   }
   me.flags = static_cast<uint16_t>((me.flags & ~kNodeReplica) | kNodeMaster);
   me.master_id.clear();
@@ -253,6 +272,31 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
   fx->broadcasts.push_back(BuildPing(st, bus::kPong, s));
   fx->save = fx->routing = true;
   auth_time_ = 0;
+  manual_until_ = 0;
+}
+
+void ClusterGossip::ManualFailover(ClusterState& st, bool takeover, const GossipSettings& s,
+                                   int64_t now_ms, GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  if (me.is_master() || me.master_id.empty()) return;
+  ClusterNode* master = st.FindNode(me.master_id);
+  if (master == nullptr) return;
+  if (takeover) {
+    // No votes: a new epoch of its own (as Redis bumps it without consensus), then the
+    // master's slots.
+    LogNotice("Taking over the master (user request).");
+    if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
+      st.set_current_epoch(st.current_epoch() + 1);
+      me.config_epoch = st.current_epoch();
+      LogNotice("New configEpoch set to %llu", static_cast<unsigned long long>(me.config_epoch));
+    }
+    ReplaceMyMaster(st, *master, s, fx);
+    return;
+  }
+  LogNotice("Forced failover user request accepted.");
+  manual_until_ = now_ms + kManualFailoverTimeoutMs;
+  auth_time_ = 0;  // a new election at once
+  HandleReplicaFailover(st, s, now_ms, fx);
 }
 
 void ClusterGossip::MaybeVote(ClusterState& st, ClusterNode& replica, const bus::Message& m,

@@ -56,7 +56,10 @@
 //     that. A master whose last slot goes to another master (its replica won, say)
 //     becomes that master's replica, as does a replica whose master lost them all.
 //
-// Not done here (yet): manual failover (CLUSTER FAILOVER, MFSTART), replica migration
+//   - CLUSTER FAILOVER FORCE starts an election at once, asking for votes although the
+//     master is up (FORCEACK); TAKEOVER takes a new epoch and the slots with no vote.
+//
+// Not done here (yet): the plain CLUSTER FAILOVER (its MFSTART hand-over), replica migration
 // to orphaned masters, the deletion of keys in a slot another master took over
 // (logged).
 //
@@ -155,6 +158,12 @@ class ClusterGossip {
   // This node becomes a replica of master: its flags, its master, no open slots; the
   // effects say to replicate it. REQUIRES: master is another node, a master.
   static void SetMyMaster(ClusterState& st, const ClusterNode& master, GossipEffects* fx);
+  // CLUSTER FAILOVER FORCE (an election now, votes asked for although the master is up,
+  // for at most kManualFailoverTimeoutMs) or TAKEOVER (no election: a new epoch and the
+  // master's slots at once). REQUIRES: this node is a replica of a known master.
+  void ManualFailover(ClusterState& st, bool takeover, const GossipSettings& s, int64_t now_ms,
+                      GossipEffects* fx);
+  static constexpr int64_t kManualFailoverTimeoutMs = 5000;
   // A temporary id for a node in its handshake.
   std::string RandomId();
 
@@ -180,6 +189,9 @@ class ClusterGossip {
   // A replica's failover of its failed master (on each tick).
   void HandleReplicaFailover(ClusterState& st, const GossipSettings& s, int64_t now_ms,
                              GossipEffects* fx);
+  // The replica's promotion: its master's slots, a master's role, a PONG to everyone.
+  void ReplaceMyMaster(ClusterState& st, ClusterNode& master, const GossipSettings& s,
+                       GossipEffects* fx);
   // This replica's rank among its master's: how many have a greater offset.
   int ReplicaRank(const ClusterState& st, const GossipSettings& s) const;
   // A master's vote for a replica that asks to fail its master over.
@@ -196,6 +208,7 @@ class ClusterGossip {
   int auth_rank_ = 0;
   uint64_t auth_epoch_ = 0;
   bool cant_failover_logged_ = false;
+  int64_t manual_until_ = 0;  // a manual failover's end (0: none)
   // When this master last voted for a replica of each master (by id).
   std::map<std::string, int64_t> voted_time_;
 };

@@ -279,7 +279,7 @@ const char* const kHelp[] = {
 };
 
 // Need links this node opens on the cluster bus: refused with the reason.
-constexpr std::string_view kBusSubcommands[] = {"setslot", "failover"};
+constexpr std::string_view kBusSubcommands[] = {"setslot"};
 
 constexpr std::string_view kLayoutChanges[] = {
     "addslots",         "addslotsrange", "delslots", "delslotsrange", "flushslots",
@@ -359,6 +359,40 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
       for (const FailReport& r : n->fail_reports) count += now - r.time_ms <= validity;
       rb.Integer(count);
     });
+  } else if (sub == "failover") {
+    bool force = false, takeover = false;
+    if (args.size() == 3 && EqualsIgnoreCase(args[2], "force")) {
+      force = true;
+    } else if (args.size() == 3 && EqualsIgnoreCase(args[2], "takeover")) {
+      takeover = true;
+    } else if (args.size() != 2) {
+      rb.Error(std::string(errors::kSyntax));
+      return;
+    }
+    std::string err;
+    svc.Read([&](const ClusterState& st) {
+      const ClusterNode& me = st.myself();
+      const ClusterNode* m = me.master_id.empty() ? nullptr : st.FindNode(me.master_id);
+      if (me.is_master()) {
+        err = "ERR You should send CLUSTER FAILOVER to a replica";
+      } else if (m == nullptr) {
+        err = "ERR I'm a replica but my master is unknown to me";
+      } else if (!force && !takeover && (m->failed() || !m->connected)) {
+        err = "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE";
+      } else if (!force && !takeover) {
+        // Redis's plain form pauses the master's clients until this replica has its
+        // whole stream (MFSTART); that hand-over is not here yet.
+        err =
+            "ERR CLUSTER FAILOVER without FORCE or TAKEOVER is not available yet: use "
+            "CLUSTER FAILOVER FORCE (an election now) or TAKEOVER";
+      }
+    });
+    if (!err.empty()) {
+      rb.Error(err);
+      return;
+    }
+    if (const ClusterBus* bus = svc.bus()) bus->RequestFailover(takeover);
+    rb.Ok();
   } else if (sub == "meet") {
     if (args.size() < 4) {
       rb.Error(ClusterWrongArity(sub));
@@ -435,7 +469,7 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
   } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
              std::end(kBusSubcommands)) {
     rb.Error("ERR CLUSTER " + Upper(args[1]) +
-             " is not available yet: this node has no manual failover or slot migration yet");
+             " is not available yet: this node has no slot migration yet");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
   }

@@ -455,3 +455,41 @@ def test_cluster_replicate_errors(cluster):
     with pytest.raises(redis.exceptions.ResponseError,
                        match="^I can only replicate a master, not a replica.$"):
         c.execute_command("CLUSTER", "REPLICATE", oid)
+
+
+def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(cluster):
+    nodes = [cluster.strata() for _ in range(6)]
+    rc, out = cli("--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
+                  "--cluster-replicas", 1, "--cluster-yes")
+    assert rc == 0, out
+    wait_for(lambda: all_ok(nodes), 30 * SLOW, "every node to see the cluster ok")
+    for n in nodes:
+        wait_for(lambda: n.client().info("replication").get("master_link_status", "up") == "up"
+                 and n.client().info("persistence").get("loading") == 0, 20 * SLOW,
+                 "the replicas' links")
+    masters = [n for n in nodes if "master" in role_of(n)]
+    replicas = [n for n in nodes if "slave" in role_of(n)]
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="^You should send CLUSTER FAILOVER to a replica$"):
+        masters[0].client().execute_command("CLUSTER", "FAILOVER")
+    with pytest.raises(redis.exceptions.ResponseError, match="^syntax error$"):
+        replicas[0].client().execute_command("CLUSTER", "FAILOVER", "SOON")
+    ids = {myid(n): n for n in nodes}
+
+    def master_of(replica):
+        line = [l for l in replica.client(decode_responses=True)
+                .execute_command("CLUSTER", "NODES").splitlines() if "myself" in l][0]
+        return ids[line.split()[3]]
+
+    for option, replica in (("FORCE", replicas[0]), ("TAKEOVER", replicas[1])):
+        old = master_of(replica)
+        assert replica.client().execute_command("CLUSTER", "FAILOVER", option) == b"OK"
+        wait_for(lambda: loaded(lambda: "master" in role_of(replica)), 15 * SLOW,
+                 "the replica to be promoted by " + option)
+        # The old master, up all along, follows its former replica.
+        wait_for(lambda: loaded(lambda: "slave" in role_of(old) and master_of(old) is replica),
+                 15 * SLOW, "the old master to follow")
+        wait_for(lambda: all_ok(nodes), 20 * SLOW, "the cluster to be ok")
+        ok, out = check(replica)
+        assert ok, out
+    write_and_read(nodes[0], 100)
