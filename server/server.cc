@@ -305,7 +305,10 @@ void Server::RunUntilSignal() {
     LogWarning("Can't notify systemd: %s", notify_error.c_str());
   }
   if (metrics_ != nullptr) metrics_->Stop();
-  if (bus_ != nullptr) bus_->Stop();
+  if (bus_ != nullptr) {
+    cluster_->set_bus(nullptr);  // workers stop reaching it before its thread goes
+    bus_->Stop();
+  }
   replica_->Shutdown();
   repl_master_->Shutdown();
   engine_->Stop();

@@ -79,7 +79,10 @@ int PortOf(const sockaddr_storage& ss) {
 ClusterBus::ClusterBus(Engine* engine, ClusterService* service)
     : engine_(engine), service_(service), gossip_(MonoNs() ^ static_cast<uint64_t>(WallMs())) {}
 
-ClusterBus::~ClusterBus() { Stop(); }
+ClusterBus::~ClusterBus() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
 
 bool ClusterBus::Start(std::vector<int> listen_fds, std::string* error) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -107,11 +110,16 @@ void ClusterBus::Stop() {
   link_list_.clear();
   for (int fd : listen_fds_) close(fd);
   listen_fds_.clear();
-  close(wake_fd_);
-  wake_fd_ = -1;
+  // The wake-up descriptor stays open until the bus is destroyed (after the workers): a
+  // worker that still has the bus's address may wake it after Stop().
 }
 
 void ClusterBus::Wake() const {
+  tick_now_.store(true, std::memory_order_release);
+  WakeThread();
+}
+
+void ClusterBus::WakeThread() const {
   uint64_t one = 1;
   ssize_t n = write(wake_fd_, &one, sizeof(one));
   (void)n;
@@ -135,6 +143,18 @@ void ClusterBus::Run() {
       if (!l->outbound && !l->dead && now - l->last_message_ms > idle_ms) {
         LogVerbose("Cluster bus: closing the idle link from %s", l->peer.c_str());
         l->dead = true;
+      }
+      if (l->outbound && l->connecting && !l->dead && now - l->last_message_ms > idle_ms) {
+        // A connect that does not finish within the node timeout (a peer that drops
+        // packets) fails like a refused one.
+        LogVerbose("Cluster bus: connecting to %s timed out", l->peer.c_str());
+        l->dead = true;
+        int64_t wall = WallMs();
+        uint64_t serial = l->node_serial;
+        service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+          if (ClusterNode* n = st.FindBySerial(serial)) gossip_.OnConnectFailed(*n, wall);
+          return nullptr;
+        });
       }
     }
     std::vector<Link*> keep;
@@ -173,7 +193,7 @@ void ClusterBus::Run() {
       uint64_t v = 0;
       ssize_t r = read(wake_fd_, &v, sizeof(v));
       (void)r;
-      next_tick_ms = 0;  // look at the nodes now
+      if (tick_now_.exchange(false, std::memory_order_acq_rel)) next_tick_ms = 0;
       SendPublishes();
     }
     size_t at = 1;
@@ -203,7 +223,7 @@ void ClusterBus::Run() {
 void ClusterBus::Propagate(bool shard, std::string_view channel, std::string_view message) const {
   {
     std::lock_guard<std::mutex> g(pub_mu_);
-    size_t bytes = channel.size() + message.size();
+    size_t bytes = channel.size() + message.size() + kPublishEntryBytes;
     if (pub_bytes_ + bytes > kMaxPublishQueueBytes) {
       pub_dropped_.fetch_add(1, std::memory_order_relaxed);
       if (!pub_warned_) {
@@ -215,7 +235,7 @@ void ClusterBus::Propagate(bool shard, std::string_view channel, std::string_vie
     pub_bytes_ += bytes;
     pub_queue_.push_back(PendingPublish{shard, std::string(channel), std::string(message)});
   }
-  Wake();
+  WakeThread();  // the queue only: no tick
 }
 
 void ClusterBus::RequestFailover(bool takeover) const {
@@ -233,17 +253,25 @@ void ClusterBus::SendPublishes() {
     pub_warned_ = false;
   }
   GossipSettings settings = Settings();
-  for (const PendingPublish& p : queue) {
-    std::string bytes;
-    std::vector<uint64_t> to;
-    service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
-      to = ClusterGossip::PublishTargets(st, p.shard);
-      if (!to.empty())
-        bytes = ClusterGossip::BuildPublish(st, p.shard, p.channel, p.message, settings);
-      return nullptr;
-    });
+  // The targets and this node's header once per batch (the header describes every slot).
+  std::vector<uint64_t> to[2];
+  bus::Message m;
+  service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+    to[0] = ClusterGossip::PublishTargets(st, false);
+    to[1] = ClusterGossip::PublishTargets(st, true);
+    if (!to[0].empty() || !to[1].empty())
+      m.h = ClusterGossip::MyHeader(st, bus::kPublish, settings);
+    return nullptr;
+  });
+  for (PendingPublish& p : queue) {
+    const std::vector<uint64_t>& targets = to[p.shard ? 1 : 0];
+    if (targets.empty()) continue;
     uint16_t type = p.shard ? bus::kPublishShard : bus::kPublish;
-    for (uint64_t serial : to) {
+    m.h.type = type;
+    m.channel = std::move(p.channel);
+    m.payload = std::move(p.message);
+    std::string bytes = bus::Encode(m);
+    for (uint64_t serial : targets) {
       auto it = outbound_.find(serial);
       if (it == outbound_.end()) continue;
       sent_[type].fetch_add(1, std::memory_order_relaxed);
@@ -372,6 +400,11 @@ void ClusterBus::Connect(uint64_t serial, const std::string& ip, int cport) {
   }
   outbound_[serial] = l;
   link_list_.push_back(l);
+  int64_t now = WallMs();
+  service_->BusUpdate([&](ClusterState& st) -> GossipEffects* {
+    if (ClusterNode* n = st.FindBySerial(serial)) ClusterGossip::OnConnecting(*n, now);
+    return nullptr;
+  });
 }
 
 bool ClusterBus::FinishConnect(Link& l) {
@@ -406,13 +439,15 @@ bool ClusterBus::FinishConnect(Link& l) {
   });
   if (first.empty()) return false;  // the node went meanwhile
   sent_[type].fetch_add(1, std::memory_order_relaxed);
-  Send(l, first);
+  l.out.insert(0, first);  // before what was queued while it connected
+  if (!FlushLink(l)) return false;
   return !l.dead;
 }
 
 void ClusterBus::Send(Link& l, const std::string& bytes) {
-  if (l.dead || l.connecting) return;
-  l.out += bytes;
+  if (l.dead) return;
+  l.out += bytes;  // on a link still connecting, sent once it is up (after its PING)
+  if (l.connecting) return;
   if (!FlushLink(l)) l.dead = true;
 }
 

@@ -72,11 +72,15 @@ class ClusterBus {
   void Stop();
   // Makes the thread look at the nodes now rather than at its next tick (CLUSTER MEET).
   void Wake() const;
+  void WakeThread() const;
   // Any worker: PUBLISH (shard: SPUBLISH) reaches the other nodes' subscribers, as in
   // Redis Cluster. Queued for the bus thread; while more than kMaxPublishQueueBytes
   // wait, more are dropped (counted, logged once per burst).
   void Propagate(bool shard, std::string_view channel, std::string_view message) const;
   static constexpr size_t kMaxPublishQueueBytes = 64 << 20;
+  // What a queued PUBLISH counts beyond its channel and message: the entry and the bus
+  // header it becomes, so that empty messages are bounded too.
+  static constexpr size_t kPublishEntryBytes = 2400;
   // Any worker: CLUSTER FAILOVER FORCE or TAKEOVER, carried out by the bus thread at
   // once (ClusterGossip::ManualFailover).
   void RequestFailover(bool takeover) const;
@@ -144,6 +148,7 @@ class ClusterBus {
     std::string message;
   };
   mutable std::atomic<int> failover_request_{0};  // 0 none, 1 FORCE, 2 TAKEOVER
+  mutable std::atomic<bool> tick_now_{false};     // Wake(): a tick at once
   mutable std::mutex pub_mu_;
   mutable std::vector<PendingPublish> pub_queue_;  // under pub_mu_
   mutable size_t pub_bytes_ = 0;                   // under pub_mu_

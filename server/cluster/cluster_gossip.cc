@@ -124,16 +124,6 @@ std::string ClusterGossip::BuildUpdate(const ClusterState& st, const ClusterNode
   return bus::Encode(m);
 }
 
-std::string ClusterGossip::BuildPublish(const ClusterState& st, bool shard,
-                                        std::string_view channel, std::string_view message,
-                                        const GossipSettings& s) {
-  bus::Message m;
-  m.h = MyHeader(st, shard ? bus::kPublishShard : bus::kPublish, s);
-  m.channel = std::string(channel);
-  m.payload = std::string(message);
-  return bus::Encode(m);
-}
-
 std::vector<uint64_t> ClusterGossip::PublishTargets(const ClusterState& st, bool shard) {
   const ClusterNode& me = st.myself();
   const std::string& master = me.is_master() ? me.id : me.master_id;
@@ -223,6 +213,14 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
     LogNotice("Start of election delayed for %lld milliseconds (rank #%d, offset %llu).",
               static_cast<long long>(auth_time_ - now_ms), auth_rank_,
               static_cast<unsigned long long>(s.repl_offset));
+    // The other replicas of this master learn this one's offset now, so that their
+    // ranks are right (Redis's PONG to the local replicas).
+    std::string pong;
+    for (const auto& n : st.nodes()) {
+      if (n.get() == &me || !(n->flags & kNodeReplica) || n->master_id != me.master_id) continue;
+      if (pong.empty()) pong = BuildPing(st, bus::kPong, s);
+      fx->sends.emplace_back(n->serial, pong);
+    }
     return;
   }
   if (!auth_sent_ && !manual) {
@@ -356,7 +354,7 @@ void ClusterGossip::MaybeVote(ClusterState& st, ClusterNode& replica, const bus:
 std::string ClusterGossip::OnLinkConnected(ClusterState& st, ClusterNode& n,
                                            const GossipSettings& s, int64_t now_ms) {
   n.connected = true;
-  n.link_ctime_ms = now_ms;
+  if (n.link_ctime_ms == 0) n.link_ctime_ms = now_ms;
   // The ping time of a node that was already waiting for an answer stays, so a node
   // whose links keep dropping is still found failing.
   int64_t old_ping_sent = n.ping_sent_ms;
@@ -377,6 +375,12 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
                            GossipEffects* fx) {
   ticks_++;
   allow_replica_migration_ = s.allow_replica_migration;
+  const ClusterNode& self = st.myself();
+  if (announced_ && self.master_id != announced_master_) {
+    fx->broadcasts.push_back(BuildPing(st, bus::kPong, s));
+  }
+  announced_ = true;
+  announced_master_ = self.master_id;
   HandleReplicaFailover(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
@@ -743,7 +747,6 @@ void ClusterGossip::UpdateSlots(ClusterState& st, ClusterNode& sender, uint64_t 
 
 void ClusterGossip::UpdateAddress(ClusterState& st, ClusterNode& n, const LinkInfo& link,
                                   const bus::Header& h, GossipEffects* fx) {
-  (void)st;
   std::string ip = !h.ip.empty() ? h.ip : link.peer_ip;
   if (ip.empty() || (n.ip == ip && n.port == h.port && n.cport == h.cport)) return;
   n.ip = ip;
@@ -753,6 +756,13 @@ void ClusterGossip::UpdateAddress(ClusterState& st, ClusterNode& n, const LinkIn
   fx->drop_links.push_back(n.serial);  // it goes to the old address
   LogNotice("Address updated for node %.40s, now %s:%d", n.id.c_str(), n.ip.c_str(), n.port);
   fx->save = fx->routing = true;
+  const ClusterNode& me = st.myself();
+  if (!me.is_master() && me.master_id == n.id) {
+    // This node's master moved: its replication follows.
+    fx->replicate = true;
+    fx->master_ip = n.ip;
+    fx->master_port = n.port;
+  }
 }
 
 }  // namespace strata

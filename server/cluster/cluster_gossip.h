@@ -140,6 +140,14 @@ class ClusterGossip {
                  const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
   // Every kTickMs.
   void OnTick(ClusterState& st, const GossipSettings& s, int64_t now_ms, GossipEffects* fx);
+  // A link to n is being opened (its connect has started): n is not connected, and
+  // the link's age counts from now, as Redis's link ctime.
+  // Its PING counts as sent from now, as Redis queues it on the new link.
+  static void OnConnecting(ClusterNode& n, int64_t now_ms) {
+    n.connected = false;
+    n.link_ctime_ms = now_ms;
+    if (n.ping_sent_ms == 0 && !(n.flags & kNodeMeet)) n.ping_sent_ms = now_ms;
+  }
   // The first message on a new link to n: a MEET when n is to be met (the flag is then
   // cleared), else a PING.
   std::string OnLinkConnected(ClusterState& st, ClusterNode& n, const GossipSettings& s,
@@ -149,9 +157,6 @@ class ClusterGossip {
 
   // A PING, PONG or MEET from this node, with gossip.
   std::string BuildPing(const ClusterState& st, uint16_t type, const GossipSettings& s);
-  // A PUBLISH (or PUBLISHSHARD) from this node.
-  static std::string BuildPublish(const ClusterState& st, bool shard, std::string_view channel,
-                                  std::string_view message, const GossipSettings& s);
   // Where this node's PUBLISH goes (every other known node with a link up), or its
   // PUBLISHSHARD (the other nodes of its shard: its master and replicas).
   static std::vector<uint64_t> PublishTargets(const ClusterState& st, bool shard);
@@ -164,13 +169,14 @@ class ClusterGossip {
   void ManualFailover(ClusterState& st, bool takeover, const GossipSettings& s, int64_t now_ms,
                       GossipEffects* fx);
   static constexpr int64_t kManualFailoverTimeoutMs = 5000;
+  // This node's header for a message of this type.
+  static bus::Header MyHeader(const ClusterState& st, uint16_t type, const GossipSettings& s);
   // A temporary id for a node in its handshake.
   std::string RandomId();
 
  private:
   void Ping(ClusterState& st, ClusterNode& n, const GossipSettings& s, int64_t now_ms,
             GossipEffects* fx);
-  static bus::Header MyHeader(const ClusterState& st, uint16_t type, const GossipSettings& s);
   static std::string BuildFail(const ClusterState& st, const ClusterNode& n,
                                const GossipSettings& s);
   static std::string BuildUpdate(const ClusterState& st, const ClusterNode& n,
@@ -209,6 +215,10 @@ class ClusterGossip {
   uint64_t auth_epoch_ = 0;
   bool cant_failover_logged_ = false;
   int64_t manual_until_ = 0;  // a manual failover's end (0: none)
+  // This node's role as last told to every node: a change (CLUSTER REPLICATE, a
+  // failover) is sent to all at the next tick, not left to the next PINGs.
+  std::string announced_master_;
+  bool announced_ = false;
   // When this master last voted for a replica of each master (by id).
   std::map<std::string, int64_t> voted_time_;
 };

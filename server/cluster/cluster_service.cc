@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -84,6 +85,16 @@ bool ClusterService::Load(std::string* error) {
       return false;
     }
     LogNotice("Node configuration loaded, I'm %.40s", state_->myself().id.c_str());
+    // Saved ping and pong times are from before the restart: as Redis, a non-zero one
+    // counts from now (a stale ping would make a node PFAIL at the first tick).
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    for (const auto& n : state_->nodes()) {
+      ClusterNode* node = state_->FindBySerial(n->serial);
+      if (node->ping_sent_ms != 0) node->ping_sent_ms = now;
+      if (node->pong_received_ms != 0) node->pong_received_ms = now;
+    }
   }
   ApplyAnnouncedLocked();
   std::string save_error = SaveLocked();

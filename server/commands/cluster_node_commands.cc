@@ -365,6 +365,10 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
       force = true;
     } else if (args.size() == 3 && EqualsIgnoreCase(args[2], "takeover")) {
       takeover = true;
+    } else if (args.size() > 3) {
+      rb.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(args[1]) +
+               "'. Try CLUSTER HELP.");
+      return;
     } else if (args.size() != 2) {
       rb.Error(std::string(errors::kSyntax));
       return;
@@ -693,7 +697,10 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       });
       changed = applied;
       // The replica link connects on its own thread; the reply does not wait for it.
-      if (applied) srv.Service<ReplicaLink>().Start(ip, port);
+      if (applied) {
+        srv.Service<ReplicaLink>().Start(ip, port);
+        if (const ClusterBus* bus = svc.bus()) bus->Wake();  // the new role goes out now
+      }
     }
   } else if (sub == "reset") {
     bool hard = false;

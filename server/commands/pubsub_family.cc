@@ -43,8 +43,11 @@ void CmdSUnsubscribe(Client& c, CmdArgs args, ReplyBuilder& rb) {
 
 // cluster-enabled yes: the message also goes to the other nodes over the cluster bus
 // (their subscribers are not counted in the reply, as in Redis).
-void PropagateToCluster(Engine& engine, bool shard, CmdArgs args) {
-  if (!engine.process().cluster_yes) [[likely]]
+void PropagateToCluster(ShardCtx& ctx, bool shard, CmdArgs args) {
+  Engine& engine = ctx.worker.engine();
+  // A replica's master does not send PUBLISH in cluster mode; should one come in the
+  // stream anyway (a Redis master), it is not sent on again.
+  if (!engine.process().cluster_yes || ctx.from_master) [[likely]]
     return;
   if (const ClusterBus* bus = engine.Service<ClusterService>().bus())
     bus->Propagate(shard, args[1], args[2]);
@@ -52,12 +55,12 @@ void PropagateToCluster(Engine& engine, bool shard, CmdArgs args) {
 
 void CmdPublish(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Integer(static_cast<int64_t>(Publish(PubSubKind::kChannel, args[1], args[2])));
-  PropagateToCluster(ctx.worker.engine(), false, args);
+  PropagateToCluster(ctx, false, args);
 }
 
 void CmdSPublish(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Integer(static_cast<int64_t>(Publish(PubSubKind::kShard, args[1], args[2])));
-  PropagateToCluster(ctx.worker.engine(), true, args);
+  PropagateToCluster(ctx, true, args);
 }
 
 void PubSubHelp(ReplyBuilder& rb) {

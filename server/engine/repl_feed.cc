@@ -174,7 +174,8 @@ void ReplFeed::Command(const CommandSpec* spec, CmdArgs args, uint32_t db, std::
   // change nothing but go to replicas (their subscribers), as Redis sends them.
   constexpr uint32_t kPublish = kCmdPubSub | kCmdMayReplicate;
   bool writes = spec->is_write() || (spec->flags & kCmdMayReplicate) != 0;
-  if ((!changed || !writes || (spec->flags & kCmdScript)) && (spec->flags & kPublish) != kPublish) {
+  bool publish = (spec->flags & kPublish) == kPublish && publish_to_replicas_;
+  if ((!changed || !writes || (spec->flags & kCmdScript)) && !publish) {
     if (!after_.empty()) [[unlikely]]
       FlushAfter();
     return;

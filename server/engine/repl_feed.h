@@ -140,6 +140,9 @@ class ReplFeed {
   // since, and only that, is this call's change. Fibers' steps, loads and flushes change
   // it without a Command() of their own.
   void Begin(uint64_t changes) { seen_changes_ = changes; }
+  // PUBLISH and SPUBLISH go to replicas through the stream, unless cluster-enabled yes
+  // (the cluster bus carries them to every node, replicas included, as in Redis).
+  void set_publish_to_replicas(bool on) { publish_to_replicas_ = on; }
   // After a shard_fn ran here (see above). `reply` is its reply's bytes. `raw`, when not
   // empty, is the request as the client sent it, canonical RESP up to the two bytes after
   // each bulk (RespParser::canonical()): a call propagated as itself is then copied from
@@ -203,6 +206,7 @@ class ReplFeed {
   uint32_t shard_;
   bool on_ = false;
   uint64_t seen_changes_ = 0;
+  bool publish_to_replicas_ = true;
   ReplOut out_;
   // The open group (BeginGroup), and where records go (see target()).
   int group_depth_ = 0;

@@ -587,6 +587,7 @@ void Worker::ArmFiberPropagation(Client* c, const CommandSpec* spec,
 }
 
 void Worker::SetReplFeed(bool on) {
+  repl_feed_.set_publish_to_replicas(!engine_->process().cluster_yes);
   if (on && !repl_feed_.on()) repl_feed_.Enable(keyspace_.changes());
   if (!on) repl_feed_.Disable();
   SyncKeyEventHook();

@@ -67,6 +67,8 @@ ReplicaLink::~ReplicaLink() {
 }
 
 void ReplicaLink::Start(const std::string& host, int port) {
+  std::lock_guard<std::mutex> starting(start_mu_);
+  if (shut_down_) return;
   Stop();
   auto run = std::make_shared<Run>();
   run->host = host;
@@ -102,6 +104,10 @@ bool ReplicaLink::StopRun(bool unless_loading) {
 }
 
 void ReplicaLink::Shutdown() {
+  {
+    std::lock_guard<std::mutex> starting(start_mu_);
+    shut_down_ = true;
+  }
   Stop();
   std::vector<std::thread> threads;
   {

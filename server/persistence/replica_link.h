@@ -92,6 +92,11 @@ class ReplicaLink final : public ShardService {
   Engine* engine_;
   SnapshotManager* snapshots_;
   mutable std::mutex mu_;
+  // Held by Start() from its Stop() to the new run's start: two Starts on two threads
+  // (a worker's CLUSTER REPLICATE, the cluster bus after a failover) cannot both stop
+  // the old run and leave two running.
+  std::mutex start_mu_;
+  bool shut_down_ = false;  // under start_mu_: no Start after Shutdown
   std::shared_ptr<Run> current_;
   std::vector<std::thread> threads_;
   // Set once a sync succeeded: later links ask to continue ReplicationState's replid

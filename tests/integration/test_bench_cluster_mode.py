@@ -403,7 +403,9 @@ def test_moved_is_followed_counted_and_refreshes_the_map(fakes, tmp_path):
     # Every request was answered by B; A only redirected, a few times before the refresh.
     assert nodes[name_b]["Count"] == 200 and nodes[name_a]["Count"] == 0, nodes
     # (without the refresh, about 150: one per slot the 200 keys hash to)
-    assert 1 <= nodes[name_a]["MOVED"] == cluster["MOVED"] <= 40, cluster
+    # Until the refresh's reply is in, requests already sent to A come back MOVED (how
+    # many depends on the machine's load); without the refresh about 150 of the 200 do.
+    assert 1 <= nodes[name_a]["MOVED"] == cluster["MOVED"] <= 100, cluster
     assert cluster["ASK"] == 0
     assert cluster["Slot Map Refreshes"] >= 1, cluster
     assert b.count("CLUSTER SLOTS") == cluster["Slot Map Refreshes"] + \

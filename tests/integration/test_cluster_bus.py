@@ -469,6 +469,9 @@ def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(clust
                  "the replicas' links")
     masters = [n for n in nodes if "master" in role_of(n)]
     replicas = [n for n in nodes if "slave" in role_of(n)]
+    # Every node knows the replicas as replicas (the votes depend on it).
+    wait_for(lambda: all(sum("slave" in v[1] for v in nodes_of(n).values()) == 3
+                         for n in nodes), 10 * SLOW, "the roles to spread")
     with pytest.raises(redis.exceptions.ResponseError,
                        match="^You should send CLUSTER FAILOVER to a replica$"):
         masters[0].client().execute_command("CLUSTER", "FAILOVER")
@@ -484,8 +487,15 @@ def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(clust
     for option, replica in (("FORCE", replicas[0]), ("TAKEOVER", replicas[1])):
         old = master_of(replica)
         assert replica.client().execute_command("CLUSTER", "FAILOVER", option) == b"OK"
-        wait_for(lambda: loaded(lambda: "master" in role_of(replica)), 15 * SLOW,
-                 "the replica to be promoted by " + option)
+        try:
+            wait_for(lambda: loaded(lambda: "master" in role_of(replica)), 15 * SLOW,
+                     "the replica to be promoted by " + option)
+        except AssertionError:
+            for n in nodes:
+                print("--- node %d:\n%s" % (n.port, "\n".join(
+                    l for l in n.read_log().splitlines()
+                    if "ailover" in l or "lection" in l or "denied" in l or "FAIL" in l)))
+            raise
         # The old master, up all along, follows its former replica.
         wait_for(lambda: loaded(lambda: "slave" in role_of(old) and master_of(old) is replica),
                  15 * SLOW, "the old master to follow")
