@@ -397,6 +397,20 @@ def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
     conn.send_command("GET", key)
     assert conn.read_response() == "value:" + key.split(":")[1]
     conn.disconnect()
+    # A PUBLISH on the master reaches its replica's subscribers once: over the bus, not
+    # also through the replication stream (Redis does not replicate it in a cluster).
+    sub = heir.client(decode_responses=True).pubsub()
+    sub.subscribe("once")
+    wait_for(lambda: sub.get_message(timeout=0.1) is not None, 5, "the subscription")
+    victim.client().publish("once", "hello")
+    got = []
+    deadline = time.monotonic() + 1.5 * SLOW
+    while time.monotonic() < deadline:
+        m = sub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+        if m is not None:
+            got.append(m["data"])
+    assert got == ["hello"], got
+    sub.close()
 
     victim.proc.kill()
     victim.proc.wait(10)
