@@ -174,7 +174,9 @@ TEST(StrataBenchClusterMap, MovedMovesOneSlotAndKeepsNodeIndexes) {
   // owns that slot from now on; nothing else changes.
   const uint32_t slot = KeySlot("memtier-42");
   const uint32_t before = map.NodeForSlot(slot);
-  const Redirect to = ParseRedirect("MOVED " + std::to_string(slot) + " 127.0.0.1:7009");
+  // The redirect's host points into the text, which must outlive it.
+  const std::string text = "MOVED " + std::to_string(slot) + " 127.0.0.1:7009";
+  const Redirect to = ParseRedirect(text);
   ASSERT_EQ(to.kind, RedirectKind::kMoved);
   ASSERT_EQ(to.slot, slot);
   const uint32_t node = map.FindOrAddNode(to.host, to.port);
