@@ -617,3 +617,28 @@ def test_keys_outside_db_0_refuse_to_start_in_cluster_mode(data_dir):
             node.read_log()
     finally:
         node.stop()
+
+
+def test_meet_replicate_and_failover_errors_are_redis_s(nodes):
+    s = nodes()
+    c = s.client()
+    me = c.execute_command("CLUSTER", "MYID").decode()
+    for args, msg in [
+        (("MEET", "not-an-ip", 7000), "Invalid node address specified: not-an-ip:7000"),
+        (("MEET", "127.0.0.1", 0), "Invalid node address specified: 127.0.0.1:0"),
+        (("MEET", "127.0.0.1", 70000), "Invalid node address specified: 127.0.0.1:70000"),
+        (("MEET", "127.0.0.1", "x"), "Invalid TCP base port specified: x"),
+        (("MEET", "127.0.0.1", 7000, "y"), "Invalid TCP bus port specified: y"),
+        (("MEET", "127.0.0.1"), "wrong number of arguments for 'cluster|meet' command"),
+        (("REPLICATE", me), "Can't replicate myself"),
+        (("REPLICATE", "f" * 40), "Unknown node " + "f" * 40),
+        (("FAILOVER",), "You should send CLUSTER FAILOVER to a replica"),
+        (("FAILOVER", "FORCE"), "You should send CLUSTER FAILOVER to a replica"),
+        (("FAILOVER", "SOON"), "syntax error"),
+    ]:
+        with pytest.raises(redis.ResponseError, match="^" + msg + "$"):
+            c.execute_command("CLUSTER", *args)
+    # A MEET of a node that does not answer shows as a handshake in CLUSTER NODES.
+    dead = low_free_port()
+    assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", dead, dead) == b"OK"
+    assert b"handshake" in c.execute_command("CLUSTER", "NODES")

@@ -12,6 +12,7 @@
 #include "tools/strata-bench/client_plan.h"
 #include "tools/strata-bench/cluster_client.h"
 #include "tools/strata-bench/connection.h"
+#include "tools/strata-bench/socket_read.h"
 
 namespace strata::bench {
 namespace {
@@ -182,24 +183,19 @@ bool ClusterLink::SendSlotsRefresh() {
 }
 
 void ClusterLink::OnReadable() {
-  for (;;) {
-    const size_t want = need_ > in_.readable() ? need_ - in_.readable() : kLinkMinReadSpace;
-    in_.Ensure(std::max(want, kLinkMinReadSpace));
-    const ssize_t n = ::recv(fd_, in_.write_ptr(), in_.writable(), MSG_DONTWAIT);
-    if (n > 0) {
-      in_.Commit(static_cast<size_t>(n));
+  switch (ReadSome(fd_, in_, need_, kLinkMinReadSpace)) {
+    case ReadResult::kData:
       break;
-    }
-    if (n == 0) {
+    case ReadResult::kAgain:
+      return;
+    case ReadResult::kClosed:
       Fail(used_ > 0 ? "server closed the connection with " + std::to_string(used_) +
                            " requests in flight"
                      : "server closed the connection");
       return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    Fail("recv: " + LinkErrno(errno));
-    return;
+    case ReadResult::kError:
+      Fail("recv: " + LinkErrno(errno));
+      return;
   }
   const uint64_t now = NowNs();
   last_activity_ns_ = now;

@@ -13,6 +13,7 @@
 #include "storage/mono_clock.h"
 #include "tools/strata-bench/client_plan.h"
 #include "tools/strata-bench/reply_scanner.h"
+#include "tools/strata-bench/socket_read.h"
 
 namespace strata::bench {
 namespace {
@@ -164,24 +165,19 @@ void Connection::CheckTimeout(uint64_t now_ns, uint64_t timeout_ns) {
 }
 
 void Connection::OnReadable() {
-  for (;;) {
-    const size_t want = need_ > in_.readable() ? need_ - in_.readable() : kMinReadSpace;
-    in_.Ensure(std::max(want, kMinReadSpace));
-    const ssize_t n = ::recv(fd_, in_.write_ptr(), in_.writable(), MSG_DONTWAIT);
-    if (n > 0) {
-      in_.Commit(static_cast<size_t>(n));
+  switch (ReadSome(fd_, in_, need_, kMinReadSpace)) {
+    case ReadResult::kData:
       break;
-    }
-    if (n == 0) {
+    case ReadResult::kAgain:
+      return;
+    case ReadResult::kClosed:
       Fail(inflight_ > 0 ? "server closed the connection with " + std::to_string(inflight_) +
                                " requests in flight"
                          : "server closed the connection");
       return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    Fail("recv: " + Errno(errno));
-    return;
+    case ReadResult::kError:
+      Fail("recv: " + Errno(errno));
+      return;
   }
   const uint64_t now = NowNs();
   last_activity_ns_ = now;
