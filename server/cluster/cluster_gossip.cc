@@ -376,11 +376,13 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
   ticks_++;
   allow_replica_migration_ = s.allow_replica_migration;
   const ClusterNode& self = st.myself();
-  if (announced_ && self.master_id != announced_master_) {
+  if (announced_ &&
+      (self.master_id != announced_master_ || self.config_epoch != announced_epoch_)) {
     fx->broadcasts.push_back(BuildPing(st, bus::kPong, s));
   }
   announced_ = true;
   announced_master_ = self.master_id;
+  announced_epoch_ = self.config_epoch;
   HandleReplicaFailover(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);

@@ -215,9 +215,11 @@ class ClusterGossip {
   uint64_t auth_epoch_ = 0;
   bool cant_failover_logged_ = false;
   int64_t manual_until_ = 0;  // a manual failover's end (0: none)
-  // This node's role as last told to every node: a change (CLUSTER REPLICATE, a
-  // failover) is sent to all at the next tick, not left to the next PINGs.
+  // This node's role and config epoch as last told to every node: a change (CLUSTER
+  // REPLICATE, a failover, SETSLOT NODE of an imported slot) is sent to all at the next
+  // tick, not left to the next PINGs.
   std::string announced_master_;
+  uint64_t announced_epoch_ = 0;
   bool announced_ = false;
   // When this master last voted for a replica of each master (by id).
   std::map<std::string, int64_t> voted_time_;

@@ -396,6 +396,25 @@ std::shared_ptr<const SlotRouting> ClusterState::BuildRouting(bool require_full_
       if (nodes_[i]->id == me.master_id) r->my_master = static_cast<uint16_t>(i);
     }
   }
+  // Open slots: only a master's count (a replica redirects by its master's layout).
+  auto index_of = [&](const std::string& id) -> int {
+    for (size_t i = 0; i < nodes_.size(); i++) {
+      if (nodes_[i]->id == id) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  if (me.is_master()) {
+    for (const auto& [slot, id] : migrating_) {
+      int to = index_of(id);
+      if (to < 0 || owner_[slot] != &me) continue;
+      r->owner[slot] = SlotRouting::kMigrating;
+      r->migrating_to[slot] = static_cast<uint16_t>(to);
+    }
+    for (const auto& [slot, id] : importing_) {
+      int from = index_of(id);
+      if (from >= 0) r->importing_from[slot] = static_cast<uint16_t>(from);
+    }
+  }
   r->ok = Ok(require_full_coverage);
   r->allow_reads_when_down = allow_reads_when_down;
   return r;

@@ -146,6 +146,10 @@ class ClusterState {
   // Migrating / importing slots (CLUSTER SETSLOT): slot -> the other node's id.
   const std::map<uint32_t, std::string>& migrating() const { return migrating_; }
   const std::map<uint32_t, std::string>& importing() const { return importing_; }
+  void SetMigrating(uint32_t slot, const std::string& to) { migrating_[slot] = to; }
+  void SetImporting(uint32_t slot, const std::string& from) { importing_[slot] = from; }
+  void ClearMigrating(uint32_t slot) { migrating_.erase(slot); }
+  void ClearImporting(uint32_t slot) { importing_.erase(slot); }
 
   // cluster_state, as Redis computes it: ok when (with full coverage required) every
   // slot is served by a master not marked failed, and a majority of the masters that

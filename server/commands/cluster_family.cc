@@ -333,7 +333,8 @@ Fiber ClusterFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 
 // READONLY, READWRITE and ASKING: accepted in a cluster. READONLY lets the client read
 // a replica's master's slots on the replica (cluster-enabled yes; an emulated node
-// serves every slot itself); READWRITE ends that.
+// serves every slot itself); READWRITE ends that. ASKING lets the next command run in a
+// slot this node imports (cluster_routing.h; the dispatcher uses the flag up).
 void CmdClusterConnectionState(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (!c.worker().engine().process().cluster_mode()) {
     rb.Error(kClusterDisabled);
@@ -341,6 +342,7 @@ void CmdClusterConnectionState(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
   if (EqualsIgnoreCase(args[0], "readonly")) c.cluster_readonly = true;
   if (EqualsIgnoreCase(args[0], "readwrite")) c.cluster_readonly = false;
+  if (EqualsIgnoreCase(args[0], "asking")) c.cluster_asking = true;
   rb.Ok();
 }
 

@@ -6,8 +6,9 @@
 //
 // MEET adds a node in its handshake, which the cluster bus then carries out
 // (cluster_bus.h); REPLICATE makes this node a replica (the replica link follows the
-// master). SETSLOT and FAILOVER (slot migration, manual failover) are refused with that
-// reason.
+// master). SETSLOT opens a slot for migration (MIGRATING, IMPORTING: the data path then
+// answers -ASK and -TRYAGAIN, cluster_routing.h), closes it (STABLE) and gives it to a
+// node (NODE), as Redis 7.0 does.
 #include "server/commands/cluster_node_commands.h"
 
 #include <arpa/inet.h>
@@ -23,6 +24,7 @@
 #include "core/key_slot.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
+#include "server/base/log.h"
 #include "server/cluster/bus_message.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
@@ -278,12 +280,10 @@ const char* const kHelp[] = {
     "    Print this help.",
 };
 
-// Need links this node opens on the cluster bus: refused with the reason.
-constexpr std::string_view kBusSubcommands[] = {"setslot"};
-
 constexpr std::string_view kLayoutChanges[] = {
     "addslots",         "addslotsrange", "delslots", "delslotsrange", "flushslots",
-    "set-config-epoch", "bumpepoch",     "forget",   "reset",         "replicate"};
+    "set-config-epoch", "bumpepoch",     "forget",   "reset",         "replicate",
+    "setslot"};
 
 }  // namespace
 
@@ -470,10 +470,6 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
       rb.Bulk("send-buffer-used");
       rb.Integer(static_cast<int64_t>(l.send_buffer_used));
     }
-  } else if (std::find(std::begin(kBusSubcommands), std::end(kBusSubcommands), sub) !=
-             std::end(kBusSubcommands)) {
-    rb.Error("ERR CLUSTER " + Upper(args[1]) +
-             " is not available yet: this node has no slot migration yet");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try CLUSTER HELP.");
   }
@@ -700,6 +696,121 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       if (applied) {
         srv.Service<ReplicaLink>().Start(ip, port);
         if (const ClusterBus* bus = svc.bus()) bus->Wake();  // the new role goes out now
+      }
+    }
+  } else if (sub == "setslot") {
+    uint32_t slot = 0;
+    bool slot_ok = args.size() >= 3 && ParseSlotArg(args[2], &slot);
+    std::string action = args.size() >= 4 ? Lowercase(args[3]) : std::string();
+    // NODE to another node needs the slot empty here (a keyspace count over the shards).
+    size_t slot_keys = 0;
+    if (slot_ok && action == "node" && args.size() == 5) {
+      std::vector<size_t> counts(srv.shard_count(), 0);
+      co_await RunOn(srv.AllShards(), [&](Worker& w) {
+        counts[w.index()] = w.keyspace().slot_index()->Count(slot);
+      });
+      for (size_t n : counts) slot_keys += n;
+    }
+    std::string follow_ip;
+    int follow_port = 0;
+    bool bumped = false;
+    if (args.size() < 4) {
+      error = ClusterWrongArity(sub);
+    } else {
+      error = svc.Change([&](ClusterState& st, std::string* err) {
+        ClusterNode& me = st.myself();
+        if (!me.is_master()) {
+          *err = "ERR Please use SETSLOT only with masters.";
+          return false;
+        }
+        if (!slot_ok) {
+          *err = "ERR Invalid or out of range slot";
+          return false;
+        }
+        std::string slot_text = std::to_string(slot);
+        std::string node_arg = args.size() >= 5 ? std::string(args[4]) : std::string();
+        if ((action == "migrating" || action == "importing") && args.size() == 5) {
+          bool migrating = action == "migrating";
+          if (migrating && st.SlotOwner(slot) != &me) {
+            *err = "ERR I'm not the owner of hash slot " + slot_text;
+            return false;
+          }
+          if (!migrating && st.SlotOwner(slot) == &me) {
+            *err = "ERR I'm already the owner of hash slot " + slot_text;
+            return false;
+          }
+          const ClusterNode* n = st.FindNode(node_arg);
+          if (n == nullptr) {
+            *err = "ERR I don't know about node " + node_arg;
+            return false;
+          }
+          if (!n->is_master()) {
+            *err = "ERR Target node is not a master";
+            return false;
+          }
+          if (migrating) {
+            st.SetMigrating(slot, n->id);
+          } else {
+            st.SetImporting(slot, n->id);
+          }
+        } else if (action == "stable" && args.size() == 4) {
+          st.ClearMigrating(slot);
+          st.ClearImporting(slot);
+        } else if (action == "node" && args.size() == 5) {
+          const ClusterNode* n = st.FindNode(node_arg);
+          if (n == nullptr) {
+            *err = "ERR Unknown node " + node_arg;
+            return false;
+          }
+          if (!n->is_master()) {
+            *err = "ERR Target node is not a master";
+            return false;
+          }
+          bool was_mine = st.SlotOwner(slot) == &me;
+          if (was_mine && n != &me && slot_keys != 0) {
+            *err = "ERR Can't assign hashslot " + slot_text +
+                   " to a different node while I still hold keys for this hash slot.";
+            return false;
+          }
+          // No key left here: the migration is over, whoever owns the slot by now (the
+          // target's new epoch may have reached this node first).
+          if (slot_keys == 0) st.ClearMigrating(slot);
+          if (n == &me && st.importing().count(slot) != 0) {
+            // The slot came here by hand: a new config epoch, without the cluster's
+            // agreement, lets the other nodes take the new owner (Redis does the same; a
+            // collision is settled as any other).
+            uint64_t max = st.MaxEpoch();
+            if (me.config_epoch == 0 || me.config_epoch != max) {
+              st.set_current_epoch(st.current_epoch() + 1);
+              me.config_epoch = st.current_epoch();
+              LogWarning("configEpoch updated after importing slot %u", slot);
+            }
+            st.ClearImporting(slot);
+            bumped = true;
+          }
+          st.SetOwner(slot, n);
+          if (was_mine && n != &me && st.SlotCount(me) == 0 &&
+              srv.config().Int("cluster-allow-replica-migration") != 0) {
+            // A master left without slots follows the node that took the last one.
+            LogWarning("Configuration change detected. Reconfiguring myself as a replica of %.40s",
+                       n->id.c_str());
+            GossipEffects fx;
+            ClusterGossip::SetMyMaster(st, *n, &fx);
+            follow_ip = n->ip;
+            follow_port = n->port;
+          }
+        } else {
+          *err = "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+          return false;
+        }
+        applied = true;
+        return true;
+      });
+      changed = applied;
+      if (applied && follow_port != 0) srv.Service<ReplicaLink>().Start(follow_ip, follow_port);
+      // The new owner (or role) goes out now rather than with the next PINGs.
+      if (applied && (bumped || follow_port != 0)) {
+        if (const ClusterBus* bus = svc.bus()) bus->Wake();
       }
     }
   } else if (sub == "reset") {

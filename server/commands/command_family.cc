@@ -29,6 +29,7 @@ void FlagNames(const CommandSpec& s, std::vector<const char*>* out) {
   if (s.flags & kCmdPubSub) out->push_back("pubsub");
   if (s.flags & kCmdMayReplicate) out->push_back("may_replicate");
   if (s.flags & kCmdNoMulti) out->push_back("no_multi");
+  if (s.asking) out->push_back("asking");
 }
 
 // One key spec of COMMAND INFO: keys from `index` on, `lastkey` relative to it.

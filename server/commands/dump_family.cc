@@ -14,7 +14,8 @@
 // makes their DUMP payloads there, then connects to the target and sends AUTH, SELECT
 // and one RESTORE per key on an OffThread thread (server/engine/off_thread.h) - the
 // worker goes on serving others meanwhile; only these keys wait - and finally deletes,
-// on their shards, the keys the target accepted (unless COPY). Replies and errors are
+// on their shards, the keys the target accepted (unless COPY). A cluster node sends
+// RESTORE-ASKING, which the target runs in a slot it imports. Replies and errors are
 // Redis's: +OK, +NOKEY, IOERR for a connection or a timeout, "Target instance replied
 // with error: ..." for the first key the target refused (that key and later refused ones
 // stay). Each wait is bounded by the command's timeout (1000 ms when 0 or less). There
@@ -235,6 +236,8 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (present > 0) {
     std::string host(args[1]);
     std::string pw(password), usr(user);
+    // A cluster node's target may import the slot: RESTORE-ASKING runs there (Redis).
+    std::string_view restore = engine.process().cluster_yes ? "RESTORE-ASKING" : "RESTORE";
     co_await OffThread(engine, [&] {
       MigrateClient mc;
       if (!mc.Connect(host, static_cast<int>(port), static_cast<int>(timeout), &error)) return;
@@ -252,7 +255,7 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       for (size_t i = 0; i < keys.size(); i++) {
         if (!m[i].present) continue;
         ttls[i] = std::to_string(m[i].ttl);
-        std::vector<std::string_view> cmd = {"RESTORE", keys[i], ttls[i], m[i].payload};
+        std::vector<std::string_view> cmd = {restore, keys[i], ttls[i], m[i].payload};
         if (replace) cmd.push_back("REPLACE");
         mc.Append(cmd);
       }
@@ -330,6 +333,16 @@ void RegisterDumpFamily(CommandRegistry& r) {
     s.shard_fn = CmdRestore;
     s.group = "generic";
     s.since = "2.6.0";
+    r.Add(std::move(s));
+  }
+  {
+    // MIGRATE's RESTORE in a cluster: it runs in a slot the target imports.
+    CommandSpec s{"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdKeyspace, 1, 1, 1};
+    s.shard_fn = CmdRestore;
+    s.asking = true;
+    s.group = "server";
+    s.since = "3.0.0";
+    s.summary = "An internal command for migrating keys in a cluster.";
     r.Add(std::move(s));
   }
 }

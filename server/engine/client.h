@@ -42,6 +42,9 @@ class Client {
   bool authenticated = false;
   bool no_evict = false;
   bool cluster_readonly = false;  // READONLY (cluster): reads of a replica's master's slots
+  // ASKING (cluster): the next command (or the transaction it opens) may run in a slot
+  // this node imports.
+  bool cluster_asking = false;
   bool monitor = false;           // sent MONITOR (Worker::AddMonitor)
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;

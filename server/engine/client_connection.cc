@@ -10,6 +10,7 @@
 #include "server/base/log.h"
 #include "server/engine/blocking.h"
 #include "server/engine/engine.h"
+#include "server/engine/open_slot_check.h"
 #include "server/engine/remote_batch.h"
 #include "server/engine/worker.h"
 
@@ -46,6 +47,14 @@ void RunRemoteCommand(RemoteCommand* rc) {
     w->eviction().BeforeWrite(rc->args->span());
   uint64_t client = rc->conn->id();  // fixed at creation: readable from any thread
   ExecScope exec(client, static_cast<TrackMode>(rc->track), rc->origin);
+  if (rc->open_slot != 0) [[unlikely]] {
+    std::string error;
+    if (OpenSlotRefuses(rc->spec, rc->args->span(), *w, rc->db, rc->open_slot, &error)) {
+      rb.Error(error);
+      w->Post(rc->origin, Task{DeliverReply, rc});
+      return;
+    }
+  }
   uint64_t t0 = CycleClock::Now();
   w->BeforeShardCall();
   rc->spec->shard_fn(rc->args->span(), ctx, rb);
@@ -308,7 +317,19 @@ void ClientConnection::ReplyError(std::string_view msg) {
   CommitReply(t, suppress, start);
 }
 
+void ClientConnection::UseAsking(const CommandSpec* spec) {
+  // Redis's rule: the flag goes after the command, unless a transaction is open (it
+  // lasts until EXEC or DISCARD), or the command is ASKING or MULTI.
+  bool keep = spec != nullptr &&
+              ((multi_ != nullptr && spec->name != "exec" && spec->name != "discard") ||
+               spec->name == "asking" || spec->name == "multi");
+  if (!keep) cluster_asking = false;
+}
+
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
+  bool asking = cluster_asking;
+  if (asking) [[unlikely]]
+    UseAsking(spec);
   // A command refused here inside MULTI also fails the transaction (EXECABORT).
   if (spec == nullptr) {
     Refuse(nullptr, UnknownCommandError(args));
@@ -392,8 +413,13 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
                    static_cast<size_t>(spec->first_key) < args.size();
     if (!(one_key && routing->ok &&
           routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
-        !RoutedHere(*routing, spec, args))
+        !RoutedHere(*routing, spec, args, asking))
       return true;
+    if (open_slot_bits_ != 0 && (multi_ != nullptr || spec->shard_fn == nullptr)) [[unlikely]] {
+      // Queued in a transaction (EXEC checks its keys again), or a command that reads no
+      // keys on a shard: only a shard command carries the check to its keys.
+      open_slot_bits_ = 0;
+    }
   }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {
@@ -458,6 +484,14 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     }
     if (!multi) return DispatchToShard(spec, args, shard);
   }
+  if (open_slot_bits_ != 0) [[unlikely]] {
+    // Keys on several shards in an open slot: their presence cannot be decided where they
+    // all are at once. The client tries again once the slot has moved.
+    open_slot_bits_ = 0;
+    worker_->stats().commands[spec->id].rejected_calls++;
+    Refuse(spec, kTryAgainError);
+    return true;
+  }
   if (spec->fiber_fn != nullptr) {
     StartFiber(spec, args);
     return !fiber_running_;
@@ -466,21 +500,33 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   return true;
 }
 
-bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args) {
+bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,
+                                  bool asking) {
   if (multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec")
-    return ExecRoutedHere(r, spec);
+    return ExecRoutedHere(r, spec, asking);
   if (spec->first_key <= 0 && spec->keys_fn == nullptr) return true;  // no keys
   thread_local std::vector<std::string_view> keys;
   keys.clear();
   spec->Keys(args, &keys);
-  std::string err = RouteKeys(r, keys, spec->is_write(), cluster_readonly);
-  if (err.empty()) return true;
+  RouteQuery q{spec->is_write(), cluster_readonly, asking || spec->asking, nullptr};
+  // A shard channel is served where its slot is until the slot has moved, whether or not
+  // a key of its name exists (Redis).
+  KeyPresence channels{keys.size(), 0};
+  if (spec->flags & kCmdPubSub) q.presence = &channels;
+  RouteDecision d = Route(r, keys, q);
+  if (d.kind == RouteDecision::kHere) return true;
+  if (d.kind == RouteDecision::kNeedsPresence) {
+    open_slot_bits_ = static_cast<uint8_t>(kOpenSlotCheck | (q.asking ? kOpenSlotAsking : 0) |
+                                           (q.readonly ? kOpenSlotReadonly : 0));
+    return true;
+  }
   worker_->stats().commands[spec->id].rejected_calls++;
-  Refuse(spec, err);
+  Refuse(spec, d.error);
   return false;
 }
 
-bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec) {
+bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec,
+                                      bool asking) {
   // The layout may have changed since the commands were queued (the cluster bus moved a
   // slot, or the cluster went down): their keys are checked again, all together, as
   // Redis checks them at EXEC. A redirection discards the transaction and is the reply.
@@ -494,8 +540,12 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
     write |= call.spec->is_write();
   }
   if (keys.empty()) return true;
-  std::string err = RouteKeys(r, keys, write, cluster_readonly);
-  if (err.empty()) return true;
+  // Keys in a slot being migrated whose presence would decide: the transaction is not
+  // run against keys that may be leaving; the client tries again.
+  RouteDecision d = Route(r, keys, RouteQuery{write, cluster_readonly, asking, nullptr});
+  if (d.kind == RouteDecision::kHere) return true;
+  std::string err = d.kind == RouteDecision::kRedirect ? std::move(d.error)
+                                                        : std::string(kTryAgainError);
   worker_->stats().commands[exec->id].rejected_calls++;
   multi_.reset();
   UnwatchAll();
@@ -505,6 +555,9 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
 
 bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
   Worker& w = *worker_;
+  // A command in an open slot: its shard decides, when it runs, whether it runs.
+  const uint8_t open_slot = open_slot_bits_;
+  open_slot_bits_ = 0;
   if (shard == w.index()) {
     LockTable& locks = w.locks();
     if (!locks.empty()) {
@@ -517,6 +570,7 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         if (tracking.on) [[unlikely]]
           rc->track = static_cast<uint8_t>(TrackModeFor(spec));
+        rc->open_slot = open_slot;
         inflight_++;
         LockTable::Request req;
         for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
@@ -538,6 +592,7 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         if (tracking.on) [[unlikely]]
           rc->track = static_cast<uint8_t>(TrackModeFor(spec));
+        rc->open_slot = open_slot;
         inflight_++;
         gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
         return true;
@@ -547,6 +602,14 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     std::string* t = ReplyTarget(suppress);
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
+    if (open_slot != 0) [[unlikely]] {
+      std::string error;
+      if (OpenSlotRefuses(spec, args, w, db, open_slot, &error)) {
+        rb.Error(error);
+        CommitReply(t, suppress, start);
+        return true;
+      }
+    }
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
     Keyspace::MasterCallScope master_call(ctx.ks, is_master_);
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
@@ -585,7 +648,8 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   if (w.repl_on()) [[unlikely]]
     raw = RawRequestOf(args);
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size(),
-                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw);
+                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw,
+                         open_slot);
   return true;
 }
 

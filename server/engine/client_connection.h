@@ -53,6 +53,7 @@ struct RemoteCommand {
   std::shared_ptr<OwnedArgs> args;
   std::string reply;
   uint8_t track = 0;  // TrackMode for the client (tracking.h)
+  uint8_t open_slot = 0;  // OpenSlotBits (cluster_routing.h): decided where it runs
 };
 
 class ClientConnection final : public Connection, public Client {
@@ -132,10 +133,15 @@ class ClientConnection final : public Connection, public Client {
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
   // cluster-enabled yes: false when the command's keys are served elsewhere or the
   // cluster is down (the redirection is the reply).
-  bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args);
+  // A command whose slot is open (migrating, or importing after ASKING) and whose keys'
+  // presence decides is let through with open_slot_bits_ set: its shard decides.
+  bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args, bool asking);
   // EXEC: the queued commands' keys, checked again together (the transaction is
   // discarded when they are redirected).
-  bool ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec);
+  bool ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec, bool asking);
+  // The client's ASKING holds for this command, and is used up by it unless a
+  // transaction is open (Redis keeps it until EXEC or DISCARD).
+  void UseAsking(const CommandSpec* spec);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).
@@ -205,6 +211,7 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
+  uint8_t open_slot_bits_ = 0;  // RoutedHere -> DispatchToShard (cluster_routing.h)
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
   // statistics and the slow log when it finishes.
   uint64_t fiber_t0_ = 0;

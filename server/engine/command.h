@@ -155,6 +155,9 @@ struct CommandSpec {
   // A write fiber whose call must not be propagated as itself (a blocking command, whose
   // pops propagate where a shard serves them; MIGRATE, whose deletes do).
   bool no_fiber_propagation = false;
+  // Redis's CMD_ASKING (RESTORE-ASKING): runs in a slot this node imports as if the
+  // client had sent ASKING.
+  bool asking = false;
   uint32_t id = 0;
   const char* summary = "";
   const char* group = "generic";

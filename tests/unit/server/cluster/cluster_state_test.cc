@@ -180,5 +180,84 @@ TEST(ClusterStateTest, RedirectsAndCrossSlot) {
   EXPECT_EQ(st->nodes().size(), 1u);
 }
 
+// Resharding: a slot this node migrates, and one it imports (cluster_routing.h).
+TEST(ClusterStateTest, OpenSlotsAskAndTryAgain) {
+  std::unique_ptr<ClusterState> st;
+  std::string error;
+  ASSERT_TRUE(ClusterState::Parse(
+      kMe + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected " + "0-8191\n" + kOther +
+          " 127.0.0.2:7001@17001 master - 0 0 2 connected " + "8192-16383\n",
+      &st, &error))
+      << error;
+  // Keys of one slot of each side, and a key of another slot of mine.
+  std::string mine, mine2, theirs, other_mine;
+  for (int i = 0; other_mine.empty() || theirs.empty(); i++) {
+    std::string k = "{tag" + std::to_string(i) + "}";
+    if (KeySlot(k) < 8192 && mine.empty()) {
+      mine = k + "a";
+      mine2 = k + "b";
+    } else if (KeySlot(k) < 8192 && KeySlot(k) != KeySlot(mine)) {
+      other_mine = k;
+    } else if (KeySlot(k) >= 8192 && theirs.empty()) {
+      theirs = k + "a";
+    }
+  }
+  uint32_t out_slot = KeySlot(mine), in_slot = KeySlot(theirs);
+  st->SetMigrating(out_slot, kOther);
+  st->SetImporting(in_slot, kOther);
+  EXPECT_NE(st->NodesText().find(" [" + std::to_string(out_slot) + "->-" + kOther + "]"),
+            std::string::npos);
+  EXPECT_NE(st->NodesText().find(" [" + std::to_string(in_slot) + "-<-" + kOther + "]"),
+            std::string::npos);
+  auto r = st->BuildRouting(true, false);
+  // The one-key fast path compares the owner with myself: a migrating slot never passes.
+  EXPECT_EQ(r->owner[out_slot], SlotRouting::kMigrating);
+
+  std::vector<std::string_view> one = {mine};
+  std::vector<std::string_view> two = {mine, mine2};
+  RouteDecision d = Route(*r, one, RouteQuery{false, false, false, nullptr});
+  EXPECT_EQ(d.kind, RouteDecision::kNeedsPresence);
+  KeyPresence here{1, 0}, gone{0, 1}, some{1, 1}, none{0, 2};
+  EXPECT_EQ(Route(*r, one, RouteQuery{false, false, false, &here}).kind, RouteDecision::kHere);
+  d = Route(*r, one, RouteQuery{true, false, false, &gone});
+  EXPECT_EQ(d.error, "ASK " + std::to_string(out_slot) + " 127.0.0.2:7001");
+  EXPECT_EQ(Route(*r, two, RouteQuery{false, false, false, &some}).error, kTryAgainError);
+  EXPECT_EQ(Route(*r, two, RouteQuery{false, false, false, &none}).error,
+            "ASK " + std::to_string(out_slot) + " 127.0.0.2:7001");
+  // Keys of two slots, one of them migrating: tried again (all here otherwise).
+  std::vector<std::string_view> mixed = {mine, other_mine};
+  EXPECT_EQ(Route(*r, mixed, RouteQuery{false, false, false, nullptr}).error, kTryAgainError);
+  // Without the presence, RouteKeys (EXEC, the tools) answers TRYAGAIN.
+  EXPECT_EQ(RouteKeys(*r, one, false), kTryAgainError);
+
+  // Importing: MOVED to the owner without ASKING; here with it.
+  std::vector<std::string_view> in_one = {theirs};
+  EXPECT_EQ(Route(*r, in_one, RouteQuery{false, false, false, nullptr}).error,
+            "MOVED " + std::to_string(in_slot) + " 127.0.0.2:7001");
+  EXPECT_EQ(Route(*r, in_one, RouteQuery{true, false, true, nullptr}).kind, RouteDecision::kHere);
+  std::string theirs2 = theirs.substr(0, theirs.size() - 1) + "b";
+  std::vector<std::string_view> in_two = {theirs, theirs2};
+  EXPECT_EQ(Route(*r, in_two, RouteQuery{false, false, true, nullptr}).kind,
+            RouteDecision::kNeedsPresence);
+  EXPECT_EQ(Route(*r, in_two, RouteQuery{false, false, true, &some}).error, kTryAgainError);
+  EXPECT_EQ(Route(*r, in_two, RouteQuery{false, false, true, &here}).kind, RouteDecision::kHere);
+  // The same key twice is one key (Redis).
+  std::vector<std::string_view> same = {theirs, theirs};
+  EXPECT_EQ(Route(*r, same, RouteQuery{false, false, true, nullptr}).kind, RouteDecision::kHere);
+
+  // Closed again: the plain layout.
+  st->ClearMigrating(out_slot);
+  st->ClearImporting(in_slot);
+  r = st->BuildRouting(true, false);
+  EXPECT_EQ(RouteKeys(*r, one, false), "");
+  EXPECT_TRUE(r->migrating_to.empty() && r->importing_from.empty());
+  // A replica has no open slots of its own.
+  st->SetMigrating(out_slot, kOther);
+  st->myself().flags = kNodeMyself | kNodeReplica;
+  st->myself().master_id = kOther;
+  r = st->BuildRouting(true, false);
+  EXPECT_NE(r->owner[out_slot], SlotRouting::kMigrating);
+}
+
 }  // namespace
 }  // namespace strata
