@@ -540,12 +540,16 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
     write |= call.spec->is_write();
   }
   if (keys.empty()) return true;
-  // Keys in a slot being migrated whose presence would decide: the transaction is not
-  // run against keys that may be leaving; the client tries again.
+  // Keys in an open slot whose presence decides: EXEC decides once it holds the keys
+  // (transaction.cc), before it runs anything.
   RouteDecision d = Route(r, keys, RouteQuery{write, cluster_readonly, asking, nullptr});
   if (d.kind == RouteDecision::kHere) return true;
-  std::string err = d.kind == RouteDecision::kRedirect ? std::move(d.error)
-                                                        : std::string(kTryAgainError);
+  if (d.kind == RouteDecision::kNeedsPresence) {
+    exec_open_slot_ = static_cast<uint8_t>(kOpenSlotCheck | (asking ? kOpenSlotAsking : 0) |
+                                           (cluster_readonly ? kOpenSlotReadonly : 0));
+    return true;
+  }
+  std::string err = std::move(d.error);
   worker_->stats().commands[exec->id].rejected_calls++;
   multi_.reset();
   UnwatchAll();

@@ -43,6 +43,8 @@ namespace strata {
 class ClientConnection;
 
 // A single command queued behind a lock on its shard (from a batch or a local client).
+struct KeyPresence;
+
 struct RemoteCommand {
   const CommandSpec* spec;
   ClientConnection* conn;
@@ -180,6 +182,11 @@ class ClientConnection final : public Connection, public Client {
     std::string key;
   };
   struct ExecPlan;
+  // A transaction in an open slot (cluster_routing.h): the presence of its keys on w's
+  // shard, and where it runs once that is known (empty: here; else the redirection).
+  static KeyPresence PresenceOn(Worker& w, const ExecPlan& p, uint32_t shard_count);
+  static std::string OpenSlotRedirect(const SlotRouting* r, const ExecPlan& p,
+                                      const KeyPresence& presence);
   bool DispatchTransaction(const CommandSpec* spec, CmdArgs args);
   void FlagTransaction();
   // A command refused before it runs: the error, and inside MULTI the transaction fails
@@ -212,6 +219,7 @@ class ClientConnection final : public Connection, public Client {
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
   uint8_t open_slot_bits_ = 0;  // RoutedHere -> DispatchToShard (cluster_routing.h)
+  uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
   // statistics and the slow log when it finishes.
   uint64_t fiber_t0_ = 0;

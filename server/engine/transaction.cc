@@ -34,6 +34,7 @@
 #include "server/base/config.h"
 #include "server/base/cycle_clock.h"
 #include "server/engine/client_connection.h"
+#include "server/engine/cluster_routing.h"
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/pubsub.h"
@@ -59,11 +60,44 @@ struct ClientConnection::ExecPlan {
   bool whole = false;
   bool single = false;  // at most one shard and no nested fiber
   uint64_t owner = 0;
+  // Keys in a slot open for migration (cluster_routing.h): where they are decides, once
+  // the transaction holds them, whether it runs here or is redirected.
+  uint8_t open_slot = 0;                    // OpenSlotBits
+  std::vector<std::string_view> open_keys;  // every call's keys (into calls' args)
+  bool open_write = false;
+  std::string redirect;  // the reply instead of running (the transaction is discarded)
 };
 
 namespace {
 
 constexpr const char* kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
+
+}  // namespace
+
+KeyPresence ClientConnection::PresenceOn(Worker& w, const ExecPlan& p, uint32_t shard_count) {
+  KeyPresence out;
+  for (std::string_view k : p.open_keys) {
+    if (ShardOfKey(k, shard_count) != w.index()) continue;
+    if (w.keyspace().FindMeta(0, k, w.now_ms()) != nullptr) {
+      out.existing++;
+    } else {
+      out.missing++;
+    }
+  }
+  return out;
+}
+
+std::string ClientConnection::OpenSlotRedirect(const SlotRouting* r, const ExecPlan& p,
+                                               const KeyPresence& presence) {
+  if (r == nullptr) return {};
+  RouteQuery q{p.open_write, (p.open_slot & kOpenSlotReadonly) != 0,
+               (p.open_slot & kOpenSlotAsking) != 0, &presence};
+  RouteDecision d = Route(*r, p.open_keys, q);
+  if (d.kind == RouteDecision::kHere) return {};
+  return d.kind == RouteDecision::kRedirect ? std::move(d.error) : std::string(kTryAgainError);
+}
+
+namespace {
 
 // Runs one single-shard call on the current (owning) worker, its reply into *out.
 // who: whose call it is (a client of client_worker); track: its TrackMode (tracking.h).
@@ -371,8 +405,18 @@ bool ClientConnection::Exec(const CommandSpec* exec_spec) {
   CommandStat& st = w.stats().commands[exec_spec->id];
   st.calls++;
   w.stats().total_commands_processed++;
+  if (exec_open_slot_ != 0) [[unlikely]] {
+    p.open_slot = exec_open_slot_;
+    exec_open_slot_ = 0;
+    for (const ExecPlan::Call& call : p.calls) {
+      if (call.spec->first_key <= 0 && call.spec->keys_fn == nullptr) continue;
+      call.spec->Keys(call.args->span(), &p.open_keys);
+      p.open_write |= call.spec->is_write();
+    }
+  }
   bool local = p.shards.empty() || p.shards[0] == w.index();
-  if (p.single && local && (p.locks.empty() || w.locks().CanRun(p.locks[0]))) {
+  if (p.single && local && p.open_slot == 0 &&
+      (p.locks.empty() || w.locks().CanRun(p.locks[0]))) {
     // The fast path: every key on this worker's shard, free now. Run it here.
     uint64_t t0 = CycleClock::Now();
     bool suppress = TakeSuppress();
@@ -454,6 +498,13 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
   if (p.single) {
     // One step on the one shard, once its keys are free there.
     co_await RunLocked(p.shards[0], &p.locks[0], [&](Worker& w) {
+      if (p.open_slot != 0) [[unlikely]] {
+        p.redirect = OpenSlotRedirect(w.routing(), p, PresenceOn(w, p, n));
+        if (!p.redirect.empty()) {
+          if (watching) w.watches().Unwatch(p.owner);
+          return;
+        }
+      }
       if (watching) {
         changed = w.watches().Changed(p.owner, w.now_ms());
         w.watches().Unwatch(p.owner);
@@ -471,13 +522,24 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       }
       if (group) w.repl_feed().EndGroup();
     });
-    if (!changed) {
+    if (!changed && p.redirect.empty()) {
       for (size_t i = 0; i < p.calls.size(); i++) {
         if (p.calls[i].kind != ExecPlan::kShard) c->RunOnClient(p, i, &p.replies[i]);
       }
     }
   } else {
     for (size_t i = 0; i < p.shards.size(); i++) co_await LockOn(p.shards[i], &p.locks[i]);
+    if (p.open_slot != 0) [[unlikely]] {
+      // Its keys are held: count them where they are, then decide here.
+      std::vector<KeyPresence> per(n);
+      co_await RunOn(p.shards, [&](Worker& w) { per[w.index()] = PresenceOn(w, p, n); });
+      KeyPresence total;
+      for (const KeyPresence& x : per) {
+        total.existing += x.existing;
+        total.missing += x.missing;
+      }
+      p.redirect = OpenSlotRedirect(c->worker_->routing(), p, total);
+    }
     std::vector<uint32_t> released;  // shards whose locks went with the last run of calls
     // With replicas, the transaction reaches them as one record (repl_feed.h): each
     // call's effects are captured on its shard into a group of its own, and the groups
@@ -495,14 +557,14 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       effects.resize(p.calls.size());
     }
     const bool one_record = !effects.empty();
-    if (watching) {
+    if (watching && p.redirect.empty()) {
       std::vector<char> dirty(n, 0);
       co_await RunOn(p.watch_shards, [&](Worker& w) {
         dirty[w.index()] = w.watches().Changed(p.owner, w.now_ms()) ? 1 : 0;
       });
       changed = std::find(dirty.begin(), dirty.end(), 1) != dirty.end();
     }
-    if (!changed) {
+    if (!changed && p.redirect.empty()) {
       c->txn_owner = p.owner;
       size_t i = 0;
       while (i < p.calls.size()) {
@@ -593,7 +655,9 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
   c->ForgetWatched();
   std::string out;
   ReplyBuilder rb(&out, resp);
-  if (changed) {
+  if (!p.redirect.empty()) {
+    rb.Error(p.redirect);
+  } else if (changed) {
     rb.NullArray();
   } else {
     size_t total = 0;
