@@ -38,9 +38,10 @@
 //   asks again with the presence it sees (server/engine/open_slot_check.h) before it
 //   runs the command. A slot this node serves and migrates has kMigrating in `owner`,
 //   so the one-key fast path (owner == myself) never passes it by.
-//   A command whose keys are in several slots and one of them open, or whose keys are on
-//   several shards, gets -TRYAGAIN (clients retry it; Redis refuses keys of several slots
-//   with -CROSSSLOT in any case).
+//   A command whose keys are in several slots and one of them open, or that runs as a
+//   fiber (keys on several shards, a blocking command, a script), gets -TRYAGAIN
+//   (clients retry it; Redis refuses keys of several slots with -CROSSSLOT in any case).
+//   EXEC decides with its keys held (transaction.cc).
 //
 // Thread-safety: immutable once built; shared by reference between workers.
 #pragma once
