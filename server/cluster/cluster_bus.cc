@@ -477,11 +477,14 @@ void ClusterBus::Apply(GossipEffects& fx, const std::vector<uint64_t>& broadcast
   } else if (fx.become_master && hooks_.stop) {
     hooks_.stop();
   }
-  if (!fx.dirty_slots.empty()) {
+  if (!fx.dirty_slots.empty() && !fx.replicate) {
+    // Still a master: the keys of the slots it lost go (a new replica's sync replaces
+    // everything anyway), as in Redis.
     LogWarning(
-        "Cluster: %zu slots this node served moved to another master by a newer epoch; keys "
-        "left in them here are no longer served (they are not deleted)",
+        "Cluster: %zu slots this node held keys in moved to another master by a newer epoch; "
+        "deleting those keys",
         fx.dirty_slots.size());
+    service_->DropKeysInSlots(std::move(fx.dirty_slots));
   }
 }
 

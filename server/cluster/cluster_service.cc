@@ -11,6 +11,7 @@
 
 #include "server/base/config.h"
 #include "server/base/log.h"
+#include "server/engine/notify.h"
 #include "server/engine/task.h"
 #include "server/engine/worker.h"
 #include "storage/file_io.h"
@@ -177,6 +178,41 @@ void ClusterService::Read(const std::function<void(const ClusterState&)>& fn) co
 std::string ClusterService::Save() {
   std::lock_guard<std::mutex> l(mu_);
   return SaveLocked();
+}
+
+namespace {
+
+void DropKeysOn(Worker& w, const std::vector<uint32_t>& slots) {
+  Keyspace& ks = w.keyspace();
+  if (ks.slot_index() == nullptr) return;
+  std::vector<std::string> keys;
+  for (uint32_t slot : slots) {
+    ks.ForEachKeyInSlot(slot, [&](Entry* e) {
+      keys.emplace_back(e->Key());
+      return true;
+    });
+  }
+  size_t dropped = 0;
+  for (const std::string& k : keys) {
+    if (!ks.Delete(0, k)) continue;
+    dropped++;
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", k, 0);
+    if (w.repl_on()) w.repl_feed().KeyDeleted(0, k, ks.changes());
+  }
+  if (dropped != 0) {
+    LogWarning("Cluster: deleted %zu keys of slots another master now serves (shard %u)",
+               dropped, w.index());
+  }
+}
+
+}  // namespace
+
+void ClusterService::DropKeysInSlots(std::vector<uint32_t> slots) {
+  auto shared = std::make_shared<const std::vector<uint32_t>>(std::move(slots));
+  for (uint32_t i = 0; i < engine_->shard_count(); i++) {
+    engine_->worker(i).PostExternal(
+        MakeTask([this, i, shared] { DropKeysOn(engine_->worker(i), *shared); }));
+  }
 }
 
 void ClusterService::InstallLatest(Worker& w) {

@@ -70,6 +70,10 @@ class ClusterService final : public ShardService {
 
   // On w's thread: installs the latest routing there.
   void InstallLatest(Worker& w);
+  // The bus's thread: slots this master lost to another by a newer config epoch while it
+  // held keys in them. Every worker deletes its keys of those slots (in its next turn),
+  // as Redis does, with a DEL to the replicas and a "del" event for each.
+  void DropKeysInSlots(std::vector<uint32_t> slots);
 
   const std::string& config_path() const { return path_; }
   // The bus's end of this node, once the Server has started it (null before).

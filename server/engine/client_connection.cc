@@ -415,9 +415,11 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
           routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
         !RoutedHere(*routing, spec, args, asking))
       return true;
-    if (open_slot_bits_ != 0 && (multi_ != nullptr || spec->shard_fn == nullptr)) [[unlikely]] {
-      // Queued in a transaction (EXEC checks its keys again), or a command that reads no
-      // keys on a shard: only a shard command carries the check to its keys.
+    if (open_slot_bits_ != 0 && (multi_ != nullptr || (spec->shard_fn == nullptr &&
+                                                        spec->fiber_fn == nullptr))) [[unlikely]] {
+      // Queued in a transaction (EXEC decides with its keys held), or a command that runs
+      // on the client's thread (WATCH): only a shard command carries the check to its
+      // keys, and a fiber is refused below.
       open_slot_bits_ = 0;
     }
   }

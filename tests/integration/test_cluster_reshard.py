@@ -323,6 +323,9 @@ def test_ask_tryagain_asking_restore_asking_and_migrate_of_an_open_slot(cluster,
             rc.mget(a, m)
         assert error_text(info.value) == TRYAGAIN
         rc.close()
+        # A blocking command: Redis answers by its key's presence; strata, which runs it
+        # as a fiber, has the client try again once the slot has moved.
+        assert s.error("BLPOP", m, "0.1") == (TRYAGAIN if kind == "strata" else ask)
 
         # The target sends a client without ASKING back to the owner.
         assert d.error("GET", a) == moved_to_src
@@ -552,6 +555,31 @@ def replica_caught_up(replica, master):
             and dbsize(replica) == dbsize(master)
     except redis.exceptions.BusyLoadingError:
         return False
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_keys_of_a_slot_taken_by_a_newer_epoch_are_deleted(cluster, kind):
+    """A slot another master claims with a greater config epoch (no migration): the old
+    owner deletes its keys of that slot, as Redis does, and keeps the others."""
+    src, dst = two_masters(cluster, kind)
+    s, d = Conn(src), Conn(dst)
+    try:
+        for i in range(20):
+            assert s("SET", TAG + str(i), i) == "OK"
+        other = "{other}"  # another slot of src's
+        assert s("SET", other, "stays") == "OK"
+        assert s("CLUSTER", "COUNTKEYSINSLOT", SLOT) == 20
+        assert d("CLUSTER", "SETSLOT", SLOT, "NODE", myid(dst)) == "OK"
+        # dst's config epoch becomes the greatest (it may be already: STILL).
+        assert d("CLUSTER", "BUMPEPOCH").split()[0] in ("BUMPED", "STILL")
+        wait_for(lambda: s("CLUSTER", "COUNTKEYSINSLOT", SLOT) == 0, 10 * SLOW,
+                 "the old owner to drop the slot's keys")
+        assert s.error("GET", TAG + "1").startswith("MOVED %d " % SLOT)
+        assert s("GET", other) == "stays"
+        assert s("DBSIZE") == 1
+    finally:
+        s.close()
+        d.close()
 
 
 @pytest.mark.parametrize("kind", KINDS)
