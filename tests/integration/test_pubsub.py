@@ -31,7 +31,7 @@ import time
 
 import pytest
 
-from conftest import RawConnection
+from conftest import TARGET, RawConnection
 from helpers import call, parse, parse_client_line, resp, wait_for
 
 ONLY_PUBSUB = ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
@@ -545,7 +545,15 @@ def test_resp3_publish_to_own_subscription(conns):
                            b":2\r\n"]
     c.sub("SSUBSCRIBE", ch)
     c.send(resp("SPUBLISH", ch, "three"))
-    assert c.frames(2) == [push("smessage", ch, "three"), b":1\r\n"]
+    frames = c.frames(2)
+    if TARGET == "redis":
+        assert frames == [push("smessage", ch, "three"), b":1\r\n"]
+    else:
+        # A shard channel lives on its shard: when that is not the client's own thread,
+        # the push reaches the client after SPUBLISH's reply slot, which it was already
+        # waiting for (docs/ARCHITECTURE.md "Publishing"). Which thread a name lands on
+        # depends on the name, so either order is strata's.
+        assert sorted(frames) == sorted([push("smessage", ch, "three"), b":1\r\n"])
 
 
 def test_resp3_reset_unsubscribes_and_returns_to_resp2(conns):
