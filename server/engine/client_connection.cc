@@ -327,9 +327,6 @@ void ClientConnection::UseAsking(const CommandSpec* spec) {
 }
 
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
-  bool asking = cluster_asking;
-  if (asking) [[unlikely]]
-    UseAsking(spec);
   // A command refused here inside MULTI also fails the transaction (EXECABORT).
   if (spec == nullptr) {
     Refuse(nullptr, UnknownCommandError(args));
@@ -403,8 +400,13 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   last_spec_ = spec;
   if (spec->flags & kCmdWrite) repl_wrote = true;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
+  // OpenSlotBits when the command's slot is open and its shard decides (cluster_routing.h).
+  uint8_t open_slot = 0;
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
+    // ASKING holds for this command (a refusal above used it up too, in Refuse).
+    bool asking = cluster_asking;
+    if (asking) UseAsking(spec);
     // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
     // before a transaction queues it, as Redis does. The master's stream obeys.
     // A command of one key served here passes in one slot lookup.
@@ -413,14 +415,14 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
                    static_cast<size_t>(spec->first_key) < args.size();
     if (!(one_key && routing->ok &&
           routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
-        !RoutedHere(*routing, spec, args, asking))
+        !RoutedHere(*routing, spec, args, asking, &open_slot))
       return true;
-    if (open_slot_bits_ != 0 && (multi_ != nullptr || (spec->shard_fn == nullptr &&
-                                                        spec->fiber_fn == nullptr))) [[unlikely]] {
+    if (open_slot != 0 && (multi_ != nullptr ||
+                           (spec->shard_fn == nullptr && spec->fiber_fn == nullptr))) {
       // Queued in a transaction (EXEC decides with its keys held), or a command that runs
       // on the client's thread (WATCH): only a shard command carries the check to its
       // keys, and a fiber is refused below.
-      open_slot_bits_ = 0;
+      open_slot = 0;
     }
   }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
@@ -484,12 +486,11 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
-    if (!multi) return DispatchToShard(spec, args, shard);
+    if (!multi) return DispatchToShard(spec, args, shard, open_slot);
   }
-  if (open_slot_bits_ != 0) [[unlikely]] {
+  if (open_slot != 0) [[unlikely]] {
     // Keys on several shards in an open slot: their presence cannot be decided where they
     // all are at once. The client tries again once the slot has moved.
-    open_slot_bits_ = 0;
     worker_->stats().commands[spec->id].rejected_calls++;
     Refuse(spec, kTryAgainError);
     return true;
@@ -503,7 +504,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
 }
 
 bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,
-                                  bool asking) {
+                                  bool asking, uint8_t* open_slot) {
   if (multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec")
     return ExecRoutedHere(r, spec, asking);
   if (spec->first_key <= 0 && spec->keys_fn == nullptr) return true;  // no keys
@@ -518,8 +519,8 @@ bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec,
   RouteDecision d = Route(r, keys, q);
   if (d.kind == RouteDecision::kHere) return true;
   if (d.kind == RouteDecision::kNeedsPresence) {
-    open_slot_bits_ = static_cast<uint8_t>(kOpenSlotCheck | (q.asking ? kOpenSlotAsking : 0) |
-                                           (q.readonly ? kOpenSlotReadonly : 0));
+    *open_slot = static_cast<uint8_t>(kOpenSlotCheck | (q.asking ? kOpenSlotAsking : 0) |
+                                      (q.readonly ? kOpenSlotReadonly : 0));
     return true;
   }
   worker_->stats().commands[spec->id].rejected_calls++;
@@ -559,11 +560,9 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
   return false;
 }
 
-bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
+bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard,
+                                       uint8_t open_slot) {
   Worker& w = *worker_;
-  // A command in an open slot: its shard decides, when it runs, whether it runs.
-  const uint8_t open_slot = open_slot_bits_;
-  open_slot_bits_ = 0;
   if (shard == w.index()) {
     LockTable& locks = w.locks();
     if (!locks.empty()) {

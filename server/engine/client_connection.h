@@ -136,15 +136,20 @@ class ClientConnection final : public Connection, public Client {
   // cluster-enabled yes: false when the command's keys are served elsewhere or the
   // cluster is down (the redirection is the reply).
   // A command whose slot is open (migrating, or importing after ASKING) and whose keys'
-  // presence decides is let through with open_slot_bits_ set: its shard decides.
-  bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args, bool asking);
+  // presence decides is let through with *open_slot set (OpenSlotBits): its shard
+  // decides.
+  bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args, bool asking,
+                  uint8_t* open_slot);
   // EXEC: the queued commands' keys, checked again together (the transaction is
   // discarded when they are redirected).
   bool ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec, bool asking);
   // The client's ASKING holds for this command, and is used up by it unless a
   // transaction is open (Redis keeps it until EXEC or DISCARD).
   void UseAsking(const CommandSpec* spec);
-  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
+  // open_slot: OpenSlotBits, for a command in an open slot (its shard decides, when it
+  // runs, whether it runs); 0 otherwise.
+  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard,
+                       uint8_t open_slot = 0);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).
   void PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode mode);
@@ -218,7 +223,6 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
-  uint8_t open_slot_bits_ = 0;  // RoutedHere -> DispatchToShard (cluster_routing.h)
   uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
   // statistics and the slow log when it finishes.

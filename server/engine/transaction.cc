@@ -147,6 +147,7 @@ void ClientConnection::Refuse(const CommandSpec* spec, std::string_view error) {
     return;
   }
   FlagTransaction();
+  if (cluster_asking) UseAsking(spec);  // a refused command uses ASKING up too (Redis)
   ReplyError(error);
 }
 
