@@ -400,13 +400,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   last_spec_ = spec;
   if (spec->flags & kCmdWrite) repl_wrote = true;
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
-  // OpenSlotBits when the command's slot is open and its shard decides (cluster_routing.h).
-  uint8_t open_slot = 0;
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
     // ASKING holds for this command (a refusal above used it up too, in Refuse).
     bool asking = cluster_asking;
     if (asking) UseAsking(spec);
+    uint8_t open_slot = 0;  // OpenSlotBits (cluster_routing.h)
     // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
     // before a transaction queues it, as Redis does. The master's stream obeys.
     // A command of one key served here passes in one slot lookup.
@@ -417,12 +416,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
           routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
         !RoutedHere(*routing, spec, args, asking, &open_slot))
       return true;
-    if (open_slot != 0 && (multi_ != nullptr ||
-                           (spec->shard_fn == nullptr && spec->fiber_fn == nullptr))) {
-      // Queued in a transaction (EXEC decides with its keys held), or a command that runs
-      // on the client's thread (WATCH): only a shard command carries the check to its
-      // keys, and a fiber is refused below.
-      open_slot = 0;
+    // A command whose slot is open and whose keys' presence decides goes its own way,
+    // unless a transaction queues it (EXEC decides with its keys held) or it runs on the
+    // client's thread (WATCH).
+    if (open_slot != 0 && multi_ == nullptr && (spec->shard_fn != nullptr ||
+                                                spec->fiber_fn != nullptr)) {
+      return DispatchOpenSlot(spec, args, open_slot);
     }
   }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
@@ -486,14 +485,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
-    if (!multi) return DispatchToShard(spec, args, shard, open_slot);
-  }
-  if (open_slot != 0) [[unlikely]] {
-    // Keys on several shards in an open slot: their presence cannot be decided where they
-    // all are at once. The client tries again once the slot has moved.
-    worker_->stats().commands[spec->id].rejected_calls++;
-    Refuse(spec, kTryAgainError);
-    return true;
+    if (!multi) return DispatchToShard(spec, args, shard);
   }
   if (spec->fiber_fn != nullptr) {
     StartFiber(spec, args);
@@ -560,8 +552,7 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
   return false;
 }
 
-bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard,
-                                       uint8_t open_slot) {
+bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
   Worker& w = *worker_;
   if (shard == w.index()) {
     LockTable& locks = w.locks();
@@ -575,7 +566,6 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         if (tracking.on) [[unlikely]]
           rc->track = static_cast<uint8_t>(TrackModeFor(spec));
-        rc->open_slot = open_slot;
         inflight_++;
         LockTable::Request req;
         for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
@@ -597,7 +587,6 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
             new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
         if (tracking.on) [[unlikely]]
           rc->track = static_cast<uint8_t>(TrackModeFor(spec));
-        rc->open_slot = open_slot;
         inflight_++;
         gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
         return true;
@@ -607,14 +596,6 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
     std::string* t = ReplyTarget(suppress);
     size_t start = t->size();
     ReplyBuilder rb(t, resp);
-    if (open_slot != 0) [[unlikely]] {
-      std::string error;
-      if (OpenSlotRefuses(spec, args, w, db, open_slot, &error)) {
-        rb.Error(error);
-        CommitReply(t, suppress, start);
-        return true;
-      }
-    }
     ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
     Keyspace::MasterCallScope master_call(ctx.ks, is_master_);
     if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
@@ -653,9 +634,58 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   if (w.repl_on()) [[unlikely]]
     raw = RawRequestOf(args);
   w.BatchFor(shard)->Add(spec, this, seq, db, resp, args.data(), args.size(),
-                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw,
-                         open_slot);
+                         tracking.on ? static_cast<uint8_t>(TrackModeFor(spec)) : 0, raw);
   return true;
+}
+
+bool ClientConnection::DispatchOpenSlot(const CommandSpec* spec, CmdArgs args,
+                                        uint8_t open_slot) {
+  Worker& w = *worker_;
+  uint32_t shard_count = w.engine().shard_count();
+  std::vector<std::string_view> keys;
+  spec->Keys(args, &keys);
+  // The shard that holds every key, as Dispatch picks it; a command that runs as a fiber
+  // (keys on several shards, a blocking command, a script that may reach other shards)
+  // cannot have its keys' presence decided where they all are at once: the client tries
+  // again once the slot has moved.
+  bool fiber = spec->shard_fn == nullptr || keys.empty();
+  uint32_t shard = fiber ? 0 : ShardOfKey(keys[0], shard_count);
+  for (size_t i = 1; i < keys.size() && !fiber; i++) {
+    if (ShardOfKey(keys[i], shard_count) != shard) fiber = true;
+  }
+  if (!fiber && spec->spans_shards != nullptr && shard_count > 1) fiber = spec->spans_shards(args);
+  if (!fiber && spec->may_block != nullptr) fiber = spec->may_block(args);
+  if (fiber) {
+    w.stats().commands[spec->id].rejected_calls++;
+    Refuse(spec, kTryAgainError);
+    return true;
+  }
+  // Always as a task to the shard (its own worker too): the shard decides, when the
+  // command may run (its keys free, its cold values read), whether it runs or is
+  // redirected. The reply slot keeps pipelined replies in order.
+  uint64_t seq = ReserveSlot(TakeSuppress());
+  auto* rc = new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+  if (tracking.on) [[unlikely]]
+    rc->track = static_cast<uint8_t>(TrackModeFor(spec));
+  rc->open_slot = open_slot;
+  inflight_++;
+  w.Post(shard, Task{RunOpenSlotCommand, rc});
+  return true;
+}
+
+void ClientConnection::RunOpenSlotCommand(void* p) {
+  auto* rc = static_cast<RemoteCommand*>(p);
+  Worker* w = Worker::Current();
+  LockTable& locks = w->locks();
+  if (!locks.empty()) {
+    std::vector<std::string_view> keys;
+    rc->spec->Keys(rc->args->span(), &keys);
+    if (!locks.CanRun(rc->db, keys, rc->spec->is_write())) {
+      QueueBehindLocks(rc, keys);
+      return;
+    }
+  }
+  RunRemoteNow(rc);
 }
 
 void ClientConnection::HoldForColdValues(RemoteCommand* rc,

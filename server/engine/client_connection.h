@@ -146,10 +146,12 @@ class ClientConnection final : public Connection, public Client {
   // The client's ASKING holds for this command, and is used up by it unless a
   // transaction is open (Redis keeps it until EXEC or DISCARD).
   void UseAsking(const CommandSpec* spec);
-  // open_slot: OpenSlotBits, for a command in an open slot (its shard decides, when it
-  // runs, whether it runs); 0 otherwise.
-  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard,
-                       uint8_t open_slot = 0);
+  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
+  // A command in an open slot whose keys' presence decides (open_slot: OpenSlotBits):
+  // on one shard, that shard decides when it runs whether it runs (open_slot_check.h);
+  // else -TRYAGAIN.
+  bool DispatchOpenSlot(const CommandSpec* spec, CmdArgs args, uint8_t open_slot);
+  static void RunOpenSlotCommand(void* rc);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).
   void PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode mode);

@@ -6,14 +6,13 @@
 #include "server/base/cycle_clock.h"
 #include "server/engine/client_connection.h"
 #include "server/engine/command.h"
-#include "server/engine/open_slot_check.h"
 #include "server/engine/worker.h"
 
 namespace strata {
 
 void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db,
                       int resp, const std::string_view* argv, size_t argc, uint8_t track,
-                      std::string_view raw, uint8_t open_slot) {
+                      std::string_view raw) {
   Item item{spec,
             conn,
             seq,
@@ -25,8 +24,7 @@ void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t 
             static_cast<int8_t>(resp),
             false,
             track,
-            !raw.empty(),
-            open_slot};
+            !raw.empty()};
   size_t total = argc * sizeof(uint32_t);
   if (raw.empty()) {
     for (size_t i = 0; i < argc; i++) total += argv[i].size();
@@ -107,7 +105,7 @@ void ExecuteRemoteBatch(void* p) {
         item.detached = true;
         auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
                                      item.db,   item.resp, OwnedArgs::Copy(args), {},
-                                     item.track, item.open_slot};
+                                     item.track};
         ClientConnection::QueueBehindLocks(rc, keys);
         continue;
       }
@@ -119,21 +117,13 @@ void ExecuteRemoteBatch(void* p) {
         item.detached = true;
         auto* rc = new RemoteCommand{item.spec, item.conn, batch->origin,         item.seq,
                                      item.db,   item.resp, OwnedArgs::Copy(args), {},
-                                     item.track, item.open_slot};
+                                     item.track};
         ClientConnection::HoldForColdValues(rc, keys);
         continue;
       }
     }
     item.reply_offset = static_cast<uint32_t>(batch->replies.size());
     ReplyBuilder rb(&batch->replies, item.resp);
-    if (item.open_slot != 0) [[unlikely]] {
-      std::string error;
-      if (OpenSlotRefuses(item.spec, args, *w, item.db, item.open_slot, &error)) {
-        rb.Error(error);
-        item.reply_len = static_cast<uint32_t>(batch->replies.size() - item.reply_offset);
-        continue;
-      }
-    }
     ShardCtx ctx{*w, w->keyspace(), item.db, w->now_ms(), item.conn->is_master()};
     Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
     if (w->eviction().active() && (item.spec->flags & kCmdDenyOom)) [[unlikely]]

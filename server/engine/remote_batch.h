@@ -44,7 +44,6 @@ struct RemoteBatch {
     bool detached;  // queued behind a lock; its reply travels separately
     uint8_t track;  // TrackMode for the client (tracking.h)
     bool raw;       // the bytes are the client's request itself (see above)
-    uint8_t open_slot;  // OpenSlotBits (cluster_routing.h): decided where it runs
   };
 
   uint32_t origin = 0;
@@ -60,8 +59,7 @@ struct RemoteBatch {
   // raw: the request's bytes when they are canonical RESP (Connection::RawRequestOf), or
   // empty.
   void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
-           const std::string_view* argv, size_t argc, uint8_t track, std::string_view raw = {},
-           uint8_t open_slot = 0);
+           const std::string_view* argv, size_t argc, uint8_t track, std::string_view raw = {});
   // Rebuilds the argument views of an item into *out; returns the request's own bytes
   // when it travels as them, else empty.
   std::string_view ArgsOf(const Item& item, std::vector<std::string_view>* out) const;
