@@ -531,6 +531,33 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
     } else {
       rb.Error(errors::kSyntax);
     }
+  } else if (sub == "pause" && (args.size() == 3 || args.size() == 4)) {
+    // Redis 7.0's order of checks: the mode, then the timeout (milliseconds).
+    Engine::PauseMode mode = Engine::kPauseAll;
+    if (args.size() == 4) {
+      if (EqualsIgnoreCase(args[3], "write")) {
+        mode = Engine::kPauseWrite;
+      } else if (!EqualsIgnoreCase(args[3], "all")) {
+        rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+        return;
+      }
+    }
+    int64_t ms = 0;
+    if (!ParseInt64(args[2], &ms)) {
+      rb.Error("ERR timeout is not an integer or out of range");
+      return;
+    }
+    if (ms < 0) {
+      rb.Error("ERR timeout is negative");
+      return;
+    }
+    int64_t now = c->worker().now_ms();
+    int64_t end = ms > INT64_MAX - now ? INT64_MAX : now + ms;
+    c->worker().engine().PauseClients(end, mode);
+    rb.Ok();
+  } else if (sub == "unpause" && args.size() == 2) {
+    c->worker().engine().UnpauseClients();
+    rb.Ok();
   } else if (sub == "help") {
     const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                            "ID",
@@ -541,6 +568,8 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
                            "LIST [TYPE <type>] [ID <id> [<id> ...]]",
                            "KILL <ip:port> | <filter> <value> ...",
                            "NO-EVICT (ON|OFF)",
+                           "PAUSE <timeout> [WRITE|ALL]",
+                           "UNPAUSE",
                            "REPLY (ON|OFF|SKIP)",
                            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
                            "         [OPTIN] [OPTOUT] [NOLOOP]",
@@ -553,7 +582,7 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
   } else {
     static const char* known[] = {"id",      "setname",  "getname",     "setinfo", "info",
                                   "list",    "kill",     "no-evict",    "reply",   "tracking",
-                                  "caching", "getredir", "trackinginfo"};
+                                  "caching", "getredir", "trackinginfo", "pause", "unpause"};
     bool is_known = false;
     for (const char* k : known) is_known |= sub == k;
     if (is_known) {
@@ -773,7 +802,8 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 
 const std::vector<std::string> kClientSubcommands = {
     "id",       "setname", "getname",  "setinfo", "info",     "list",         "kill",
-    "no-evict", "reply",   "tracking", "caching", "getredir", "trackinginfo", "help"};
+    "no-evict", "reply",   "tracking", "caching", "getredir", "trackinginfo", "help",
+    "pause",    "unpause"};
 const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "rewrite", "help"};
 
 void RegisterServerFamily(CommandRegistry& r) {

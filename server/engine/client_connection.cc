@@ -249,6 +249,15 @@ void ClientConnection::ProcessInput() {
       PauseInput();
       break;
     }
+    if (worker_->engine().maybe_paused() && spec != nullptr) [[unlikely]] {
+      if (WaitsForPause(spec)) {
+        // CLIENT PAUSE: this command, and what the client sent after it, wait.
+        PauseInput();
+        inflight_++;  // keeps the connection alive while the worker holds it
+        worker_->WaitForPause(this);
+        break;
+      }
+    }
     if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom) && !is_master_)
         [[unlikely]] {
       // Over maxmemory while values are being moved to disk: the write (and what this
@@ -287,6 +296,27 @@ void ClientConnection::ProcessInput() {
   }
   FinishInput();
   Recharge();
+}
+
+bool ClientConnection::WaitsForPause(const CommandSpec* spec) {
+  // Replicas and the master's stream are never paused (Redis).
+  if (is_master_ || is_replica()) return false;
+  Engine::PauseMode mode = worker_->engine().PauseModeAt(worker_->now_ms());
+  if (mode == Engine::kPauseNone) return false;
+  if (mode == Engine::kPauseAll) return true;
+  // WRITE: what may write or be propagated, EXEC of a transaction with such a call.
+  constexpr uint32_t kWrites = kCmdWrite | kCmdMayReplicate;
+  if (spec->flags & kWrites) return true;
+  if (multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec") {
+    for (const QueuedCall& q : multi_->calls) {
+      if (q.spec->flags & kWrites) return true;
+    }
+  }
+  return false;
+}
+
+void ClientConnection::WakeFromPause() {
+  ResumeLater();  // takes over the inflight_ count the wait held
 }
 
 void ClientConnection::WakeFromMemoryWait() {

@@ -75,6 +75,8 @@ class ClientConnection final : public Connection, public Client {
   void FlushOutput();
   // The worker's memory wait ended (Worker::WaitForMemory): input is read again.
   void WakeFromMemoryWait();
+  // CLIENT PAUSE ended (Worker::WaitForPause): input is read again.
+  void WakeFromPause();
   // A remote command's reply arrived (this worker's thread).
   void CompleteSlot(uint64_t seq, std::string_view data);
 
@@ -128,6 +130,8 @@ class ClientConnection final : public Connection, public Client {
   void ProcessInput();
   // Whether this command must wait until the client's commands in flight are done.
   bool WaitsForInflight(const CommandSpec* spec, CmdArgs args) const;
+  // Whether this command must wait for CLIENT PAUSE to end (Engine::PauseClients).
+  bool WaitsForPause(const CommandSpec* spec);
   // Reads input again later in this turn (never from inside another command's call
   // stack). The caller has counted one inflight_ for it, which the deferred call drops.
   void ResumeLater();

@@ -219,6 +219,38 @@ void Engine::RequestShutdown(bool save_done) {
   kill(getpid(), SIGTERM);
 }
 
+void Engine::PauseClients(int64_t end_ms, PauseMode mode) {
+  std::lock_guard<std::mutex> l(pause_mu_);
+  int64_t cur_end = pause_end_ms_.load(std::memory_order_relaxed);
+  uint8_t cur_mode = pause_mode_.load(std::memory_order_relaxed);
+  if (cur_end == 0) cur_mode = kPauseNone;
+  pause_mode_.store(std::max<uint8_t>(cur_mode, mode), std::memory_order_relaxed);
+  pause_end_ms_.store(std::max(cur_end, end_ms), std::memory_order_release);
+}
+
+void Engine::UnpauseClients() {
+  {
+    std::lock_guard<std::mutex> l(pause_mu_);
+    pause_end_ms_.store(0, std::memory_order_release);
+    pause_mode_.store(kPauseNone, std::memory_order_relaxed);
+  }
+  for (auto& w : workers_) {
+    w->PostExternal(MakeTask([] { Worker::Current()->WakePauseWaiters(); }));
+  }
+}
+
+Engine::PauseMode Engine::PauseModeAt(int64_t now_ms) {
+  int64_t end = pause_end_ms_.load(std::memory_order_acquire);
+  if (end == 0) return kPauseNone;
+  if (now_ms < end) return static_cast<PauseMode>(pause_mode_.load(std::memory_order_relaxed));
+  std::lock_guard<std::mutex> l(pause_mu_);
+  if (pause_end_ms_.load(std::memory_order_relaxed) == end) {
+    pause_end_ms_.store(0, std::memory_order_release);
+    pause_mode_.store(kPauseNone, std::memory_order_relaxed);
+  }
+  return kPauseNone;
+}
+
 void Engine::RequestExit(int code) {
   exit_code_.store(code);
   kill(getpid(), SIGTERM);

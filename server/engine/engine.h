@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -183,6 +184,21 @@ class Engine {
     if (function) busy_functions_.fetch_add(delta, std::memory_order_relaxed);
   }
 
+  // CLIENT PAUSE (any thread): until end_ms (wall clock), clients' commands that may
+  // write or replicate (kPauseWrite) or all of them (kPauseAll) wait, and keys are not
+  // expired actively. Overlapping pauses keep the later end and the stronger mode, as in
+  // Redis. Replicas and the master's stream never wait.
+  enum PauseMode : uint8_t { kPauseNone = 0, kPauseWrite = 1, kPauseAll = 2 };
+  void PauseClients(int64_t end_ms, PauseMode mode);
+  // CLIENT UNPAUSE: the pause ends now, and every worker wakes its waiting clients.
+  void UnpauseClients();
+  // One relaxed load: whether a pause may be on (then ask PauseModeAt).
+  bool maybe_paused() const { return pause_end_ms_.load(std::memory_order_relaxed) != 0; }
+  // The pause in force at now_ms; kPauseNone once its end has passed (the first to see
+  // that clears it).
+  PauseMode PauseModeAt(int64_t now_ms);
+  int64_t pause_end_ms() const { return pause_end_ms_.load(std::memory_order_relaxed); }
+
   // Replication: the role, the master link's state and the offset (replication_state.h).
   ReplicationState& replication() { return replication_; }
   // strata as a master: the stream in one order across shards and its backlog
@@ -206,6 +222,9 @@ class Engine {
  private:
   std::atomic<int> off_threads_{0};
   std::atomic<int> busy_scripts_{0};
+  std::mutex pause_mu_;  // serialises PauseClients, UnpauseClients and the clearing
+  std::atomic<int64_t> pause_end_ms_{0};  // 0: no pause
+  std::atomic<uint8_t> pause_mode_{kPauseNone};
   std::atomic<int> busy_functions_{0};
   [[noreturn]] static void MissingService();
   // The acceptor thread (Start, Stop).

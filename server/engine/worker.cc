@@ -473,6 +473,13 @@ void Worker::UpdateMemoryState() {
 
 void Worker::WaitForMemory(ClientConnection* c) { memory_waiters_.push_back(c); }
 
+void Worker::WakePauseWaiters() {
+  // Each looks again: it goes on, or waits for a pause that is still on.
+  std::vector<ClientConnection*> waiters;
+  waiters.swap(pause_waiters_);
+  for (ClientConnection* c : waiters) c->WakeFromPause();
+}
+
 void Worker::WakeMemoryWaiters() {
   // Every waiter looks again: it goes on, waits more, or (its time run out) is refused.
   std::vector<ClientConnection*> waiters;
@@ -531,11 +538,17 @@ void Worker::EvictClientsOverLimit() {
 }
 
 void Worker::RunTimers() {
+  if (!pause_waiters_.empty()) [[unlikely]] {
+    // CLIENT PAUSE ran out: the clients waiting for it go on.
+    if (engine_->PauseModeAt(now_ms_) == Engine::kPauseNone) WakePauseWaiters();
+  }
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
-  if (engine_->active_expire() && !engine_->replication().is_replica())
+  // Nor does a paused server expire keys (its replicas catch up with a still stream).
+  bool paused = engine_->maybe_paused() && engine_->PauseModeAt(now_ms_) != Engine::kPauseNone;
+  if (engine_->active_expire() && !engine_->replication().is_replica() && !paused)
     keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
   if (index_ == 0) {
     for (ShardService* s : engine_->services()) s->OnTimer(*this);
@@ -656,6 +669,10 @@ void Worker::Run() {
         !external_pending_.load(std::memory_order_acquire)) {
       int64_t wake = next_expire_ms_;
       if (!memory_waiters_.empty()) wake = std::min(wake, now_ms_ + 1);
+      if (!pause_waiters_.empty()) [[unlikely]] {
+        int64_t end = engine_->pause_end_ms();
+        wake = std::min(wake, end == 0 ? now_ms_ : end);
+      }
       for (const auto& b : blocked_) {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
       }

@@ -173,6 +173,10 @@ class Worker {
   // A connection whose next command is a write waiting for memory: it is woken when
   // memory is under the limit again or its wait ran out (owning thread only).
   void WaitForMemory(ClientConnection* c);
+  // CLIENT PAUSE: c waits (its input paused, one inflight_ held) until the pause ends;
+  // then it reads its input again.
+  void WaitForPause(ClientConnection* c) { pause_waiters_.push_back(c); }
+  void WakePauseWaiters();
   size_t tier_bytes() const { return tier_bytes_; }
   // maxmemory eviction on this shard (shard_eviction.h).
   ShardEviction& eviction() { return eviction_; }
@@ -403,6 +407,7 @@ class Worker {
   size_t tier_bytes_ = 0;
   bool spill_wait_ = false;
   std::vector<ClientConnection*> memory_waiters_;
+  std::vector<ClientConnection*> pause_waiters_;
   void WakeMemoryWaiters();
   int64_t now_ms_ = 0;
   // The least run, in CycleClock ticks, that the slow log or the latency monitor wants
