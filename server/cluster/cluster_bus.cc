@@ -238,8 +238,8 @@ void ClusterBus::Propagate(bool shard, std::string_view channel, std::string_vie
   WakeThread();  // the queue only: no tick
 }
 
-void ClusterBus::RequestFailover(bool takeover) const {
-  failover_request_.store(takeover ? 2 : 1, std::memory_order_release);
+void ClusterBus::RequestFailover(FailoverMode mode) const {
+  failover_request_.store(static_cast<int>(mode) + 1, std::memory_order_release);
   Wake();
 }
 
@@ -325,7 +325,9 @@ void ClusterBus::Tick() {
   std::unordered_map<uint64_t, Want> want;
   int failover = failover_request_.exchange(0, std::memory_order_acq_rel);
   service_->BusUpdate([&](ClusterState& st) {
-    if (failover != 0) gossip_.ManualFailover(st, failover == 2, settings, WallMs(), &fx);
+    if (failover != 0) {
+      gossip_.ManualFailover(st, static_cast<FailoverMode>(failover - 1), settings, WallMs(), &fx);
+    }
     gossip_.OnTick(st, settings, WallMs(), &fx);
     for (const auto& n : st.nodes()) {
       if (n.get() == &st.myself() || (n->flags & kNodeNoAddr) || n->ip.empty() || n->cport <= 0)
@@ -452,6 +454,9 @@ void ClusterBus::Send(Link& l, const std::string& bytes) {
 }
 
 void ClusterBus::Apply(GossipEffects& fx, const std::vector<uint64_t>& broadcast_to) {
+  // A manual failover's pause is on before the PING that tells the replica the offset.
+  if (fx.pause_writes_until_ms != 0) service_->PauseWrites(fx.pause_writes_until_ms);
+  if (fx.unpause_clients) service_->Unpause();
   for (uint64_t serial : fx.drop_links) {
     if (auto it = outbound_.find(serial); it != outbound_.end()) it->second->dead = true;
   }

@@ -81,9 +81,9 @@ class ClusterBus {
   // What a queued PUBLISH counts beyond its channel and message: the entry and the bus
   // header it becomes, so that empty messages are bounded too.
   static constexpr size_t kPublishEntryBytes = 2400;
-  // Any worker: CLUSTER FAILOVER FORCE or TAKEOVER, carried out by the bus thread at
+  // Any worker: CLUSTER FAILOVER [FORCE|TAKEOVER], carried out by the bus thread at
   // once (ClusterGossip::ManualFailover).
-  void RequestFailover(bool takeover) const;
+  void RequestFailover(FailoverMode mode) const;
   uint64_t publishes_dropped() const { return pub_dropped_.load(std::memory_order_relaxed); }
 
   // CLUSTER LINKS: one entry per link, as of the last tick.

@@ -66,6 +66,9 @@ std::string ClusterGossip::BuildPing(const ClusterState& st, uint16_t type,
                                      const GossipSettings& s) {
   bus::Message m;
   m.h = MyHeader(st, type, s);
+  // A master whose clients are paused for its replica's manual failover says so, with
+  // the offset its stream stopped at (the header's).
+  if (mf_end_ != 0 && st.myself().is_master()) m.h.mflags |= bus::kPaused;
   m.hostname = st.myself().hostname;
   const auto& nodes = st.nodes();
   // About a tenth of the nodes (at least 3), drawn at random, as Redis draws them: not
@@ -173,7 +176,16 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
   bool manual = manual_until_ > now_ms;
   if (manual_until_ != 0 && !manual) {
     LogWarning("Manual failover timed out.");
-    manual_until_ = 0;
+    ResetManualFailover();
+  }
+  if (manual && !mf_can_start_) {
+    // The plain form: the election waits until this replica has processed its paused
+    // master's whole stream (the offset the master sent with its PAUSED flag).
+    if (mf_master_offset_ < 0 || s.repl_offset != static_cast<uint64_t>(mf_master_offset_))
+      return;
+    mf_can_start_ = true;
+    LogNotice("All master replication stream processed, manual failover can start.");
+    auth_time_ = 0;  // a new election at once
   }
   if (master == nullptr || (!(master->flags & kNodeFail) && !manual) ||
       (s.replica_no_failover && !manual) || st.SlotCount(*master) == 0) {
@@ -270,16 +282,35 @@ void ClusterGossip::ReplaceMyMaster(ClusterState& st, ClusterNode& master, const
   fx->broadcasts.push_back(BuildPing(st, bus::kPong, s));
   fx->save = fx->routing = true;
   auth_time_ = 0;
-  manual_until_ = 0;
+  ResetManualFailover();
 }
 
-void ClusterGossip::ManualFailover(ClusterState& st, bool takeover, const GossipSettings& s,
+void ClusterGossip::ResetManualFailover() {
+  manual_until_ = 0;
+  mf_can_start_ = false;
+  mf_master_offset_ = -1;
+}
+
+void ClusterGossip::MasterManualFailoverTick(ClusterState& st, int64_t now_ms,
+                                             GossipEffects* fx) {
+  if (mf_end_ == 0) return;
+  // Over (the replica took the slots: this node follows it now) or timed out: the
+  // clients go on.
+  if (!st.myself().is_master() || now_ms > mf_end_) {
+    if (now_ms > mf_end_) LogWarning("Manual failover timed out.");
+    mf_end_ = 0;
+    mf_replica_.clear();
+    fx->unpause_clients = true;
+  }
+}
+
+void ClusterGossip::ManualFailover(ClusterState& st, FailoverMode mode, const GossipSettings& s,
                                    int64_t now_ms, GossipEffects* fx) {
   ClusterNode& me = st.myself();
   if (me.is_master() || me.master_id.empty()) return;
   ClusterNode* master = st.FindNode(me.master_id);
   if (master == nullptr) return;
-  if (takeover) {
+  if (mode == FailoverMode::kTakeover) {
     // No votes: a new epoch of its own (as Redis bumps it without consensus), then the
     // master's slots.
     LogNotice("Taking over the master (user request).");
@@ -291,10 +322,21 @@ void ClusterGossip::ManualFailover(ClusterState& st, bool takeover, const Gossip
     ReplaceMyMaster(st, *master, s, fx);
     return;
   }
-  LogNotice("Forced failover user request accepted.");
+  ResetManualFailover();
   manual_until_ = now_ms + kManualFailoverTimeoutMs;
-  auth_time_ = 0;  // a new election at once
-  HandleReplicaFailover(st, s, now_ms, fx);
+  if (mode == FailoverMode::kForce) {
+    LogNotice("Forced failover user request accepted.");
+    mf_can_start_ = true;
+    auth_time_ = 0;  // a new election at once
+    HandleReplicaFailover(st, s, now_ms, fx);
+    return;
+  }
+  // The plain form: the master pauses its clients and sends the offset its stream
+  // stopped at; the election starts once this replica has it all.
+  LogNotice("Manual failover user request accepted.");
+  bus::Message m;
+  m.h = MyHeader(st, bus::kMfStart, s);
+  fx->sends.emplace_back(master->serial, bus::Encode(m));
 }
 
 void ClusterGossip::MaybeVote(ClusterState& st, ClusterNode& replica, const bus::Message& m,
@@ -383,6 +425,7 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
   announced_ = true;
   announced_master_ = self.master_id;
   announced_epoch_ = self.config_epoch;
+  MasterManualFailoverTick(st, now_ms, fx);
   HandleReplicaFailover(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
@@ -528,6 +571,15 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
       }
     }
     if (sender == nullptr) return;
+    if ((m.h.mflags & bus::kPaused) && manual_until_ != 0 && !me.is_master() &&
+        sender->id == me.master_id &&
+        mf_master_offset_ != static_cast<int64_t>(m.h.offset)) {
+      // The paused master's stream ends here (each PAUSED message says it again, so a
+      // write that slipped in before the pause is waited for too).
+      mf_master_offset_ = static_cast<int64_t>(m.h.offset);
+      LogNotice("Received replication offset for paused master manual failover: %lld",
+                static_cast<long long>(mf_master_offset_));
+    }
     // The sender's role.
     if (m.h.master.empty()) {
       SetMaster(st, *sender, fx);
@@ -601,6 +653,17 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
       failing->fail_time_ms = now_ms;
       fx->save = fx->routing = true;
     }
+  } else if (type == bus::kMfStart) {
+    // A replica of this master asks for a manual failover: clients' writes pause (twice
+    // the failover's time at most), and the replica is told where the stream stopped.
+    if (sender == nullptr || !me.is_master() || !(sender->flags & kNodeReplica) ||
+        sender->master_id != me.id)
+      return;
+    LogNotice("Manual failover requested by replica %.40s.", sender->id.c_str());
+    mf_end_ = now_ms + kManualFailoverTimeoutMs;
+    mf_replica_ = sender->id;
+    fx->pause_writes_until_ms = now_ms + kManualFailoverTimeoutMs * 2;
+    fx->sends.emplace_back(sender->serial, BuildPing(st, bus::kPing, s));
   } else if (type == bus::kAuthRequest) {
     if (sender != nullptr) MaybeVote(st, *sender, m, s, now_ms, fx);
   } else if (type == bus::kAuthAck) {

@@ -58,10 +58,15 @@
 //
 //   - CLUSTER FAILOVER FORCE starts an election at once, asking for votes although the
 //     master is up (FORCEACK); TAKEOVER takes a new epoch and the slots with no vote.
+//     The plain form sends MFSTART to the master, which pauses its clients' writes
+//     (twice the manual failover's 5 s at most) and flags its PINGs PAUSED with the
+//     offset its stream stopped at; once the replica has processed that offset, the
+//     election runs as FORCE's. The master lets its clients go on once it follows the
+//     winner, or when the 5 s are over.
+//   - Slots lost to a newer epoch while this master held keys in them are reported
+//     (dirty_slots) for the keys to be deleted.
 //
-// Not done here (yet): the plain CLUSTER FAILOVER (its MFSTART hand-over), replica migration
-// to orphaned masters, the deletion of keys in a slot another master took over
-// (logged).
+// Not done here (yet): replica migration to orphaned masters.
 //
 // Thread-safety: one instance, called only by the bus thread, under the cluster
 // service's mutex.
@@ -124,7 +129,14 @@ struct GossipEffects {
   std::string master_ip;
   int master_port = 0;
   bool become_master = false;
+  // A replica's manual failover: this master pauses its clients' writes until then (a
+  // wall-clock ms; 0: no), or the pause ends.
+  int64_t pause_writes_until_ms = 0;
+  bool unpause_clients = false;
 };
+
+// CLUSTER FAILOVER's forms.
+enum class FailoverMode : uint8_t { kDefault, kForce, kTakeover };
 
 class ClusterGossip {
  public:
@@ -163,11 +175,14 @@ class ClusterGossip {
   // This node becomes a replica of master: its flags, its master, no open slots; the
   // effects say to replicate it. REQUIRES: master is another node, a master.
   static void SetMyMaster(ClusterState& st, const ClusterNode& master, GossipEffects* fx);
-  // CLUSTER FAILOVER FORCE (an election now, votes asked for although the master is up,
-  // for at most kManualFailoverTimeoutMs) or TAKEOVER (no election: a new epoch and the
-  // master's slots at once). REQUIRES: this node is a replica of a known master.
-  void ManualFailover(ClusterState& st, bool takeover, const GossipSettings& s, int64_t now_ms,
-                      GossipEffects* fx);
+  // CLUSTER FAILOVER: the plain form (MFSTART to the master, which pauses its clients'
+  // writes and sends the offset its stream stopped at; once this replica has processed
+  // it all, an election as FORCE's), FORCE (an election now, votes asked for although
+  // the master is up) - each for at most kManualFailoverTimeoutMs - or TAKEOVER (no
+  // election: a new epoch and the master's slots at once). REQUIRES: this node is a
+  // replica of a known master.
+  void ManualFailover(ClusterState& st, FailoverMode mode, const GossipSettings& s,
+                      int64_t now_ms, GossipEffects* fx);
   static constexpr int64_t kManualFailoverTimeoutMs = 5000;
   // This node's header for a message of this type.
   static bus::Header MyHeader(const ClusterState& st, uint16_t type, const GossipSettings& s);
@@ -195,6 +210,10 @@ class ClusterGossip {
   // A replica's failover of its failed master (on each tick).
   void HandleReplicaFailover(ClusterState& st, const GossipSettings& s, int64_t now_ms,
                              GossipEffects* fx);
+  void ResetManualFailover();
+  // A master's side of a manual failover: over (it is a replica now) or timed out, its
+  // clients go on.
+  void MasterManualFailoverTick(ClusterState& st, int64_t now_ms, GossipEffects* fx);
   // The replica's promotion: its master's slots, a master's role, a PONG to everyone.
   void ReplaceMyMaster(ClusterState& st, ClusterNode& master, const GossipSettings& s,
                        GossipEffects* fx);
@@ -215,6 +234,11 @@ class ClusterGossip {
   uint64_t auth_epoch_ = 0;
   bool cant_failover_logged_ = false;
   int64_t manual_until_ = 0;  // a manual failover's end (0: none)
+  bool mf_can_start_ = false;      // its election may start (FORCE, or the stream is in)
+  int64_t mf_master_offset_ = -1;  // the paused master's offset (-1: not known yet)
+  // A master paused for its replica's manual failover: until when, and which replica.
+  int64_t mf_end_ = 0;
+  std::string mf_replica_;
   // This node's role and config epoch as last told to every node: a change (CLUSTER
   // REPLICATE, a failover, SETSLOT NODE of an imported slot) is sent to all at the next
   // tick, not left to the next PINGs.

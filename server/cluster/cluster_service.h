@@ -74,6 +74,10 @@ class ClusterService final : public ShardService {
   // held keys in them. Every worker deletes its keys of those slots (in its next turn),
   // as Redis does, with a DEL to the replicas and a "del" event for each.
   void DropKeysInSlots(std::vector<uint32_t> slots);
+  // The bus's thread: a replica's manual failover pauses this master's clients' writes
+  // until end_ms (CLIENT PAUSE WRITE), and its end lets them go on.
+  void PauseWrites(int64_t end_ms) { engine_->PauseClients(end_ms, Engine::kPauseWrite); }
+  void Unpause() { engine_->UnpauseClients(); }
 
   const std::string& config_path() const { return path_; }
   // The bus's end of this node, once the Server has started it (null before).

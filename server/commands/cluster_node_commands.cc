@@ -383,19 +383,16 @@ void ClusterNodeConn(Client& c, CmdArgs args, ReplyBuilder& rb) {
         err = "ERR I'm a replica but my master is unknown to me";
       } else if (!force && !takeover && (m->failed() || !m->connected)) {
         err = "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE";
-      } else if (!force && !takeover) {
-        // Redis's plain form pauses the master's clients until this replica has its
-        // whole stream (MFSTART); that hand-over is not here yet.
-        err =
-            "ERR CLUSTER FAILOVER without FORCE or TAKEOVER is not available yet: use "
-            "CLUSTER FAILOVER FORCE (an election now) or TAKEOVER";
       }
     });
     if (!err.empty()) {
       rb.Error(err);
       return;
     }
-    if (const ClusterBus* bus = svc.bus()) bus->RequestFailover(takeover);
+    FailoverMode mode = takeover ? FailoverMode::kTakeover
+                        : force  ? FailoverMode::kForce
+                                 : FailoverMode::kDefault;
+    if (const ClusterBus* bus = svc.bus()) bus->RequestFailover(mode);
     rb.Ok();
   } else if (sub == "meet") {
     if (args.size() < 4) {

@@ -471,7 +471,7 @@ def test_cluster_replicate_errors(cluster):
         c.execute_command("CLUSTER", "REPLICATE", oid)
 
 
-def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(cluster):
+def test_cluster_failover_plain_force_and_takeover_swap_a_master_and_its_replica(cluster):
     nodes = [cluster.strata() for _ in range(6)]
     rc, out = cli("--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
                   "--cluster-replicas", 1, "--cluster-yes")
@@ -493,14 +493,32 @@ def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(clust
         replicas[0].client().execute_command("CLUSTER", "FAILOVER", "SOON")
     ids = {myid(n): n for n in nodes}
 
+    def old_slots(master):
+        slots = set()
+        for a, b in _ranges(master):
+            slots.update(range(a, b + 1))
+        return slots
+
     def master_of(replica):
         line = [l for l in replica.client(decode_responses=True)
                 .execute_command("CLUSTER", "NODES").splitlines() if "myself" in l][0]
         return ids[line.split()[3]]
 
-    for option, replica in (("FORCE", replicas[0]), ("TAKEOVER", replicas[1])):
+    for option, replica in (("FORCE", replicas[0]), ("TAKEOVER", replicas[1]), ("", replicas[2])):
         old = master_of(replica)
-        assert replica.client().execute_command("CLUSTER", "FAILOVER", option) == b"OK"
+        # Writes the master acknowledged just before are on the promoted replica (the
+        # plain form waits for the whole stream; the others race it, so only the plain
+        # form is checked for them).
+        entry = RedisCluster(host="127.0.0.1", port=old.port, decode_responses=True)
+        mine = []
+        for i in range(2000):
+            k = "fo:%s:%d" % (option, i)
+            if entry.cluster_keyslot(k) in old_slots(old):
+                mine.append(k)
+                entry.set(k, i)
+        entry.close()
+        args = ("CLUSTER", "FAILOVER") + ((option,) if option else ())
+        assert replica.client().execute_command(*args) == b"OK"
         try:
             wait_for(lambda: loaded(lambda: "master" in role_of(replica)), 15 * SLOW,
                      "the replica to be promoted by " + option)
@@ -516,4 +534,11 @@ def test_cluster_failover_force_and_takeover_swap_a_master_and_its_replica(clust
         wait_for(lambda: all_ok(nodes), 20 * SLOW, "the cluster to be ok")
         ok, out = check(replica)
         assert ok, out
+        if not option:
+            assert mine
+            c = replica.client(decode_responses=True)
+            lost = [k for k in mine if c.get(k) is None]
+            assert not lost, "writes the master acknowledged are lost: %r" % lost[:5]
+            assert "Manual failover requested" in old.read_log()
+            assert "manual failover can start" in replica.read_log()
     write_and_read(nodes[0], 100)

@@ -25,6 +25,8 @@ class Sim {
     std::unique_ptr<ClusterGossip> g;
     bool up = true;
     std::map<uint64_t, bool> links;  // serial of the node linked to -> connected
+    int64_t paused_until = 0;        // a manual failover paused this master's writes
+    bool unpaused = false;           // and the pause ended
   };
 
   explicit Sim(int64_t node_timeout_ms) { s_.node_timeout_ms = node_timeout_ms; }
@@ -81,6 +83,8 @@ class Sim {
   }
 
   void Apply(Node& n, GossipEffects& fx) {
+    if (fx.pause_writes_until_ms != 0) n.paused_until = fx.pause_writes_until_ms;
+    if (fx.unpause_clients) n.unpaused = true;
     for (uint64_t serial : fx.drop_links) {
       n.links.erase(serial);
       if (ClusterNode* c = n.st->FindBySerial(serial)) c->connected = false;
@@ -207,6 +211,40 @@ TEST(ClusterGossipTest, ThreeMastersMeetThroughOneAndAgreeOnTheSlots) {
   EXPECT_EQ(a.st->SlotOwner(16383)->id, c.st->myself().id);
   EXPECT_EQ(c.st->SlotOwner(0)->id, a.st->myself().id);
   EXPECT_EQ(b.st->FindNode(c.st->myself().id)->port, 7002);  // learned from a's gossip
+}
+
+// The plain CLUSTER FAILOVER: MFSTART, the master pauses its writes and sends its offset
+// flagged PAUSED, the replica (whose offset matches) wins an election with the masters'
+// votes, and the old master follows it and lets its clients go on.
+TEST(ClusterGossipTest, APlainManualFailoverPausesTheMasterAndSwapsTheRoles) {
+  Sim sim(1000);
+  Sim::Node& a = sim.Add('a', 7000, 1, 0, 5460);
+  Sim::Node& b = sim.Add('b', 7001, 2, 5461, 10922);
+  Sim::Node& c = sim.Add('c', 7002, 3, 10923, 16383);
+  Sim::Node& r = sim.Add('r', 7003, 0, 1, 0);
+  Meet(sim, b, a);
+  Meet(sim, c, a);
+  Meet(sim, r, a);
+  sim.Run(3000);
+  ASSERT_TRUE(sim.Agree());
+  GossipEffects fx;
+  ClusterGossip::SetMyMaster(*r.st, *r.st->FindNode(a.st->myself().id), &fx);
+  sim.Run(1000);  // every node learns r is a's replica
+  for (auto& n : sim.nodes()) {
+    ASSERT_FALSE(n->st->FindNode(r.st->myself().id)->is_master()) << n->st->NodesText();
+  }
+  GossipEffects mf;
+  r.g->ManualFailover(*r.st, FailoverMode::kDefault, sim.settings(), sim.now(), &mf);
+  ASSERT_EQ(mf.sends.size(), 1u);  // MFSTART to the master
+  sim.Apply(r, mf);
+  sim.Run(3000);
+  EXPECT_GT(a.paused_until, 0);
+  EXPECT_TRUE(a.unpaused);
+  EXPECT_TRUE(r.st->myself().is_master());
+  EXPECT_EQ(r.st->SlotCount(r.st->myself()), 5461u);
+  EXPECT_FALSE(a.st->myself().is_master());
+  EXPECT_EQ(a.st->myself().master_id, r.st->myself().id);
+  EXPECT_TRUE(sim.Agree());
 }
 
 TEST(ClusterGossipTest, ADeadMasterIsFailedByAMajorityAndClearedWhenItReturns) {
