@@ -67,8 +67,9 @@ std::string ClusterGossip::BuildPing(const ClusterState& st, uint16_t type,
   bus::Message m;
   m.h = MyHeader(st, type, s);
   // A master whose clients are paused for its replica's manual failover says so, with
-  // the offset its stream stopped at (the header's).
-  if (mf_end_ != 0 && st.myself().is_master()) m.h.mflags |= bus::kPaused;
+  // the offset its stream stopped at (the header's) - from the tick after the pause
+  // began on.
+  if (mf_end_ != 0 && !mf_ping_pending_ && st.myself().is_master()) m.h.mflags |= bus::kPaused;
   m.hostname = st.myself().hostname;
   const auto& nodes = st.nodes();
   // About a tenth of the nodes (at least 3), drawn at random, as Redis draws them: not
@@ -291,15 +292,22 @@ void ClusterGossip::ResetManualFailover() {
   mf_master_offset_ = -1;
 }
 
-void ClusterGossip::MasterManualFailoverTick(ClusterState& st, int64_t now_ms,
-                                             GossipEffects* fx) {
+void ClusterGossip::MasterManualFailoverTick(ClusterState& st, const GossipSettings& s,
+                                             int64_t now_ms, GossipEffects* fx) {
   if (mf_end_ == 0) return;
+  if (mf_ping_pending_ && st.myself().is_master()) {
+    mf_ping_pending_ = false;
+    if (const ClusterNode* r = st.FindNode(mf_replica_)) {
+      fx->sends.emplace_back(r->serial, BuildPing(st, bus::kPing, s));
+    }
+  }
   // Over (the replica took the slots: this node follows it now) or timed out: the
   // clients go on.
   if (!st.myself().is_master() || now_ms > mf_end_) {
     if (now_ms > mf_end_) LogWarning("Manual failover timed out.");
     mf_end_ = 0;
     mf_replica_.clear();
+    mf_ping_pending_ = false;
     fx->unpause_clients = true;
   }
 }
@@ -425,7 +433,7 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
   announced_ = true;
   announced_master_ = self.master_id;
   announced_epoch_ = self.config_epoch;
-  MasterManualFailoverTick(st, now_ms, fx);
+  MasterManualFailoverTick(st, s, now_ms, fx);
   HandleReplicaFailover(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
@@ -663,7 +671,10 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
     mf_end_ = now_ms + kManualFailoverTimeoutMs;
     mf_replica_ = sender->id;
     fx->pause_writes_until_ms = now_ms + kManualFailoverTimeoutMs * 2;
-    fx->sends.emplace_back(sender->serial, BuildPing(st, bus::kPing, s));
+    // The PAUSED PING goes at the next tick, its offset read then: the writes already on
+    // their way when the pause began are in it (a Redis replica takes the first offset
+    // it is told).
+    mf_ping_pending_ = true;
   } else if (type == bus::kAuthRequest) {
     if (sender != nullptr) MaybeVote(st, *sender, m, s, now_ms, fx);
   } else if (type == bus::kAuthAck) {

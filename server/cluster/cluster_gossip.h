@@ -213,7 +213,8 @@ class ClusterGossip {
   void ResetManualFailover();
   // A master's side of a manual failover: over (it is a replica now) or timed out, its
   // clients go on.
-  void MasterManualFailoverTick(ClusterState& st, int64_t now_ms, GossipEffects* fx);
+  void MasterManualFailoverTick(ClusterState& st, const GossipSettings& s, int64_t now_ms,
+                                GossipEffects* fx);
   // The replica's promotion: its master's slots, a master's role, a PONG to everyone.
   void ReplaceMyMaster(ClusterState& st, ClusterNode& master, const GossipSettings& s,
                        GossipEffects* fx);
@@ -239,6 +240,7 @@ class ClusterGossip {
   // A master paused for its replica's manual failover: until when, and which replica.
   int64_t mf_end_ = 0;
   std::string mf_replica_;
+  bool mf_ping_pending_ = false;  // the PAUSED PING goes at the next tick
   // This node's role and config epoch as last told to every node: a change (CLUSTER
   // REPLICATE, a failover, SETSLOT NODE of an imported slot) is sent to all at the next
   // tick, not left to the next PINGs.

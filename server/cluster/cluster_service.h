@@ -76,7 +76,9 @@ class ClusterService final : public ShardService {
   void DropKeysInSlots(std::vector<uint32_t> slots);
   // The bus's thread: a replica's manual failover pauses this master's clients' writes
   // until end_ms (CLIENT PAUSE WRITE), and its end lets them go on.
-  void PauseWrites(int64_t end_ms) { engine_->PauseClients(end_ms, Engine::kPauseWrite); }
+  void PauseWrites(int64_t end_ms) {
+    engine_->PauseClients(end_ms, Engine::kPauseWrite, /*for_failover=*/true);
+  }
   void Unpause() { engine_->UnpauseClients(); }
 
   const std::string& config_path() const { return path_; }

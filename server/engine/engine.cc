@@ -219,11 +219,15 @@ void Engine::RequestShutdown(bool save_done) {
   kill(getpid(), SIGTERM);
 }
 
-void Engine::PauseClients(int64_t end_ms, PauseMode mode) {
+void Engine::PauseClients(int64_t end_ms, PauseMode mode, bool for_failover) {
   std::lock_guard<std::mutex> l(pause_mu_);
   int64_t cur_end = pause_end_ms_.load(std::memory_order_relaxed);
   uint8_t cur_mode = pause_mode_.load(std::memory_order_relaxed);
-  if (cur_end == 0) cur_mode = kPauseNone;
+  if (cur_end == 0) {
+    cur_mode = kPauseNone;
+    pause_for_failover_.store(false, std::memory_order_relaxed);
+  }
+  if (for_failover) pause_for_failover_.store(true, std::memory_order_relaxed);
   pause_mode_.store(std::max<uint8_t>(cur_mode, mode), std::memory_order_relaxed);
   pause_end_ms_.store(std::max(cur_end, end_ms), std::memory_order_release);
 }
@@ -233,6 +237,7 @@ void Engine::UnpauseClients() {
     std::lock_guard<std::mutex> l(pause_mu_);
     pause_end_ms_.store(0, std::memory_order_release);
     pause_mode_.store(kPauseNone, std::memory_order_relaxed);
+    pause_for_failover_.store(false, std::memory_order_relaxed);
   }
   for (auto& w : workers_) {
     w->PostExternal(MakeTask([] { Worker::Current()->WakePauseWaiters(); }));

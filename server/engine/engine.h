@@ -189,7 +189,12 @@ class Engine {
   // expired actively. Overlapping pauses keep the later end and the stronger mode, as in
   // Redis. Replicas and the master's stream never wait.
   enum PauseMode : uint8_t { kPauseNone = 0, kPauseWrite = 1, kPauseAll = 2 };
-  void PauseClients(int64_t end_ms, PauseMode mode);
+  // for_failover: a cluster manual failover's pause (the master then sends its replicas
+  // no PING, which would move the offset the replica waits for, as in Redis).
+  void PauseClients(int64_t end_ms, PauseMode mode, bool for_failover = false);
+  bool paused_for_failover(int64_t now_ms) {
+    return pause_for_failover_.load(std::memory_order_relaxed) && PauseModeAt(now_ms) != kPauseNone;
+  }
   // CLIENT UNPAUSE: the pause ends now, and every worker wakes its waiting clients.
   void UnpauseClients();
   // One relaxed load: whether a pause may be on (then ask PauseModeAt).
@@ -225,6 +230,7 @@ class Engine {
   std::mutex pause_mu_;  // serialises PauseClients, UnpauseClients and the clearing
   std::atomic<int64_t> pause_end_ms_{0};  // 0: no pause
   std::atomic<uint8_t> pause_mode_{kPauseNone};
+  std::atomic<bool> pause_for_failover_{false};
   std::atomic<int> busy_functions_{0};
   [[noreturn]] static void MissingService();
   // The acceptor thread (Start, Stop).

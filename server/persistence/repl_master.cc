@@ -520,8 +520,10 @@ void ReplMaster::OnTimer(Worker& w) {
   }
   bool any = connected_.load() > 0;
   if (any && now >= next_ping_ms_) {
-    // Keeps idle replicas from timing out, as Redis's master does.
-    if (next_ping_ms_ != 0) w.repl_feed().Record(ReplLog::kNoDb, kPing);
+    // Keeps idle replicas from timing out, as Redis's master does; not while paused for
+    // a manual failover, whose replica waits for the offset the pause stopped at.
+    if (next_ping_ms_ != 0 && !engine_->paused_for_failover(now))
+      w.repl_feed().Record(ReplLog::kNoDb, kPing);
     next_ping_ms_ = now + engine_->config().Int("repl-ping-replica-period") * 1000;
   }
   // CONFIG SET repl-backlog-size takes effect here (the newest bytes are kept).

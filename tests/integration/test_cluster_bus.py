@@ -542,3 +542,63 @@ def test_cluster_failover_plain_force_and_takeover_swap_a_master_and_its_replica
             assert "Manual failover requested" in old.read_log()
             assert "manual failover can start" in replica.read_log()
     write_and_read(nodes[0], 100)
+
+
+def test_a_plain_failover_hands_a_strata_master_to_a_redis_replica_and_back(cluster):
+    """CLUSTER FAILOVER with no option between the two kinds of node, both ways: the
+    replica sends MFSTART, the master pauses its writes and says where its stream
+    stopped, the replica catches up and is elected; keys the master took are kept."""
+    nodes = [cluster.strata() for _ in range(3)]
+    create(nodes)
+    wait_for(lambda: all_ok(nodes), 20 * SLOW, "the strata cluster to be ok")
+    s1 = nodes[0]
+    r = cluster.redis()
+    rc, out = cli("--cluster", "add-node", "127.0.0.1:%d" % r.port, "127.0.0.1:%d" % s1.port,
+                  "--cluster-slave", "--cluster-master-id", myid(s1))
+    assert rc == 0, out
+    everyone = nodes + [r]
+    wait_for(lambda: all_ok(everyone), 30 * SLOW, "the redis replica to join")
+    wait_for(lambda: loaded(lambda: "slave" in role_of(r) and r.client().info("replication")
+                            .get("master_link_status") == "up"), 30 * SLOW,
+             "the redis replica to sync from strata")
+    wait_for(lambda: all(sum("slave" in v[1] for v in nodes_of(n).values()) == 1
+                         for n in everyone), 10 * SLOW, "every node to know the replica")
+    entry = RedisCluster(host="127.0.0.1", port=s1.port, decode_responses=True)
+    s1_slots = set()
+    for a, b in _ranges(s1):
+        s1_slots.update(range(a, b + 1))
+    keys = [k for k in ("mf:%d" % i for i in range(3000)) if entry.cluster_keyslot(k) in s1_slots]
+    for k in keys:
+        entry.set(k, k)
+    entry.close()
+    for replica, master in ((r, s1), (s1, r)):
+        assert replica.client().execute_command("CLUSTER", "FAILOVER") == b"OK"
+        try:
+            wait_for(lambda: loaded(lambda: "master" in role_of(replica)), 20 * SLOW,
+                     "the %s replica to be promoted" % replica.kind)
+        except AssertionError:
+            for n in (replica, master):
+                print("--- %s node %d:\n%s" % (n.kind, n.port, "\n".join(
+                    l for l in n.read_log().splitlines()
+                    if "ailover" in l or "lection" in l or "offset" in l or "PAUSED" in l)))
+            raise
+        wait_for(lambda: loaded(lambda: "slave" in role_of(master)), 20 * SLOW,
+                 "the old %s master to follow" % master.kind)
+        wait_for(lambda: all_ok(everyone), 20 * SLOW, "the cluster to be ok")
+        c = replica.client(decode_responses=True)
+        lost = [k for k in keys if c.get(k) != k]
+        assert not lost, "writes lost in the hand-over: %r" % lost[:5]
+        wait_for(lambda: loaded(lambda: master.client().info("replication")
+                                .get("master_link_status") == "up"), 30 * SLOW,
+                 "the old master to sync from the new one")
+        # Its new master must know it as its replica before it can ask it for the next
+        # hand-over (a master ignores MFSTART from a node it does not know as its own).
+        mid = myid(master)
+        wait_for(lambda: all("slave" in nodes_of(n)[mid][1] for n in everyone), 10 * SLOW,
+                 "every node to know the old master as a replica")
+    # strata's side of each hand-over: the paused master, then the waiting replica.
+    log = s1.read_log()
+    assert "Manual failover requested by replica" in log
+    assert "manual failover can start" in log
+    ok, out = check(s1)
+    assert ok, out
