@@ -34,13 +34,13 @@ def test_client_pause_errors(paused):
 def test_a_write_pause_holds_writes_and_lets_reads_through(server, paused):
     other = server.client(decode_responses=True)
     other.set("pause:k", "old")
-    assert paused.execute_command("CLIENT", "PAUSE", 600, "WRITE") == "OK"
+    assert paused.execute_command("CLIENT", "PAUSE", 2000, "WRITE") == "OK"
     t0 = time.monotonic()
     assert other.get("pause:k") == "old"
     assert other.ping()
-    assert time.monotonic() - t0 < 0.4  # reads are not held
+    assert time.monotonic() - t0 < 1.5  # reads are not held
     assert other.set("pause:k", "new")  # held until the pause ends
-    assert time.monotonic() - t0 >= 0.45
+    assert time.monotonic() - t0 >= 1.9
     assert other.get("pause:k") == "new"
     other.close()
 
@@ -91,12 +91,12 @@ def test_a_transaction_with_writes_waits_for_a_write_pause(server, paused):
     assert p.execute() == [None, True]
     assert time.monotonic() - t0 >= 0.35
     # A read-only transaction is not held.
-    assert paused.execute_command("CLIENT", "PAUSE", 2000, "WRITE") == "OK"
+    assert paused.execute_command("CLIENT", "PAUSE", 5000, "WRITE") == "OK"
     t0 = time.monotonic()
     p = other.pipeline(transaction=True)
     p.get("pause:t")
     assert p.execute() == ["v"]
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < 3
     other.close()
 
 
