@@ -78,6 +78,7 @@ class ClusterService final : public ShardService {
   // until end_ms (CLIENT PAUSE WRITE), and its end lets them go on.
   void PauseWrites(int64_t end_ms) {
     engine_->PauseClients(end_ms, Engine::kPauseWrite, /*for_failover=*/true);
+    engine_->ShowPauseToWorkers();
   }
   void Unpause() { engine_->UnpauseClients(); }
 

@@ -531,33 +531,6 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
     } else {
       rb.Error(errors::kSyntax);
     }
-  } else if (sub == "pause" && (args.size() == 3 || args.size() == 4)) {
-    // Redis 7.0's order of checks: the mode, then the timeout (milliseconds).
-    Engine::PauseMode mode = Engine::kPauseAll;
-    if (args.size() == 4) {
-      if (EqualsIgnoreCase(args[3], "write")) {
-        mode = Engine::kPauseWrite;
-      } else if (!EqualsIgnoreCase(args[3], "all")) {
-        rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
-        return;
-      }
-    }
-    int64_t ms = 0;
-    if (!ParseInt64(args[2], &ms)) {
-      rb.Error("ERR timeout is not an integer or out of range");
-      return;
-    }
-    if (ms < 0) {
-      rb.Error("ERR timeout is negative");
-      return;
-    }
-    int64_t now = c->worker().now_ms();
-    int64_t end = ms > INT64_MAX - now ? INT64_MAX : now + ms;
-    c->worker().engine().PauseClients(end, mode);
-    rb.Ok();
-  } else if (sub == "unpause" && args.size() == 2) {
-    c->worker().engine().UnpauseClients();
-    rb.Ok();
   } else if (sub == "help") {
     const char* lines[] = {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                            "ID",
@@ -742,6 +715,38 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         rb.Integer(n);
       }
     }
+  } else if (sub == "pause" && (args.size() == 3 || args.size() == 4)) {
+    // Redis 7.0's order of checks: the mode, then the timeout (milliseconds).
+    Engine::PauseMode mode = Engine::kPauseAll;
+    if (args.size() == 4) {
+      if (EqualsIgnoreCase(args[3], "write")) {
+        mode = Engine::kPauseWrite;
+      } else if (!EqualsIgnoreCase(args[3], "all")) {
+        rb.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+        c->FinishFiber(std::move(out));
+        co_return;
+      }
+    }
+    int64_t ms = 0;
+    if (!ParseInt64(args[2], &ms)) {
+      rb.Error("ERR timeout is not an integer or out of range");
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+    if (ms < 0) {
+      rb.Error("ERR timeout is negative");
+      c->FinishFiber(std::move(out));
+      co_return;
+    }
+    int64_t now = c->worker().now_ms();
+    int64_t end = ms > INT64_MAX - now ? INT64_MAX : now + ms;
+    srv.PauseClients(end, mode);
+    // Every worker holds its clients from now on: the reply waits for all of them.
+    co_await RunOn(srv.AllShards(), [](Worker& w) { w.SetPauseGate(true); });
+    rb.Ok();
+  } else if (sub == "unpause" && args.size() == 2) {
+    srv.UnpauseClients();
+    rb.Ok();
   }
   c->FinishFiber(std::move(out));
 }
@@ -750,7 +755,9 @@ bool ClientNeedsFiber(CmdArgs args) {
   if (EqualsIgnoreCase(args[1], "tracking") && args.size() >= 3)
     return TrackingRedirectOf(args) != 0;
   return EqualsIgnoreCase(args[1], "list") ||
-         (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3);
+         (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3) ||
+         (EqualsIgnoreCase(args[1], "pause") && (args.size() == 3 || args.size() == 4)) ||
+         (EqualsIgnoreCase(args[1], "unpause") && args.size() == 2);
 }
 
 Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {

@@ -249,33 +249,32 @@ void ClientConnection::ProcessInput() {
       PauseInput();
       break;
     }
-    if (worker_->engine().maybe_paused() && spec != nullptr) [[unlikely]] {
-      if (WaitsForPause(spec)) {
+    if (worker_->input_gated() && spec != nullptr) [[unlikely]] {
+      if (worker_->pause_gate() && WaitsForPause(spec)) {
         // CLIENT PAUSE: this command, and what the client sent after it, wait.
         PauseInput();
         inflight_++;  // keeps the connection alive while the worker holds it
         worker_->WaitForPause(this);
         break;
       }
-    }
-    if (worker_->spill_wait() && spec != nullptr && (spec->flags & kCmdDenyOom) && !is_master_)
-        [[unlikely]] {
-      // Over maxmemory while values are being moved to disk: the write (and what this
-      // client sent after it) waits for memory, at most Worker::kSpillWaitMs. Once a
-      // wait ran out, the client's writes are refused at once until memory is under
-      // the limit again (a pipeline does not wait once per write).
-      int64_t now = worker_->now_ms();
-      if (memory_wait_since_ms_ == 0) memory_wait_since_ms_ = now;
-      if (!memory_wait_expired_ && now - memory_wait_since_ms_ < Worker::kSpillWaitMs) {
-        PauseInput();
-        if (!memory_waiting_) {
-          memory_waiting_ = true;
-          inflight_++;  // keeps the connection alive while the worker holds it
-          worker_->WaitForMemory(this);
+      if (worker_->spill_wait() && (spec->flags & kCmdDenyOom) && !is_master_) {
+        // Over maxmemory while values are being moved to disk: the write (and what this
+        // client sent after it) waits for memory, at most Worker::kSpillWaitMs. Once a
+        // wait ran out, the client's writes are refused at once until memory is under
+        // the limit again (a pipeline does not wait once per write).
+        int64_t now = worker_->now_ms();
+        if (memory_wait_since_ms_ == 0) memory_wait_since_ms_ = now;
+        if (!memory_wait_expired_ && now - memory_wait_since_ms_ < Worker::kSpillWaitMs) {
+          PauseInput();
+          if (!memory_waiting_) {
+            memory_waiting_ = true;
+            inflight_++;  // keeps the connection alive while the worker holds it
+            worker_->WaitForMemory(this);
+          }
+          break;
         }
-        break;
+        memory_wait_expired_ = true;
       }
-      memory_wait_expired_ = true;
     }
     Consume(consumed);
     Dispatch(spec, cmd_args);

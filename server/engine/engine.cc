@@ -232,6 +232,12 @@ void Engine::PauseClients(int64_t end_ms, PauseMode mode, bool for_failover) {
   pause_end_ms_.store(std::max(cur_end, end_ms), std::memory_order_release);
 }
 
+void Engine::ShowPauseToWorkers() {
+  for (auto& w : workers_) {
+    w->PostExternal(MakeTask([] { Worker::Current()->SetPauseGate(true); }));
+  }
+}
+
 void Engine::UnpauseClients() {
   {
     std::lock_guard<std::mutex> l(pause_mu_);
@@ -240,7 +246,10 @@ void Engine::UnpauseClients() {
     pause_for_failover_.store(false, std::memory_order_relaxed);
   }
   for (auto& w : workers_) {
-    w->PostExternal(MakeTask([] { Worker::Current()->WakePauseWaiters(); }));
+    w->PostExternal(MakeTask([] {
+      Worker::Current()->SetPauseGate(false);
+      Worker::Current()->WakePauseWaiters();
+    }));
   }
 }
 

@@ -195,10 +195,11 @@ class Engine {
   bool paused_for_failover(int64_t now_ms) {
     return pause_for_failover_.load(std::memory_order_relaxed) && PauseModeAt(now_ms) != kPauseNone;
   }
+  // Every worker looks at the pause from its next turn on (Worker::SetPauseGate, by a
+  // task to each; CLIENT PAUSE sets them itself, with a hop to each, before it replies).
+  void ShowPauseToWorkers();
   // CLIENT UNPAUSE: the pause ends now, and every worker wakes its waiting clients.
   void UnpauseClients();
-  // One relaxed load: whether a pause may be on (then ask PauseModeAt).
-  bool maybe_paused() const { return pause_end_ms_.load(std::memory_order_relaxed) != 0; }
   // The pause in force at now_ms; kPauseNone once its end has passed (the first to see
   // that clears it).
   PauseMode PauseModeAt(int64_t now_ms);

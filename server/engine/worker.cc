@@ -466,7 +466,9 @@ void Worker::UpdateMemoryState() {
   over_memory_limit_ =
       over && (eviction_.policy() == EvictionPolicy::kNoEviction || engine_->EvictionExhausted());
   // While the spill tier can still free memory, writes wait for it first.
-  spill_wait_ = over_memory_limit_ && cold_gate_ != nullptr && cold_gate_->CanFreeMemory();
+  bool spill_wait = over_memory_limit_ && cold_gate_ != nullptr && cold_gate_->CanFreeMemory();
+  input_gates_ = static_cast<uint8_t>(spill_wait ? (input_gates_ | kGateSpill)
+                                                 : (input_gates_ & ~kGateSpill));
   if (!memory_waiters_.empty()) [[unlikely]]
     WakeMemoryWaiters();
 }
@@ -538,16 +540,19 @@ void Worker::EvictClientsOverLimit() {
 }
 
 void Worker::RunTimers() {
-  if (!pause_waiters_.empty()) [[unlikely]] {
+  if (pause_gate()) [[unlikely]] {
     // CLIENT PAUSE ran out: the clients waiting for it go on.
-    if (engine_->PauseModeAt(now_ms_) == Engine::kPauseNone) WakePauseWaiters();
+    if (engine_->PauseModeAt(now_ms_) == Engine::kPauseNone) {
+      SetPauseGate(false);
+      WakePauseWaiters();
+    }
   }
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
   // Nor does a paused server expire keys (its replicas catch up with a still stream).
-  bool paused = engine_->maybe_paused() && engine_->PauseModeAt(now_ms_) != Engine::kPauseNone;
+  bool paused = pause_gate() && engine_->PauseModeAt(now_ms_) != Engine::kPauseNone;
   if (engine_->active_expire() && !engine_->replication().is_replica() && !paused)
     keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
   if (index_ == 0) {

@@ -169,7 +169,16 @@ class Worker {
   // Over maxmemory while the spill tier can still free memory: writes wait (up to
   // kSpillWaitMs each) instead of being refused (see "The tier" in ARCHITECTURE.md).
   static constexpr int64_t kSpillWaitMs = 500;
-  bool spill_wait() const { return spill_wait_; }
+  bool spill_wait() const { return input_gates_ & kGateSpill; }
+  // Whether a command read from a client may have to wait before it runs (spill_wait, or
+  // a client pause this worker knows of): one byte, looked at per command.
+  bool input_gated() const { return input_gates_ != 0; }
+  // CLIENT PAUSE (or a manual failover's) is on: set on every worker before CLIENT PAUSE
+  // replies; cleared when it ends (RunTimers, or CLIENT UNPAUSE's task).
+  bool pause_gate() const { return input_gates_ & kGatePause; }
+  void SetPauseGate(bool on) {
+    input_gates_ = static_cast<uint8_t>(on ? (input_gates_ | kGatePause) : (input_gates_ & ~kGatePause));
+  }
   // A connection whose next command is a write waiting for memory: it is woken when
   // memory is under the limit again or its wait ran out (owning thread only).
   void WaitForMemory(ClientConnection* c);
@@ -405,7 +414,9 @@ class Worker {
   ColdGate* cold_gate_ = nullptr;
   std::shared_ptr<const SlotRouting> routing_;
   size_t tier_bytes_ = 0;
-  bool spill_wait_ = false;
+  static constexpr uint8_t kGateSpill = 1;  // spill_wait
+  static constexpr uint8_t kGatePause = 2;  // pause_gate
+  uint8_t input_gates_ = 0;
   std::vector<ClientConnection*> memory_waiters_;
   std::vector<ClientConnection*> pause_waiters_;
   void WakeMemoryWaiters();
