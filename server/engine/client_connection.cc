@@ -431,27 +431,17 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
-    // ASKING holds for this command (a refusal above used it up too, in Refuse).
-    bool asking = cluster_asking;
-    if (asking) UseAsking(spec);
-    uint8_t open_slot = 0;  // OpenSlotBits (cluster_routing.h)
     // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
     // before a transaction queues it, as Redis does. The master's stream obeys.
-    // A command of one key served here passes in one slot lookup.
+    // A command of one key served here passes in one slot lookup (and a look at the
+    // client's ASKING, which it would use up).
     bool one_key = spec->keys_fn == nullptr && spec->first_key > 0 &&
                    spec->last_key == spec->first_key &&
                    static_cast<size_t>(spec->first_key) < args.size();
-    if (!(one_key && routing->ok &&
+    if (!(one_key && routing->ok && !cluster_asking &&
           routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
-        !RoutedHere(*routing, spec, args, asking, &open_slot))
+        RoutedElsewhere(*routing, spec, args))
       return true;
-    // A command whose slot is open and whose keys' presence decides goes its own way,
-    // unless a transaction queues it (EXEC decides with its keys held) or it runs on the
-    // client's thread (WATCH).
-    if (open_slot != 0 && multi_ == nullptr && (spec->shard_fn != nullptr ||
-                                                spec->fiber_fn != nullptr)) {
-      return DispatchOpenSlot(spec, args, open_slot);
-    }
   }
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {
@@ -522,6 +512,23 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   }
   ReplyError("ERR internal error: command has no handler for keys on several shards");
   return true;
+}
+
+bool ClientConnection::RoutedElsewhere(const SlotRouting& r, const CommandSpec* spec,
+                                       CmdArgs args) {
+  // ASKING holds for this command (a refusal before routing used it up too, in Refuse).
+  bool asking = cluster_asking;
+  if (asking) UseAsking(spec);
+  uint8_t open_slot = 0;  // OpenSlotBits (cluster_routing.h)
+  if (!RoutedHere(r, spec, args, asking, &open_slot)) return true;
+  // A command whose slot is open and whose keys' presence decides goes its own way,
+  // unless a transaction queues it (EXEC decides with its keys held) or it runs on the
+  // client's thread (WATCH).
+  if (open_slot != 0 && multi_ == nullptr &&
+      (spec->shard_fn != nullptr || spec->fiber_fn != nullptr)) {
+    return DispatchOpenSlot(spec, args, open_slot);
+  }
+  return false;
 }
 
 bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,

@@ -139,6 +139,9 @@ class ClientConnection final : public Connection, public Client {
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
   // cluster-enabled yes: false when the command's keys are served elsewhere or the
   // cluster is down (the redirection is the reply).
+  // cluster-enabled yes, past the one-key fast path: true when the command was refused
+  // (redirected) or sent on its open slot's own way; false when it goes on here.
+  bool RoutedElsewhere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args);
   // A command whose slot is open (migrating, or importing after ASKING) and whose keys'
   // presence decides is let through with *open_slot set (OpenSlotBits): its shard
   // decides.
