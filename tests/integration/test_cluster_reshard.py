@@ -548,6 +548,14 @@ def tag_in_slot(slot):
     return "{%d}" % i
 
 
+def not_loading(pred):
+    """pred(), or False while the node answers -LOADING (a replica's first sync)."""
+    try:
+        return pred()
+    except redis.exceptions.BusyLoadingError:
+        return False
+
+
 def replica_caught_up(replica, master):
     try:
         r = replica.client().info("replication")
@@ -602,11 +610,12 @@ def test_a_master_that_gives_away_its_last_slot_becomes_a_replica_of_the_taker(c
         assert cc.set("%s%d" % (tag, i), "v%d" % i)
     reshard(a, cid, bid, 1)
     for n in nodes:
-        wait_for(lambda: master_of(n, cid) == bid, 10 * SLOW,
+        # The new replica answers -LOADING while it takes its master's data.
+        wait_for(lambda: not_loading(lambda: master_of(n, cid) == bid), 10 * SLOW,
                  "the emptied master to follow the taker")
+    wait_for(lambda: replica_caught_up(c, b), 20 * SLOW, "the new replica to sync")
     assert "slave" in nodes_of(c)[cid][1] and slots_of(c, cid) == set()
     assert slots_of(a, bid) == set(range(8192, 16384))
-    wait_for(lambda: replica_caught_up(c, b), 20 * SLOW, "the new replica to sync")
     bc = b.client(decode_responses=True)
     assert bc.execute_command("CLUSTER", "COUNTKEYSINSLOT", 16383) == 20
     assert bc.get(tag + "7") == "v7"
@@ -665,17 +674,19 @@ def move_slots_out_and_back(cluster, make, make_joiner):
     # of a strata master.
     reshard(nodes[0], jid, ids[1], 300)
     checked(nodes[1])
+    # The emptied node answers -LOADING while it takes its new master's data.
+    for n in everyone:
+        wait_for(lambda: not_loading(lambda: master_of(n, jid) == ids[1]), 10 * SLOW,
+                 "the emptied node to follow the master that took its slots")
+    wait_for(lambda: replica_caught_up(joiner, nodes[1]), 20 * SLOW,
+             "the emptied node to sync from its new master")
     assert slots_of(joiner, jid) == set()
     for n in everyone:
         assert moved <= slots_of(n, ids[1])
-        wait_for(lambda: master_of(n, jid) == ids[1], 10 * SLOW,
-                 "the emptied node to follow the master that took its slots")
     assert counts_in_slots(nodes[1], moved) == in_moved
     wrong = wrong_values(joiner, want)
     assert wrong == [], (len(wrong), wrong[:10])
     assert sum(dbsize(n) for n in nodes) == len(want)
-    wait_for(lambda: replica_caught_up(joiner, nodes[1]), 20 * SLOW,
-             "the emptied node to sync from its new master")
 
     # An empty master joins; rebalance gives it its share (a small weight keeps the
     # move short).
