@@ -182,8 +182,7 @@ void ClusterGossip::HandleReplicaFailover(ClusterState& st, const GossipSettings
   if (manual && !mf_can_start_) {
     // The plain form: the election waits until this replica has processed its paused
     // master's whole stream (the offset the master sent with its PAUSED flag).
-    if (mf_master_offset_ < 0 || s.repl_offset != static_cast<uint64_t>(mf_master_offset_))
-      return;
+    if (mf_master_offset_ < 0 || s.repl_offset != static_cast<uint64_t>(mf_master_offset_)) return;
     mf_can_start_ = true;
     LogNotice("All master replication stream processed, manual failover can start.");
     auth_time_ = 0;  // a new election at once
@@ -580,8 +579,7 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
     }
     if (sender == nullptr) return;
     if ((m.h.mflags & bus::kPaused) && manual_until_ != 0 && !me.is_master() &&
-        sender->id == me.master_id &&
-        mf_master_offset_ != static_cast<int64_t>(m.h.offset)) {
+        sender->id == me.master_id && mf_master_offset_ != static_cast<int64_t>(m.h.offset)) {
       // The paused master's stream ends here (each PAUSED message says it again, so a
       // write that slipped in before the pause is waited for too).
       mf_master_offset_ = static_cast<int64_t>(m.h.offset);

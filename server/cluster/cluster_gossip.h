@@ -181,8 +181,8 @@ class ClusterGossip {
   // the master is up) - each for at most kManualFailoverTimeoutMs - or TAKEOVER (no
   // election: a new epoch and the master's slots at once). REQUIRES: this node is a
   // replica of a known master.
-  void ManualFailover(ClusterState& st, FailoverMode mode, const GossipSettings& s,
-                      int64_t now_ms, GossipEffects* fx);
+  void ManualFailover(ClusterState& st, FailoverMode mode, const GossipSettings& s, int64_t now_ms,
+                      GossipEffects* fx);
   static constexpr int64_t kManualFailoverTimeoutMs = 5000;
   // This node's header for a message of this type.
   static bus::Header MyHeader(const ClusterState& st, uint16_t type, const GossipSettings& s);
@@ -234,7 +234,7 @@ class ClusterGossip {
   int auth_rank_ = 0;
   uint64_t auth_epoch_ = 0;
   bool cant_failover_logged_ = false;
-  int64_t manual_until_ = 0;  // a manual failover's end (0: none)
+  int64_t manual_until_ = 0;       // a manual failover's end (0: none)
   bool mf_can_start_ = false;      // its election may start (FORCE, or the stream is in)
   int64_t mf_master_offset_ = -1;  // the paused master's offset (-1: not known yet)
   // A master paused for its replica's manual failover: until when, and which replica.

@@ -200,8 +200,8 @@ void DropKeysOn(Worker& w, const std::vector<uint32_t>& slots) {
     if (w.repl_on()) w.repl_feed().KeyDeleted(0, k, ks.changes());
   }
   if (dropped != 0) {
-    LogWarning("Cluster: deleted %zu keys of slots another master now serves (shard %u)",
-               dropped, w.index());
+    LogWarning("Cluster: deleted %zu keys of slots another master now serves (shard %u)", dropped,
+               w.index());
   }
 }
 

@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <iterator>
 #include <set>
@@ -37,12 +36,6 @@
 
 namespace strata {
 namespace {
-
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // The address the asking client reached: given for this node while it has none of its
 // own (it learns one from the cluster bus, or cluster-announce-ip).
@@ -281,9 +274,8 @@ const char* const kHelp[] = {
 };
 
 constexpr std::string_view kLayoutChanges[] = {
-    "addslots",         "addslotsrange", "delslots", "delslotsrange", "flushslots",
-    "set-config-epoch", "bumpepoch",     "forget",   "reset",         "replicate",
-    "setslot"};
+    "addslots",  "addslotsrange", "delslots", "delslotsrange", "flushslots", "set-config-epoch",
+    "bumpepoch", "forget",        "reset",    "replicate",     "setslot"};
 
 }  // namespace
 

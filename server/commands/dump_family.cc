@@ -333,17 +333,15 @@ void RegisterDumpFamily(CommandRegistry& r) {
     s.shard_fn = CmdRestore;
     s.group = "generic";
     s.since = "2.6.0";
+    // MIGRATE's RESTORE in a cluster: the same command, run in a slot the target imports.
+    CommandSpec asking = s;
+    asking.name = "restore-asking";
+    asking.asking = true;
+    asking.group = "server";
+    asking.since = "3.0.0";
+    asking.summary = "An internal command for migrating keys in a cluster.";
     r.Add(std::move(s));
-  }
-  {
-    // MIGRATE's RESTORE in a cluster: it runs in a slot the target imports.
-    CommandSpec s{"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdKeyspace, 1, 1, 1};
-    s.shard_fn = CmdRestore;
-    s.asking = true;
-    s.group = "server";
-    s.since = "3.0.0";
-    s.summary = "An internal command for migrating keys in a cluster.";
-    r.Add(std::move(s));
+    r.Add(std::move(asking));
   }
 }
 

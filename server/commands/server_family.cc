@@ -553,9 +553,9 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
   } else {
-    static const char* known[] = {"id",      "setname",  "getname",     "setinfo", "info",
-                                  "list",    "kill",     "no-evict",    "reply",   "tracking",
-                                  "caching", "getredir", "trackinginfo", "pause", "unpause"};
+    static const char* known[] = {"id",      "setname",  "getname",      "setinfo", "info",
+                                  "list",    "kill",     "no-evict",     "reply",   "tracking",
+                                  "caching", "getredir", "trackinginfo", "pause",   "unpause"};
     bool is_known = false;
     for (const char* k : known) is_known |= sub == k;
     if (is_known) {
@@ -808,9 +808,8 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }  // namespace
 
 const std::vector<std::string> kClientSubcommands = {
-    "id",       "setname", "getname",  "setinfo", "info",     "list",         "kill",
-    "no-evict", "reply",   "tracking", "caching", "getredir", "trackinginfo", "help",
-    "pause",    "unpause"};
+    "id",    "setname",  "getname", "setinfo",  "info",         "list", "kill",  "no-evict",
+    "reply", "tracking", "caching", "getredir", "trackinginfo", "help", "pause", "unpause"};
 const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "rewrite", "help"};
 
 void RegisterServerFamily(CommandRegistry& r) {

@@ -45,7 +45,7 @@ class Client {
   // ASKING (cluster): the next command (or the transaction it opens) may run in a slot
   // this node imports.
   bool cluster_asking = false;
-  bool monitor = false;           // sent MONITOR (Worker::AddMonitor)
+  bool monitor = false;  // sent MONITOR (Worker::AddMonitor)
   ReplyMode reply_mode = ReplyMode::kOn;
   bool skip_next_reply = false;
   // Which client-output-buffer-limit applies: pubsub while the client has any

@@ -349,9 +349,9 @@ void ClientConnection::ReplyError(std::string_view msg) {
 void ClientConnection::UseAsking(const CommandSpec* spec) {
   // Redis's rule: the flag goes after the command, unless a transaction is open (it
   // lasts until EXEC or DISCARD), or the command is ASKING or MULTI.
-  bool keep = spec != nullptr &&
-              ((multi_ != nullptr && spec->name != "exec" && spec->name != "discard") ||
-               spec->name == "asking" || spec->name == "multi");
+  bool keep =
+      spec != nullptr && ((multi_ != nullptr && spec->name != "exec" && spec->name != "discard") ||
+                          spec->name == "asking" || spec->name == "multi");
   if (!keep) cluster_asking = false;
 }
 
@@ -556,8 +556,7 @@ bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec,
   return false;
 }
 
-bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec,
-                                      bool asking) {
+bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec, bool asking) {
   // The layout may have changed since the commands were queued (the cluster bus moved a
   // slot, or the cluster went down): their keys are checked again, all together, as
   // Redis checks them at EXEC. A redirection discards the transaction and is the reply.
@@ -674,8 +673,7 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
   return true;
 }
 
-bool ClientConnection::DispatchOpenSlot(const CommandSpec* spec, CmdArgs args,
-                                        uint8_t open_slot) {
+bool ClientConnection::DispatchOpenSlot(const CommandSpec* spec, CmdArgs args, uint8_t open_slot) {
   Worker& w = *worker_;
   uint32_t shard_count = w.engine().shard_count();
   std::vector<std::string_view> keys;

@@ -54,7 +54,7 @@ struct RemoteCommand {
   int resp;
   std::shared_ptr<OwnedArgs> args;
   std::string reply;
-  uint8_t track = 0;  // TrackMode for the client (tracking.h)
+  uint8_t track = 0;      // TrackMode for the client (tracking.h)
   uint8_t open_slot = 0;  // OpenSlotBits (cluster_routing.h): decided where it runs
 };
 

@@ -30,8 +30,7 @@ RouteDecision Route(const SlotRouting& r, std::span<const std::string_view> keys
   if (first_owner == SlotRouting::kNoOwner) return Redirect("CLUSTERDOWN Hash slot not served");
   // A READONLY client's read on a replica runs here for the master's slots (Redis).
   uint16_t serves = r.myself;
-  if (q.readonly && !q.write && r.my_master != SlotRouting::kNoOwner &&
-      first_owner == r.my_master)
+  if (q.readonly && !q.write && r.my_master != SlotRouting::kNoOwner && first_owner == r.my_master)
     serves = r.my_master;
   bool here = first_owner == serves;
   bool any_open = !r.migrating_to.empty() || !r.importing_from.empty();

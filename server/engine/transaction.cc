@@ -416,8 +416,7 @@ bool ClientConnection::Exec(const CommandSpec* exec_spec) {
     }
   }
   bool local = p.shards.empty() || p.shards[0] == w.index();
-  if (p.single && local && p.open_slot == 0 &&
-      (p.locks.empty() || w.locks().CanRun(p.locks[0]))) {
+  if (p.single && local && p.open_slot == 0 && (p.locks.empty() || w.locks().CanRun(p.locks[0]))) {
     // The fast path: every key on this worker's shard, free now. Run it here.
     uint64_t t0 = CycleClock::Now();
     bool suppress = TakeSuppress();

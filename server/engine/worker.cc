@@ -467,8 +467,8 @@ void Worker::UpdateMemoryState() {
       over && (eviction_.policy() == EvictionPolicy::kNoEviction || engine_->EvictionExhausted());
   // While the spill tier can still free memory, writes wait for it first.
   bool spill_wait = over_memory_limit_ && cold_gate_ != nullptr && cold_gate_->CanFreeMemory();
-  input_gates_ = static_cast<uint8_t>(spill_wait ? (input_gates_ | kGateSpill)
-                                                 : (input_gates_ & ~kGateSpill));
+  input_gates_ =
+      static_cast<uint8_t>(spill_wait ? (input_gates_ | kGateSpill) : (input_gates_ & ~kGateSpill));
   if (!memory_waiters_.empty()) [[unlikely]]
     WakeMemoryWaiters();
 }

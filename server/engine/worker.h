@@ -177,7 +177,8 @@ class Worker {
   // replies; cleared when it ends (RunTimers, or CLIENT UNPAUSE's task).
   bool pause_gate() const { return input_gates_ & kGatePause; }
   void SetPauseGate(bool on) {
-    input_gates_ = static_cast<uint8_t>(on ? (input_gates_ | kGatePause) : (input_gates_ & ~kGatePause));
+    input_gates_ =
+        static_cast<uint8_t>(on ? (input_gates_ | kGatePause) : (input_gates_ & ~kGatePause));
   }
   // A connection whose next command is a write waiting for memory: it is woken when
   // memory is under the limit again or its wait ran out (owning thread only).
