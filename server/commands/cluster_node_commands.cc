@@ -31,6 +31,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/replication_state.h"
+#include "server/engine/shard_groups.h"
 #include "server/engine/worker.h"
 #include "server/persistence/replica_link.h"
 
@@ -826,10 +827,20 @@ Fiber ClusterNodeChangeFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       });
       changed = applied;
       if (applied && was_replica) {
-        // A replica that is reset is a master again: it stops replicating (its data
-        // stays; Redis empties it).
+        // A replica that is reset is an empty master, as in Redis: it stops replicating
+        // and drops the copy of its old master's data, which it no longer owns.
         srv.Service<ReplicaLink>().Stop();
         if (srv.replication().is_replica()) srv.replication().BecomeMaster();
+        std::vector<uint32_t> shards = srv.AllShards();
+        std::vector<LockTable::Request> holds = WholeShardRequests(shards.size(), c->txn_owner);
+        for (uint32_t s : shards) co_await LockOn(s, &holds[s]);
+        co_await RunOn(shards, [&](Worker& w) {
+          w.keyspace().FlushAll(/*lazy=*/true);
+          if (w.engine().tracking_gate_refs.load(std::memory_order_relaxed) > 0) {
+            w.tracking().OnFlush();
+          }
+          w.locks().ReleaseWhole();
+        });
       }
     }
   } else {

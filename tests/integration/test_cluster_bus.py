@@ -471,6 +471,32 @@ def test_cluster_replicate_errors(cluster):
         c.execute_command("CLUSTER", "REPLICATE", oid)
 
 
+@pytest.mark.parametrize("kind", ["strata", "redis"])
+def test_cluster_reset_of_a_replica_leaves_an_empty_master(cluster, kind):
+    """CLUSTER RESET on a replica stops replication and drops the copy of its master's
+    data, as Redis does; the same test runs on a redis-server replica."""
+    master = cluster.strata()
+    mc = master.client()
+    mc.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    for i in range(200):
+        mc.set("{k}:%d" % i, "v%d" % i)
+    replica = cluster.strata() if kind == "strata" else cluster.redis()
+    rc = replica.client()
+    mc.execute_command("CLUSTER", "MEET", "127.0.0.1", replica.port, replica.bus_port)
+    wait_for(lambda: myid(master) in nodes_of(replica), 10 * SLOW, "the nodes to meet")
+    assert rc.execute_command("CLUSTER", "REPLICATE", myid(master)) in (b"OK", True)
+    wait_for(lambda: rc.info("replication").get("master_link_status") == "up", 20 * SLOW,
+             "the replica's link")
+    assert mc.execute_command("WAIT", 1, 10000) == 1
+    wait_for(lambda: rc.dbsize() == 200, 10 * SLOW, "the replica's copy")
+    assert rc.execute_command("CLUSTER", "RESET") in (b"OK", True)
+    assert rc.info("replication")["role"] == "master"
+    assert rc.dbsize() == 0
+    assert list(nodes_of(replica)) == [myid(replica)]
+    # The master keeps its data; the reset node is an empty master it may forget.
+    assert mc.dbsize() == 200
+
+
 def test_cluster_failover_plain_force_and_takeover_swap_a_master_and_its_replica(cluster):
     nodes = [cluster.strata() for _ in range(6)]
     rc, out = cli("--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
