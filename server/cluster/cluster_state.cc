@@ -416,6 +416,7 @@ std::shared_ptr<const SlotRouting> ClusterState::BuildRouting(bool require_full_
     }
   }
   r->ok = Ok(require_full_coverage);
+  r->serve_fast = r->ok ? r->myself : SlotRouting::kNeverOwner;
   r->allow_reads_when_down = allow_reads_when_down;
   return r;
 }

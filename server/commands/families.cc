@@ -55,6 +55,7 @@ void RegisterAllCommands() {
       return false;
     };
   }
+  r.Seal();
 }
 
 }  // namespace strata

@@ -435,11 +435,9 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     // before a transaction queues it, as Redis does. The master's stream obeys.
     // A command of one key served here passes in one slot lookup (and a look at the
     // client's ASKING, which it would use up).
-    bool one_key = spec->keys_fn == nullptr && spec->first_key > 0 &&
-                   spec->last_key == spec->first_key &&
-                   static_cast<size_t>(spec->first_key) < args.size();
-    if (!(one_key && routing->ok && !cluster_asking &&
-          routing->owner[KeySlot(args[static_cast<size_t>(spec->first_key)])] == routing->myself) &&
+    size_t at = spec->single_key;
+    if (!(at != 0 && at < args.size() && !cluster_asking &&
+          routing->owner[KeySlot(args[at])] == routing->serve_fast) &&
         RoutedElsewhere(*routing, spec, args))
       return true;
   }

@@ -158,6 +158,10 @@ struct CommandSpec {
   // Redis's CMD_ASKING (RESTORE-ASKING): runs in a slot this node imports as if the
   // client had sent ASKING.
   bool asking = false;
+  // Derived once registration is done (CommandRegistry::Seal): the position of the only
+  // key of a command with exactly one (GET, SET, INCR...), 0 for any other. The cluster
+  // check of such a command is one slot lookup; 0 sends it down the general path.
+  uint8_t single_key = 0;
   uint32_t id = 0;
   const char* summary = "";
   const char* group = "generic";
@@ -187,6 +191,8 @@ class CommandRegistry {
   const CommandSpec* Find(std::string_view name) const;
   // Registration-time access (before workers start).
   CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
+  // After the last change to any spec: fills in the derived fields (single_key).
+  void Seal();
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
   size_t size() const { return specs_.size(); }
 

@@ -55,6 +55,14 @@ void CommandRegistry::Add(CommandSpec spec) {
   Rehash();
 }
 
+void CommandRegistry::Seal() {
+  for (auto& s : specs_) {
+    bool one = s->keys_fn == nullptr && s->first_key > 0 && s->last_key == s->first_key &&
+               s->first_key <= UINT8_MAX;
+    s->single_key = one ? static_cast<uint8_t>(s->first_key) : 0;
+  }
+}
+
 void CommandRegistry::Rehash() {
   size_t n = 16;
   while (n < specs_.size() * 4) n *= 2;

@@ -31,8 +31,8 @@ TEST(KeySlotTest, SlicedCrcMatchesTheBytewiseOne) {
     x = x * 1103515245u + 12345u;
     s += static_cast<char>(x >> 16);
   }
-  for (size_t off = 0; off < 9; off++) {
-    for (size_t len = 0; off + len <= s.size(); len += 1 + len / 8) {
+  for (size_t off = 0; off < 17; off++) {
+    for (size_t len = 0; off + len <= s.size(); len += len < 80 ? 1 : 1 + len / 8) {
       std::string_view d(s.data() + off, len);
       ASSERT_EQ(Crc16(d), bytewise(d)) << off << " " << len;
       ASSERT_EQ(Crc16Portable(d), bytewise(d)) << off << " " << len;
@@ -51,13 +51,14 @@ TEST(KeySlotTest, SlotsMatchRedis) {
 }
 
 // The one-pass slot (whole-key CRC, looking for '{' on the way) agrees with the tag's
-// CRC wherever the braces fall: in the leading bytes, in an 8-byte block, or nowhere.
+// CRC wherever the braces fall: in the leading bytes, in an 8- or 16-byte block, or
+// nowhere.
 TEST(KeySlotTest, OnePassSlotMatchesTheTagsCrc) {
   const char* parts[] = {"", "{", "}", "{}", "a", "user:1000:", "{tag}", "x{y}z"};
   for (const char* a : parts) {
     for (const char* b : parts) {
       for (const char* c : parts) {
-        for (size_t pad = 0; pad < 9; pad++) {
+        for (size_t pad = 0; pad < 34; pad++) {
           std::string key = std::string(pad, 'p') + a + b + c;
           ASSERT_EQ(KeySlot(key), Crc16(HashTag(key)) & (kClusterSlots - 1)) << key;
         }
