@@ -259,10 +259,10 @@ Config::Config() {
   }
   Add("cluster-allow-replica-migration", Kind::kBool, "yes", true,
       "a cluster master that loses its last slot to another master becomes that master's "
-      "replica");
+      "replica, and a replica may move to a master left without any");
   Add("cluster-migration-barrier", Kind::kInt, "1", true,
       "replicas a cluster master keeps before one of them may move to a master left without "
-      "any (accepted and kept; replicas do not move on their own yet)")
+      "any")
       .min = 0;
   {
     Option& o = Add("cluster-announce-ip", Kind::kString, "", true,

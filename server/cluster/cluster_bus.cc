@@ -306,6 +306,7 @@ GossipSettings ClusterBus::Settings() const {
   s.replica_validity_factor = cfg.Int("cluster-replica-validity-factor");
   s.repl_ping_period_s = cfg.Int("repl-ping-replica-period");
   s.allow_replica_migration = cfg.Int("cluster-allow-replica-migration") != 0;
+  s.migration_barrier = cfg.Int("cluster-migration-barrier");
   if (repl.is_replica() && repl.link() != ReplicationState::Link::kUp) {
     int64_t since = repl.down_since_ms();
     // Never up since it became a replica: its data is as old as can be.

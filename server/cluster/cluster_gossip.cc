@@ -19,8 +19,10 @@ void ExpireReports(ClusterNode& n, const GossipSettings& s, int64_t now_ms) {
 }
 
 void SetMaster(ClusterState& st, ClusterNode& n, GossipEffects* fx) {
-  (void)st;
   if (n.is_master() && !(n.flags & kNodeReplica) && n.master_id.empty()) return;
+  // A replica that takes over had a master with replicas: its replicas-to-be may migrate
+  // to it (Redis's MIGRATE_TO).
+  if ((n.flags & kNodeReplica) && &n != &st.myself()) n.flags |= kNodeMigrateTo;
   n.flags = static_cast<uint16_t>((n.flags & ~kNodeReplica) | kNodeMaster);
   n.master_id.clear();
   fx->save = fx->routing = true;
@@ -148,6 +150,7 @@ void ClusterGossip::Ping(ClusterState& st, ClusterNode& n, const GossipSettings&
 
 void ClusterGossip::SetMyMaster(ClusterState& st, const ClusterNode& master, GossipEffects* fx) {
   ClusterNode& me = st.myself();
+  if (ClusterNode* m = st.FindNode(master.id)) m->flags |= kNodeMigrateTo;
   me.flags = static_cast<uint16_t>((me.flags & ~(kNodeMaster | kNodeMigrateTo)) | kNodeReplica);
   me.master_id = master.id;
   st.CloseAllSlots();
@@ -283,6 +286,72 @@ void ClusterGossip::ReplaceMyMaster(ClusterState& st, ClusterNode& master, const
   fx->save = fx->routing = true;
   auth_time_ = 0;
   ResetManualFailover();
+}
+
+void ClusterGossip::HandleReplicaMigration(ClusterState& st, const GossipSettings& s,
+                                           int64_t now_ms, GossipEffects* fx) {
+  ClusterNode& me = st.myself();
+  if (me.is_master() || me.master_id.empty() || !s.allow_replica_migration) return;
+  // Each master's replicas: how many are not FAIL (and, for this node's master, neither
+  // FAIL nor PFAIL), and the smallest id among all of them.
+  struct Replicas {
+    size_t ok = 0;
+    size_t reachable = 0;
+    const ClusterNode* smallest = nullptr;
+  };
+  std::map<std::string_view, Replicas> of;
+  for (const auto& n : st.nodes()) {
+    if (!(n->flags & kNodeReplica) || n->master_id.empty()) continue;
+    Replicas& r = of[n->master_id];
+    if (!n->failed()) r.ok++;
+    if (!(n->flags & (kNodeFail | kNodePFail))) r.reachable++;
+    if (r.smallest == nullptr || n->id < r.smallest->id) r.smallest = n.get();
+  }
+  auto ok_replicas = [&](const ClusterNode& m) {
+    auto it = of.find(m.id);
+    return it == of.end() ? size_t{0} : it->second.ok;
+  };
+  // As Redis's cron: the masters that are orphaned, the most working replicas any
+  // master has, and how many this node's master has.
+  size_t orphaned = 0, max_replicas = 0, mine = 0;
+  for (const auto& n : st.nodes()) {
+    if (!n->is_master() || n->failed()) continue;
+    size_t ok = ok_replicas(*n);
+    if (ok == 0 && st.SlotCount(*n) > 0 && (n->flags & kNodeMigrateTo)) orphaned++;
+    max_replicas = std::max(max_replicas, ok);
+    if (n->id == me.master_id) mine = ok;
+  }
+  // No master with two working replicas: nothing to spare.
+  if (orphaned == 0 || max_replicas < 2 || mine != max_replicas) return;
+  if (!st.Ok(s.require_full_coverage)) return;
+  // This node's master keeps more than the barrier's count of replicas.
+  auto it = of.find(me.master_id);
+  size_t reachable = it == of.end() ? 0 : it->second.reachable;
+  if (static_cast<int64_t>(reachable) <= s.migration_barrier) return;
+  // The target: the first orphaned master serving slots. The candidate: the smallest id
+  // among the replicas of the masters with the most working replicas.
+  ClusterNode* target = nullptr;
+  const ClusterNode* candidate = &me;
+  for (const auto& n : st.nodes()) {
+    size_t ok = n->is_master() ? ok_replicas(*n) : 0;
+    bool is_orphaned = n->is_master() && !n->failed() && (n->flags & kNodeMigrateTo) && ok == 0;
+    if (is_orphaned) {
+      if (target == nullptr && st.SlotCount(*n) > 0) target = n.get();
+      if (n->orphaned_ms == 0) n->orphaned_ms = now_ms;
+    } else {
+      n->orphaned_ms = 0;
+    }
+    if (n->is_master() && ok == max_replicas) {
+      auto r = of.find(n->id);
+      if (r != of.end() && r->second.smallest->id < candidate->id) candidate = r->second.smallest;
+    }
+  }
+  if (target == nullptr || candidate != &me ||
+      now_ms - target->orphaned_ms <= kReplicaMigrationDelayMs) {
+    return;
+  }
+  LogNotice("Migrating to orphaned master %.40s", target->id.c_str());
+  SetMyMaster(st, *target, fx);
 }
 
 void ClusterGossip::ResetManualFailover() {
@@ -434,6 +503,7 @@ void ClusterGossip::OnTick(ClusterState& st, const GossipSettings& s, int64_t no
   announced_epoch_ = self.config_epoch;
   MasterManualFailoverTick(st, s, now_ms, fx);
   HandleReplicaFailover(st, s, now_ms, fx);
+  HandleReplicaMigration(st, s, now_ms, fx);
   int64_t timeout = s.node_timeout_ms;
   int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
   std::vector<ClusterNode*> nodes;
@@ -602,6 +672,11 @@ void ClusterGossip::OnMessage(ClusterState& st, const bus::Message& m, const Lin
       if (sender->master_id != m.h.master) {
         sender->master_id = m.h.master;
         fx->save = true;
+      }
+      // A master seen with a replica may have a replica migrate to it later.
+      if (ClusterNode* master = st.FindNode(sender->master_id);
+          master != nullptr && master->is_master()) {
+        master->flags |= kNodeMigrateTo;
       }
     }
     // Its slots (a replica's are its master's).

@@ -66,7 +66,14 @@
 //   - Slots lost to a newer epoch while this master held keys in them are reported
 //     (dirty_slots) for the keys to be deleted.
 //
-// Not done here (yet): replica migration to orphaned masters.
+//   - Replica migration (cluster-migration-barrier, cluster-allow-replica-migration).
+//     A master that has had a replica (kNodeMigrateTo: a replica was seen following it,
+//     or it was a replica itself and took over) and serves slots, but has no replica left
+//     that is not FAIL, is orphaned. Among the replicas of the masters with the most
+//     working replicas (at least two), the one with the smallest id moves to an orphaned
+//     master, when its own master keeps more than the barrier's count of replicas that
+//     are neither FAIL nor PFAIL, the cluster is ok, and the master has been orphaned for
+//     kReplicaMigrationDelayMs (its own replicas may be about to say they follow it).
 //
 // Thread-safety: one instance, called only by the bus thread, under the cluster
 // service's mutex.
@@ -104,6 +111,7 @@ struct GossipSettings {
   int64_t repl_ping_period_s = 10;
   int64_t master_link_down_ms = 0;  // how long the master link has been down (0: up)
   bool allow_replica_migration = true;
+  int64_t migration_barrier = 1;  // cluster-migration-barrier
 };
 
 struct GossipEffects {
@@ -145,6 +153,7 @@ class ClusterGossip {
   static constexpr int64_t kTickMs = 100;
   static constexpr int kRandomPingEveryTicks = 10;
   static constexpr int64_t kForgetBlacklistMs = 60000;
+  static constexpr int64_t kReplicaMigrationDelayMs = 5000;
 
   explicit ClusterGossip(uint64_t seed) : rng_(seed) {}
 
@@ -211,6 +220,9 @@ class ClusterGossip {
   void HandleReplicaFailover(ClusterState& st, const GossipSettings& s, int64_t now_ms,
                              GossipEffects* fx);
   void ResetManualFailover();
+  // A replica's move to an orphaned master (on each tick).
+  void HandleReplicaMigration(ClusterState& st, const GossipSettings& s, int64_t now_ms,
+                              GossipEffects* fx);
   // A master's side of a manual failover: over (it is a replica now) or timed out, its
   // clients go on.
   void MasterManualFailoverTick(ClusterState& st, const GossipSettings& s, int64_t now_ms,

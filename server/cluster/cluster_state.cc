@@ -250,6 +250,14 @@ bool ClusterState::Parse(std::string_view text, std::unique_ptr<ClusterState>* o
       if (st->owner_[s] == nullptr) st->owner_[s] = st->nodes_[claim_node[i]].get();
     }
   }
+  // A master with a replica is one that a replica may later migrate to (Redis's
+  // MIGRATE_TO, which nodes.conf does not keep).
+  for (const auto& n : st->nodes_) {
+    if (n->master_id.empty()) continue;
+    if (ClusterNode* m = st->FindNode(n->master_id); m != nullptr && m->is_master()) {
+      m->flags |= kNodeMigrateTo;
+    }
+  }
   *out = std::move(st);
   return true;
 }

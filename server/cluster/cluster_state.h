@@ -72,6 +72,7 @@ struct ClusterNode {
   int64_t link_ctime_ms = 0;     // when this node's link to it was last connected
   int64_t data_received_ms = 0;  // when a message from it last arrived
   int64_t fail_time_ms = 0;      // when it was marked FAIL
+  int64_t orphaned_ms = 0;       // a master with no working replica: since when (0: not)
   uint64_t repl_offset = 0;
   std::vector<FailReport> fail_reports;
 

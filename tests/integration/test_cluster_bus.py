@@ -443,6 +443,71 @@ def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
     assert ok, out
 
 
+@pytest.mark.parametrize("kind", ["strata", "redis"])
+def test_a_replica_migrates_to_a_master_left_without_one(cluster, kind):
+    """Replica migration (cluster-migration-barrier 1): master A has two replicas, B has
+    one, C none. B's replica is killed; once it is FAIL and B has been orphaned for 5 s,
+    the replica of A with the smaller id moves to B and syncs from it. C, which never had
+    a replica, gets none. The replicas of A are strata nodes, or redis-server nodes that
+    decide by what the strata masters tell them."""
+    masters = [cluster.strata() for _ in range(3)]
+    create(masters)
+    a, b, c = masters
+    spares = [cluster.strata() if kind == "strata" else cluster.redis() for _ in range(2)]
+    lone = cluster.strata()
+    nodes = masters + spares + [lone]
+    for n in spares + [lone]:
+        a.client().execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
+    wait_for(lambda: all_ok(nodes), 30 * SLOW, "every node to see the cluster ok")
+    for replica, master in [(spares[0], a), (spares[1], a), (lone, b)]:
+        assert replica.client().execute_command("CLUSTER", "REPLICATE", myid(master)) in \
+            (b"OK", True)
+    for replica in spares + [lone]:
+        wait_for(lambda: loaded(lambda: replica.client().info("replication")
+                                .get("master_link_status") == "up"), 20 * SLOW,
+                 "the replicas' links")
+    a_id, b_id, c_id = myid(a), myid(b), myid(c)
+    wait_for(lambda: all(sum(1 for f in nodes_of(n).values() if "slave" in f[1]) == 3
+                         for n in masters), 10 * SLOW, "every master to know the replicas")
+    key = next(k for k in ("k%d" % i for i in range(1000))
+               if any(lo <= b.client().execute_command("CLUSTER", "KEYSLOT", k) <= hi
+                      for lo, hi in _ranges(b)))
+    b.client().set(key, "on-b")
+
+    def master_seen(viewer, node):
+        """The master id of `node` in `viewer`'s CLUSTER NODES ("-" for a master)."""
+        nid = myid(node)
+        text = viewer.client(decode_responses=True).execute_command("CLUSTER", "NODES")
+        return [ln.split()[3] for ln in text.splitlines() if ln.startswith(nid)][0]
+
+    # Nobody moves while every master that had a replica still has one.
+    time.sleep(1.5 * SLOW)
+    assert [master_seen(r, r) for r in spares] == [a_id, a_id]
+    lone.proc.kill()
+    lone.proc.wait(10)
+    mover = min(spares, key=myid)
+    stayer = max(spares, key=myid)
+    wait_for(lambda: loaded(lambda: master_seen(mover, mover) == b_id),
+             (2 * NODE_TIMEOUT_MS / 1000 + 20) * SLOW, "a replica of A to move to B")
+    wait_for(lambda: loaded(lambda: mover.client().info("replication")
+                            .get("master_link_status") == "up"
+                            and int(mover.client().info("replication")["master_port"]) == b.port),
+             20 * SLOW, "the moved replica to sync from B")
+    conn = mover.client(decode_responses=True).connection_pool.get_connection("GET")
+    try:
+        conn.send_command("READONLY")
+        assert conn.read_response() == "OK"
+        conn.send_command("GET", key)
+        assert conn.read_response() == "on-b"
+    finally:
+        conn.disconnect()
+    assert master_seen(stayer, stayer) == a_id
+    # Every master sees the move; C, which never had a replica, still has none.
+    wait_for(lambda: all(master_seen(m, mover) == b_id and master_seen(m, stayer) == a_id
+                         for m in masters), 10 * SLOW, "the masters to see the move")
+    assert c.client().execute_command("CLUSTER", "REPLICAS", c_id) == []
+
+
 def test_cluster_replicate_errors(cluster):
     s = cluster.strata()
     c = s.client()

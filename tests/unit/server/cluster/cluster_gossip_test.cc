@@ -173,6 +173,7 @@ class Sim {
 
   int64_t now() const { return now_; }
   const GossipSettings& settings() const { return s_; }
+  GossipSettings& mutable_settings() { return s_; }
   std::vector<std::unique_ptr<Node>>& nodes() { return nodes_; }
 
  private:
@@ -245,6 +246,76 @@ TEST(ClusterGossipTest, APlainManualFailoverPausesTheMasterAndSwapsTheRoles) {
   EXPECT_FALSE(a.st->myself().is_master());
   EXPECT_EQ(a.st->myself().master_id, r.st->myself().id);
   EXPECT_TRUE(sim.Agree());
+}
+
+// Replica migration: masters a, b and c; a has replicas p and q, b has r. r dies, and
+// b is left orphaned: p (the smaller id of the master with the most replicas) moves to b
+// once b has been orphaned for a while, unless the barrier or the setting says no.
+// Returns the master each of p and q follows at the end.
+std::pair<std::string, std::string> MigrationAfterAReplicaDies(int64_t barrier, bool allow) {
+  Sim sim(1000);
+  sim.mutable_settings().migration_barrier = barrier;
+  sim.mutable_settings().allow_replica_migration = allow;
+  Sim::Node& a = sim.Add('a', 7000, 1, 0, 5460);
+  Sim::Node& b = sim.Add('b', 7001, 2, 5461, 10922);
+  Sim::Node& c = sim.Add('c', 7002, 3, 10923, 16383);
+  Sim::Node& p = sim.Add('p', 7003, 0, 1, 0);
+  Sim::Node& q = sim.Add('q', 7004, 0, 1, 0);
+  Sim::Node& r = sim.Add('r', 7005, 0, 1, 0);
+  for (Sim::Node* n : {&b, &c, &p, &q, &r}) Meet(sim, *n, a);
+  sim.Run(3000);
+  EXPECT_TRUE(sim.Agree());
+  for (auto [replica, master] : {std::pair{&p, &a}, std::pair{&q, &a}, std::pair{&r, &b}}) {
+    GossipEffects fx;
+    ClusterGossip::SetMyMaster(*replica->st, *replica->st->FindNode(master->st->myself().id),
+                               &fx);
+  }
+  sim.Run(2000);  // every node learns who follows whom
+  for (auto& n : sim.nodes()) {
+    EXPECT_EQ(n->st->FindNode(p.st->myself().id)->master_id, a.st->myself().id);
+    EXPECT_EQ(n->st->FindNode(r.st->myself().id)->master_id, b.st->myself().id);
+  }
+  // Nobody moves while every master has a replica.
+  EXPECT_EQ(p.st->myself().master_id, a.st->myself().id);
+  sim.SetDown(r);
+  // FAIL after the node timeout and the masters' reports; the move after the delay.
+  sim.Run(3000 + ClusterGossip::kReplicaMigrationDelayMs + 1000);
+  std::string p_master = p.st->myself().master_id;
+  std::string q_master = q.st->myself().master_id;
+  // Every node up agrees with the replicas about their masters.
+  for (auto& n : sim.nodes()) {
+    if (!n->up) continue;
+    EXPECT_EQ(n->st->FindNode(p.st->myself().id)->master_id, p_master);
+    EXPECT_EQ(n->st->FindNode(q.st->myself().id)->master_id, q_master);
+  }
+  return {p_master, q_master};
+}
+
+TEST(ClusterGossipTest, AReplicaMigratesToAMasterLeftWithoutOne) {
+  std::string a(40, 'a'), b(40, 'b');
+  EXPECT_EQ(MigrationAfterAReplicaDies(1, true), std::make_pair(b, a));
+}
+
+TEST(ClusterGossipTest, NoReplicaMigratesBelowTheBarrierOrWhenNotAllowed) {
+  std::string a(40, 'a');
+  EXPECT_EQ(MigrationAfterAReplicaDies(2, true), std::make_pair(a, a));
+  EXPECT_EQ(MigrationAfterAReplicaDies(1, false), std::make_pair(a, a));
+}
+
+// A master whose replicas are known from nodes.conf may get a migrating replica too.
+TEST(ClusterGossipTest, AMasterWithAReplicaInNodesConfMayBeMigratedTo) {
+  std::unique_ptr<ClusterState> st;
+  std::string error;
+  std::string a(40, 'a'), b(40, 'b'), r(40, 'r');
+  std::string text = a + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-8191\n" + b +
+                     " 127.0.0.1:7001@17001 master - 0 0 2 connected 8192-16383\n" + r +
+                     " 127.0.0.1:7002@17002 slave " + b + " 0 0 2 connected\n" +
+                     "vars currentEpoch 2 lastVoteEpoch 0\n";
+  ASSERT_TRUE(ClusterState::Parse(text, &st, &error)) << error;
+  EXPECT_TRUE(st->FindNode(b)->flags & kNodeMigrateTo);
+  EXPECT_FALSE(st->FindNode(a)->flags & kNodeMigrateTo);
+  // Not a flag CLUSTER NODES shows.
+  EXPECT_EQ(st->NodesText().find("migrate"), std::string::npos);
 }
 
 TEST(ClusterGossipTest, ADeadMasterIsFailedByAMajorityAndClearedWhenItReturns) {
