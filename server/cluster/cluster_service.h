@@ -77,10 +77,11 @@ class ClusterService final : public ShardService {
   // The bus's thread: a replica's manual failover pauses this master's clients' writes
   // until end_ms (CLIENT PAUSE WRITE), and its end lets them go on.
   void PauseWrites(int64_t end_ms) {
-    engine_->PauseClients(end_ms, Engine::kPauseWrite, /*for_failover=*/true);
+    engine_->PauseClients(end_ms, Engine::kPauseWrite, Engine::kPauseForFailover);
     engine_->ShowPauseToWorkers();
   }
-  void Unpause() { engine_->UnpauseClients(); }
+  // Ends the failover's pause only: a CLIENT PAUSE of the user's holds on.
+  void Unpause() { engine_->UnpauseClients(Engine::kPauseForFailover); }
 
   const std::string& config_path() const { return path_; }
   // The bus's end of this node, once the Server has started it (null before).

@@ -250,7 +250,7 @@ void ClientConnection::ProcessInput() {
       break;
     }
     if (worker_->input_gated() && spec != nullptr) [[unlikely]] {
-      if (worker_->pause_gate() && WaitsForPause(spec)) {
+      if (worker_->pause_gate() && WaitsForPause(spec) && !RefusedBeforePause(spec, cmd_args)) {
         // CLIENT PAUSE: this command, and what the client sent after it, wait.
         PauseInput();
         inflight_++;  // keeps the connection alive while the worker holds it
@@ -314,6 +314,27 @@ bool ClientConnection::WaitsForPause(const CommandSpec* spec) {
   return false;
 }
 
+bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args) const {
+  if (!spec->CheckArity(args.size())) return true;
+  Engine& engine = worker_->engine();
+  if (!authenticated && !(spec->flags & kCmdNoAuth) &&
+      !engine.config().String("requirepass").empty()) {
+    return true;
+  }
+  const SlotRouting* r = worker_->routing();
+  bool exec = multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec";
+  if (r != nullptr && !exec && (spec->first_key > 0 || spec->keys_fn != nullptr)) {
+    std::vector<std::string_view> keys;
+    spec->Keys(args, &keys);
+    RouteQuery q{spec->is_write(), cluster_readonly, cluster_asking || spec->asking, nullptr};
+    KeyPresence channels{keys.size(), 0};
+    if (spec->flags & kCmdPubSub) q.presence = &channels;
+    if (!keys.empty() && Route(*r, keys, q).kind == RouteDecision::kRedirect) return true;
+  }
+  uint8_t rf = engine.replication().dispatch_flags();
+  return (rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript);
+}
+
 void ClientConnection::WakeFromPause() {
   ResumeLater();  // takes over the inflight_ count the wait held
 }
@@ -355,27 +376,12 @@ void ClientConnection::UseAsking(const CommandSpec* spec) {
   if (!keep) cluster_asking = false;
 }
 
-bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
-  // A command refused here inside MULTI also fails the transaction (EXECABORT).
-  if (spec == nullptr) {
-    Refuse(nullptr, UnknownCommandError(args));
-    return true;
-  }
+// The refusals that come after the cluster's redirection, in Redis's order; true when
+// the command was refused (the error is its reply). Inlined into Dispatch, the one-key
+// path's caller; RoutedElsewhere's open-slot path calls it too.
+__attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting(
+    const CommandSpec* spec, CmdArgs args) {
   Engine& engine = worker_->engine();
-  if (!spec->CheckArity(args.size())) {
-    worker_->stats().commands[spec->id].rejected_calls++;
-    Refuse(spec, WrongArityError(spec->name));
-    return true;
-  }
-  if (!authenticated && !(spec->flags & kCmdNoAuth)) {
-    if (engine.config().String("requirepass").empty()) {
-      authenticated = true;
-    } else {
-      worker_->stats().commands[spec->id].rejected_calls++;
-      Refuse(spec, "NOAUTH Authentication required.");
-      return true;
-    }
-  }
   if (!(spec->flags & kCmdLoading) && engine.loading()) [[unlikely]] {
     worker_->stats().commands[spec->id].rejected_calls++;
     Refuse(spec, "LOADING Redis is loading the dataset in memory");
@@ -426,13 +432,36 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       return true;
     }
   }
-  last_spec_ = spec;
-  if (spec->flags & kCmdWrite) repl_wrote = true;
-  if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
+  return false;
+}
+
+bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
+  // A command refused here inside MULTI also fails the transaction (EXECABORT).
+  if (spec == nullptr) {
+    Refuse(nullptr, UnknownCommandError(args));
+    return true;
+  }
+  Engine& engine = worker_->engine();
+  if (!spec->CheckArity(args.size())) {
+    worker_->stats().commands[spec->id].rejected_calls++;
+    Refuse(spec, WrongArityError(spec->name));
+    return true;
+  }
+  if (!authenticated && !(spec->flags & kCmdNoAuth)) {
+    if (engine.config().String("requirepass").empty()) {
+      authenticated = true;
+    } else {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec, "NOAUTH Authentication required.");
+      return true;
+    }
+  }
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
     // cluster-enabled yes: a key served elsewhere is redirected (cluster_routing.h),
-    // before a transaction queues it, as Redis does. The master's stream obeys.
+    // before a transaction queues it, and before the refusals that follow (a replica
+    // redirects a write to its master's slot rather than refuse it), as Redis does. The
+    // master's stream obeys.
     // A command of one key served here passes in one slot lookup (and a look at the
     // client's ASKING, which it would use up).
     size_t at = spec->single_key;
@@ -441,6 +470,10 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
         RoutedElsewhere(*routing, spec, args))
       return true;
   }
+  if (RefusedAfterRouting(spec, args)) return true;
+  last_spec_ = spec;
+  if (spec->flags & kCmdWrite) repl_wrote = true;
+  if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {
       worker_->stats().commands[spec->id].rejected_calls++;
@@ -524,6 +557,10 @@ bool ClientConnection::RoutedElsewhere(const SlotRouting& r, const CommandSpec* 
   // client's thread (WATCH).
   if (open_slot != 0 && multi_ == nullptr &&
       (spec->shard_fn != nullptr || spec->fiber_fn != nullptr)) {
+    // The checks Dispatch would make after routing, then the open slot's own way.
+    if (RefusedAfterRouting(spec, args)) return true;
+    last_spec_ = spec;
+    if (spec->flags & kCmdWrite) repl_wrote = true;
     return DispatchOpenSlot(spec, args, open_slot);
   }
   return false;

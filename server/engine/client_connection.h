@@ -137,6 +137,13 @@ class ClientConnection final : public Connection, public Client {
   void ResumeLater();
   // Returns false when input processing must pause (a fiber or a barrier).
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
+  // Dispatch's refusals after the cluster's redirection (loading, a replica's, OOM, a
+  // RESP2 subscriber's, a busy script's): true when refused, with the error replied.
+  bool RefusedAfterRouting(const CommandSpec* spec, CmdArgs args);
+  // Whether the command would be refused before it could run (arity, AUTH, a cluster
+  // redirection, a read-only replica's write): such a command is answered at once,
+  // paused or not, as Redis answers it. No side effects.
+  bool RefusedBeforePause(const CommandSpec* spec, CmdArgs args) const;
   // cluster-enabled yes: false when the command's keys are served elsewhere or the
   // cluster is down (the redirection is the reply).
   // cluster-enabled yes, past the one-key fast path: true when the command was refused

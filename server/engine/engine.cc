@@ -219,17 +219,13 @@ void Engine::RequestShutdown(bool save_done) {
   kill(getpid(), SIGTERM);
 }
 
-void Engine::PauseClients(int64_t end_ms, PauseMode mode, bool for_failover) {
+void Engine::PauseClients(int64_t end_ms, PauseMode mode, PausePurpose purpose) {
   std::lock_guard<std::mutex> l(pause_mu_);
-  int64_t cur_end = pause_end_ms_.load(std::memory_order_relaxed);
-  uint8_t cur_mode = pause_mode_.load(std::memory_order_relaxed);
-  if (cur_end == 0) {
-    cur_mode = kPauseNone;
-    pause_for_failover_.store(false, std::memory_order_relaxed);
-  }
-  if (for_failover) pause_for_failover_.store(true, std::memory_order_relaxed);
-  pause_mode_.store(std::max<uint8_t>(cur_mode, mode), std::memory_order_relaxed);
-  pause_end_ms_.store(std::max(cur_end, end_ms), std::memory_order_release);
+  Pause& p = pause_[purpose];
+  int64_t cur_end = p.end_ms.load(std::memory_order_relaxed);
+  uint8_t cur_mode = cur_end == 0 ? kPauseNone : p.mode.load(std::memory_order_relaxed);
+  p.mode.store(std::max<uint8_t>(cur_mode, mode), std::memory_order_relaxed);
+  p.end_ms.store(std::max(cur_end, end_ms), std::memory_order_release);
 }
 
 void Engine::ShowPauseToWorkers() {
@@ -238,31 +234,47 @@ void Engine::ShowPauseToWorkers() {
   }
 }
 
-void Engine::UnpauseClients() {
+void Engine::UnpauseClients(PausePurpose purpose) {
   {
     std::lock_guard<std::mutex> l(pause_mu_);
-    pause_end_ms_.store(0, std::memory_order_release);
-    pause_mode_.store(kPauseNone, std::memory_order_relaxed);
-    pause_for_failover_.store(false, std::memory_order_relaxed);
+    pause_[purpose].end_ms.store(0, std::memory_order_release);
+    pause_[purpose].mode.store(kPauseNone, std::memory_order_relaxed);
   }
   for (auto& w : workers_) {
     w->PostExternal(MakeTask([] {
-      Worker::Current()->SetPauseGate(false);
-      Worker::Current()->WakePauseWaiters();
+      Worker* self = Worker::Current();
+      // Another purpose's pause may still hold; the gate stays up for it.
+      if (self->engine().PauseModeAt(self->now_ms()) == kPauseNone) self->SetPauseGate(false);
+      self->WakePauseWaiters();
     }));
   }
 }
 
 Engine::PauseMode Engine::PauseModeAt(int64_t now_ms) {
-  int64_t end = pause_end_ms_.load(std::memory_order_acquire);
-  if (end == 0) return kPauseNone;
-  if (now_ms < end) return static_cast<PauseMode>(pause_mode_.load(std::memory_order_relaxed));
-  std::lock_guard<std::mutex> l(pause_mu_);
-  if (pause_end_ms_.load(std::memory_order_relaxed) == end) {
-    pause_end_ms_.store(0, std::memory_order_release);
-    pause_mode_.store(kPauseNone, std::memory_order_relaxed);
+  uint8_t mode = kPauseNone;
+  for (Pause& p : pause_) {
+    int64_t end = p.end_ms.load(std::memory_order_acquire);
+    if (end == 0) continue;
+    if (now_ms < end) {
+      mode = std::max(mode, p.mode.load(std::memory_order_relaxed));
+      continue;
+    }
+    std::lock_guard<std::mutex> l(pause_mu_);
+    if (p.end_ms.load(std::memory_order_relaxed) == end) {
+      p.end_ms.store(0, std::memory_order_release);
+      p.mode.store(kPauseNone, std::memory_order_relaxed);
+    }
   }
-  return kPauseNone;
+  return static_cast<PauseMode>(mode);
+}
+
+int64_t Engine::pause_end_ms() const {
+  int64_t next = 0;
+  for (const Pause& p : pause_) {
+    int64_t end = p.end_ms.load(std::memory_order_relaxed);
+    if (end != 0 && (next == 0 || end < next)) next = end;
+  }
+  return next;
 }
 
 void Engine::RequestExit(int code) {

@@ -15,6 +15,7 @@
 // everything here is immutable or atomic, and may be read from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -186,24 +187,32 @@ class Engine {
 
   // CLIENT PAUSE (any thread): until end_ms (wall clock), clients' commands that may
   // write or replicate (kPauseWrite) or all of them (kPauseAll) wait, and keys are not
-  // expired actively. Overlapping pauses keep the later end and the stronger mode, as in
-  // Redis. Replicas and the master's stream never wait.
+  // expired actively. As in Redis, each purpose keeps its own pause (CLIENT PAUSE's, a
+  // cluster manual failover's), and the most restrictive one in force applies; within a
+  // purpose, overlapping pauses keep the later end and the stronger mode. Replicas and
+  // the master's stream never wait.
   enum PauseMode : uint8_t { kPauseNone = 0, kPauseWrite = 1, kPauseAll = 2 };
-  // for_failover: a cluster manual failover's pause (the master then sends its replicas
-  // no PING, which would move the offset the replica waits for, as in Redis).
-  void PauseClients(int64_t end_ms, PauseMode mode, bool for_failover = false);
-  bool paused_for_failover(int64_t now_ms) {
-    return pause_for_failover_.load(std::memory_order_relaxed) && PauseModeAt(now_ms) != kPauseNone;
+  // kPauseForFailover: a manual failover's (the master then sends its replicas no PING,
+  // which would move the offset the replica waits for, as in Redis).
+  enum PausePurpose : uint8_t { kPauseByClient = 0, kPauseForFailover = 1 };
+  static constexpr size_t kPausePurposes = 2;
+  void PauseClients(int64_t end_ms, PauseMode mode, PausePurpose purpose = kPauseByClient);
+  bool paused_for_failover(int64_t now_ms) const {
+    int64_t end = pause_[kPauseForFailover].end_ms.load(std::memory_order_relaxed);
+    return end != 0 && now_ms < end;
   }
   // Every worker looks at the pause from its next turn on (Worker::SetPauseGate, by a
   // task to each; CLIENT PAUSE sets them itself, with a hop to each, before it replies).
   void ShowPauseToWorkers();
-  // CLIENT UNPAUSE: the pause ends now, and every worker wakes its waiting clients.
-  void UnpauseClients();
-  // The pause in force at now_ms; kPauseNone once its end has passed (the first to see
-  // that clears it).
+  // CLIENT UNPAUSE (or the failover's end): that purpose's pause ends now, and every
+  // worker wakes its waiting clients (who wait on if another purpose's pause holds them).
+  void UnpauseClients(PausePurpose purpose = kPauseByClient);
+  // The pause in force at now_ms; kPauseNone once every end has passed (a purpose's
+  // pause is cleared by the first to see it end).
   PauseMode PauseModeAt(int64_t now_ms);
-  int64_t pause_end_ms() const { return pause_end_ms_.load(std::memory_order_relaxed); }
+  // When the pause in force may next weaken: the earliest end among the purposes'
+  // pauses (0: none).
+  int64_t pause_end_ms() const;
 
   // Replication: the role, the master link's state and the offset (replication_state.h).
   ReplicationState& replication() { return replication_; }
@@ -229,9 +238,11 @@ class Engine {
   std::atomic<int> off_threads_{0};
   std::atomic<int> busy_scripts_{0};
   std::mutex pause_mu_;  // serialises PauseClients, UnpauseClients and the clearing
-  std::atomic<int64_t> pause_end_ms_{0};  // 0: no pause
-  std::atomic<uint8_t> pause_mode_{kPauseNone};
-  std::atomic<bool> pause_for_failover_{false};
+  struct Pause {
+    std::atomic<int64_t> end_ms{0};  // 0: no pause
+    std::atomic<uint8_t> mode{kPauseNone};
+  };
+  std::array<Pause, kPausePurposes> pause_;
   std::atomic<int> busy_functions_{0};
   [[noreturn]] static void MissingService();
   // The acceptor thread (Start, Stop).

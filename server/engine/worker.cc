@@ -541,11 +541,16 @@ void Worker::EvictClientsOverLimit() {
 
 void Worker::RunTimers() {
   if (pause_gate()) [[unlikely]] {
-    // CLIENT PAUSE ran out: the clients waiting for it go on.
-    if (engine_->PauseModeAt(now_ms_) == Engine::kPauseNone) {
+    // CLIENT PAUSE ran out, or weakened (one purpose's ALL ended while another's WRITE
+    // holds): the clients waiting for it look again.
+    Engine::PauseMode mode = engine_->PauseModeAt(now_ms_);
+    if (mode == Engine::kPauseNone) {
       SetPauseGate(false);
       WakePauseWaiters();
+    } else if (mode < pause_mode_seen_) {
+      WakePauseWaiters();
     }
+    pause_mode_seen_ = mode;
   }
   if (now_ms_ < next_expire_ms_) return;
   int64_t hz = engine_->config().Int("hz");

@@ -420,6 +420,8 @@ class Worker {
   uint8_t input_gates_ = 0;
   std::vector<ClientConnection*> memory_waiters_;
   std::vector<ClientConnection*> pause_waiters_;
+  // The pause mode RunTimers last saw (its waiters are woken when it weakens).
+  uint8_t pause_mode_seen_ = 0;
   void WakeMemoryWaiters();
   int64_t now_ms_ = 0;
   // The least run, in CycleClock ticks, that the slow log or the latency monitor wants

@@ -119,3 +119,20 @@ def test_a_paused_server_does_not_expire_keys_actively(server, paused):
 def test_client_help_names_pause_and_unpause(server):
     lines = server.client(decode_responses=True).execute_command("CLIENT", "HELP")
     assert "PAUSE <timeout> [WRITE|ALL]" in lines and "UNPAUSE" in lines
+
+
+def test_a_command_refused_anyway_is_answered_during_a_pause(server, paused):
+    """Redis answers before it looks at a pause: a wrong arity, an unknown command and
+    a syntax-level refusal come back at once, while a valid write waits."""
+    other = server.client(decode_responses=True)
+    # ALL holds even CLIENT UNPAUSE (as in Redis): the pause is short, and runs out.
+    assert paused.execute_command("CLIENT", "PAUSE", 2500, "ALL") == "OK"
+    t0 = time.monotonic()
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        other.execute_command("SET", "pause:only-key")
+    with pytest.raises(redis.ResponseError, match="unknown command"):
+        other.execute_command("NOSUCHCOMMAND", "x")
+    assert time.monotonic() - t0 < 1.5
+    assert other.set("pause:refused", "v")  # a valid write waits for the end
+    assert time.monotonic() - t0 >= 2.3
+    other.close()

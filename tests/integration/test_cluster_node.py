@@ -10,6 +10,7 @@ another with an empty address."""
 import os
 import shutil
 import tempfile
+import time
 
 import pytest
 import redis
@@ -125,6 +126,20 @@ def test_a_new_node_serves_no_slot(nodes):
     assert c.dbsize() == 0
     with pytest.raises(redis.ResponseError, match=r"^REPLICAOF not allowed in cluster mode\.$"):
         c.execute_command("REPLICAOF", "127.0.0.1", 1)
+
+
+def test_a_redirection_is_answered_during_client_pause(nodes):
+    """Redis redirects before it looks at a pause: a write for a slot this node does not
+    serve gets its error at once."""
+    s = nodes()
+    c = s.client(decode_responses=True)
+    other = s.client(decode_responses=True)
+    assert c.execute_command("CLIENT", "PAUSE", 2500, "WRITE") == "OK"
+    t0 = time.monotonic()
+    with pytest.raises(redis.ResponseError, match="^CLUSTERDOWN Hash slot not served$"):
+        other.set("k", "v")
+    assert time.monotonic() - t0 < 1.5
+    c.execute_command("CLIENT", "UNPAUSE")
 
 
 def test_assigned_slots_are_served_and_the_state_follows_coverage(nodes):
