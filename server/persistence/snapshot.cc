@@ -155,7 +155,9 @@ bool SnapshotManager::AutoSaveEnabled() const {
 }
 
 bool SnapshotManager::WantTracking() const {
-  return AutoSaveEnabled() && engine_->config().Bool("snapshot-incremental");
+  // Save rules or not: once a snapshot is taken (or a chain loaded), changes are tracked
+  // so that the next one, a manual BGSAVE included, can be a delta.
+  return engine_->config().Bool("snapshot-incremental");
 }
 
 std::string SnapshotManager::fatal_error() const {

@@ -185,6 +185,7 @@ class SnapshotManager final : public ShardService {
   // Posts this shard's written report to worker 0 once its file and its checkpoint are
   // both done.
   void ReportWritten(Worker& w, Shard& sh);
+  // Whether the shards track changes from the next cut (or load) on: snapshot-incremental.
   bool WantTracking() const;
   // Reads the manifest at `path` and checks the files it names in `dir` (sizes, spill
   // checkpoints), restoring its function libraries on the way (replace_all as

@@ -137,6 +137,9 @@ def test_save_lastsave_and_info_fields(servers, data_dir):
     assert info["loading"] == 0
     assert info["rdb_changes_since_last_save"] == 0
     assert info["rdb_last_bgsave_status"] == "ok"
+    if not s.is_redis:
+        assert info["snapshot_last_kind"] == "full"
+        assert info["snapshot_last_keys"] == 1
     assert c.lastsave() >= before
     assert bgsave(c) == "Background saving started"
     wait_save_done(c)
@@ -146,8 +149,8 @@ def test_save_lastsave_and_info_fields(servers, data_dir):
         bgsave(c, "NOW")
     if not s.is_redis:
         info = c.info("persistence")
-        assert info["snapshot_last_kind"] == "full"
-        assert info["snapshot_last_keys"] == 1
+        # Changes are tracked from the first snapshot on: the later ones are deltas.
+        assert info["snapshot_last_kind"] == "incremental"
         assert info["rdb_saves"] >= 3
 
 
@@ -366,6 +369,39 @@ def test_incremental_chain_equals_live_data(servers, data_dir):
 
 
 @strata_only
+@pytest.mark.parametrize("incremental", ["yes", "no"])
+def test_manual_saves_without_save_rules_are_incremental_after_the_first(servers, data_dir,
+                                                                         incremental):
+    """With save "" (no save rules), change tracking starts with the first snapshot, so
+    the next BGSAVE writes a delta when snapshot-incremental is yes; with no, every save
+    is full. Either way the chain loads back as the data was at the last save."""
+    s = servers(data_dir=data_dir, save="", extra_args=["--snapshot-incremental", incremental])
+    c = s.client()
+    c.mset({"key:%d" % i: "v%d" % i for i in range(20000)})
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c)
+    info = c.info("persistence")
+    assert info["snapshot_last_kind"] == "full"
+    full_bytes = info["snapshot_last_bytes"]
+    for i in range(0, 20000, 100):  # 1% of the keys change
+        c.set("key:%d" % i, "changed")
+    c.delete("key:1")
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c)
+    info = c.info("persistence")
+    assert info["rdb_last_bgsave_status"] == "ok"
+    if incremental == "yes":
+        assert info["snapshot_last_kind"] == "incremental"
+        assert info["snapshot_last_bytes"] < full_bytes / 10, (info, full_bytes)
+    else:
+        assert info["snapshot_last_kind"] == "full"
+    want = image(c, dbs=(0,))
+    c.set("after-save", 1)  # not saved: no save rules, so SIGTERM saves nothing
+    s.stop()
+    s2 = servers(data_dir=data_dir, save="")
+    assert image(s2.client(), dbs=(0,)) == want
+
+
 def test_kill_9_during_save_leaves_the_previous_snapshot(servers, data_dir):
     s = servers(data_dir=data_dir)
     c = s.client()
