@@ -1,5 +1,7 @@
 #include "storage/cold_store.h"
 
+#include <sys/statvfs.h>
+
 #include <rocksdb/cache.h>
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/convenience.h>
@@ -174,6 +176,8 @@ struct ColdStore::Impl {
   // ShardTier::kSpillBatchBytes) stays allocated instead of being grown and freed again
   // for every job.
   rocksdb::WriteBatch write_batch;
+  // Free disk space below which nothing more is given to RocksDB (FreeSpaceReserve).
+  uint64_t reserve_bytes = 0;
 };
 
 ColdStore::ColdStore(std::string dir, std::unique_ptr<Impl> impl)
@@ -246,6 +250,7 @@ Status ColdStore::Open(const ColdStoreOptions& options, ColdCache* cache,
   if (!s.ok()) return FromRocks(s, "opening the spill store in " + options.dir);
   impl->db.reset(raw);
   impl->write_options.disableWAL = true;
+  impl->reserve_bytes = FreeSpaceReserve(o.write_buffer_size);
   out->reset(new ColdStore(options.dir, std::move(impl)));
   return Status::Ok();
 }
@@ -302,6 +307,11 @@ Status ColdStore::Write(const std::vector<ColdWrite>& batch) {
     impl_->failed = false;
   }
   if (wb.Count() > 0) {
+    if (batch.size() > erases + ranges.size()) {
+      // New records: only with room left for the memtables' flushes.
+      Status room = CheckFreeSpace("writing to the spill store in " + dir_);
+      if (!room.ok()) return room;
+    }
     Status st = FromRocks(impl_->db->Write(impl_->write_options, &wb),
                           "writing to the spill store in " + dir_);
     if (!st.ok()) {
@@ -396,7 +406,9 @@ uint64_t ColdStore::MaxSeq() const {
 Status ColdStore::Checkpoint(const std::string& dir) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);  // an abandoned attempt's
-  Status s = FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
+  Status s = CheckFreeSpace("checkpointing " + dir_);
+  if (!s.ok()) return s;
+  s = FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
   if (!s.ok()) return s;
   rocksdb::Checkpoint* raw = nullptr;
   s = FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), "checkpointing " + dir_);
@@ -447,7 +459,29 @@ uint64_t ColdStore::PendingCompactionBytes() const {
 }
 
 Status ColdStore::FlushMemtables() {
+  Status room = CheckFreeSpace("flushing the spill store in " + dir_);
+  if (!room.ok()) return room;
   return FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
+}
+
+uint64_t ColdStore::FreeSpaceReserve(uint64_t write_buffer_bytes) {
+  // Both memtables flushed, plus room for the MANIFEST, the info log and a file that a
+  // flush or a garbage rewrite is writing.
+  return 2 * write_buffer_bytes + kFreeSpaceMarginBytes;
+}
+
+uint64_t ColdStore::FreeBytes() const {
+  struct statvfs v;
+  if (statvfs(dir_.c_str(), &v) != 0) return UINT64_MAX;  // unknown: RocksDB will say
+  return static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+Status ColdStore::CheckFreeSpace(const std::string& what) const {
+  uint64_t free_bytes = FreeBytes();
+  if (free_bytes >= impl_->reserve_bytes) return Status::Ok();
+  return Status::NoSpace(what + ": No space left on device (" + std::to_string(free_bytes) +
+                         " bytes free, " + std::to_string(impl_->reserve_bytes) +
+                         " kept free for the store's own flushes)");
 }
 
 uint64_t ColdStore::MemtableBytes() const {
@@ -457,7 +491,9 @@ uint64_t ColdStore::MemtableBytes() const {
 }
 
 Status ColdStore::CompactAll() {
-  Status s = FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
+  Status s = CheckFreeSpace("compacting the spill store in " + dir_);
+  if (!s.ok()) return s;
+  s = FromRocks(impl_->db->Flush(rocksdb::FlushOptions()), "flushing the spill store");
   if (!s.ok()) return s;
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
@@ -498,6 +534,9 @@ Status ColdStore::CollectGarbage(double min_dead_fraction, size_t* files_rewritt
   rocksdb::CompactionOptions co;
   co.compression = rocksdb::kDisableCompressionOption;  // the level's own
   for (const Candidate& c : rewrite) {
+    // The rewrite is written before the old file goes: without room for it beside the
+    // reserve, the file waits (a rewrite that ran out of space would stop the store).
+    if (FreeBytes() < impl_->reserve_bytes + c.file->size) continue;
     // The filter drops the file's dead records.
     int level = c.file->level == 0 ? base_level : c.file->level;
     rocksdb::Status s = impl_->db->CompactFiles(co, {c.file->name}, level);

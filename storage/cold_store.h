@@ -164,9 +164,21 @@ class ColdStore {
   uint64_t TableReaderBytes() const;
   const std::string& dir() const { return dir_; }
 
+  // Free disk space. Below the reserve, nothing more is handed to RocksDB: a write of
+  // new records, a flush, a checkpoint or a compaction fails with kNoSpace at once, and a
+  // garbage rewrite waits for room. RocksDB itself must not meet a full disk: after a
+  // failed file write it may use the failed writer again, which its builds with
+  // assertions stop the process for.
+  static constexpr uint64_t kFreeSpaceMarginBytes = 1 << 20;
+  // 2 x the write buffer (both memtables flushed) + kFreeSpaceMarginBytes.
+  static uint64_t FreeSpaceReserve(uint64_t write_buffer_bytes);
+  uint64_t FreeBytes() const;
+
  private:
   struct Impl;
   ColdStore(std::string dir, std::unique_ptr<Impl> impl);
+  // Ok with the reserve free, else kNoSpace naming what and the free bytes.
+  Status CheckFreeSpace(const std::string& what) const;
   std::string dir_;
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<SeqSet> sweep_;  // BeginOrphanSweep's candidates
