@@ -120,23 +120,30 @@ bool ShardSnapshotJob::Step(int64_t budget_ns) {
     if (filter_) {
       // Deltas jump from one dirty range to the next.
       uint32_t id = 0;
-      if (!ranges_->NextAtLeast(RangeSet::Id(db_, pos_), &id) || RangeSet::DbOf(id) != db_) {
+      if (!ranges_->NextAtLeast(ranges_->Id(db_, pos_), &id) || ranges_->DbOf(id) != db_) {
         db_++;
         pos_ = 0;
         continue;
       }
-      pos_ = std::max(pos_, RangeSet::FirstHash(id));
-      range_last = RangeSet::LastHash(id);
+      pos_ = std::max(pos_, ranges_->FirstHash(id));
+      range_last = ranges_->LastHash(id);
     }
     // One chunk: 1/64 of the segment holding pos_, or less (about fifty entries).
     Table::Segment* seg = ks_.table(db_).SegmentFor(pos_);
     uint64_t seg_first = Table::SegmentFirstHash(seg, pos_);
     uint64_t seg_last = seg->depth == 0 ? ~0ull : seg_first + (~0ull >> seg->depth);
     uint64_t chunk_last = pos_ | (~0ull >> (seg->depth + kChunkBits));
-    uint64_t last = std::min({seg_last, range_last, chunk_last});
+    uint64_t step_last = std::min(seg_last, chunk_last);
+    if (filter_ && range_last < step_last &&
+        ranges_->AllIn(ranges_->Id(db_, range_last) + 1, ranges_->Id(db_, step_last))) {
+      // The ranges up to the chunk's end are all dirty (a run, as after FLUSHDB): one
+      // step takes them all rather than one range at a time.
+      range_last = step_last;
+    }
+    uint64_t last = std::min(step_last, range_last);
     // Tags resolve hash bits [depth, depth + 16): a range narrower than that (tiny
     // tables) needs each key's hash checked.
-    if (filter_ && seg->depth + 16 < RangeSet::kRangeBits) {
+    if (filter_ && seg->depth + 16 < ranges_->bits()) {
       uint64_t first = pos_;
       Table::ForEachInHashRange(seg, pos_, last, [&](Entry* e) {
         uint64_t h = TableHash(e->Key());

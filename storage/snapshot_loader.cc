@@ -192,10 +192,12 @@ Status ShardLoadJob::OpenNext() {
     uint32_t id = 0, from = 0;
     bool same = old_count_ == shard_count_;
     while (ranges.NextAtLeast(from, &id)) {
-      uint32_t db = RangeSet::DbOf(id);
+      uint32_t db = ranges.DbOf(id);
+      uint32_t first = id;
+      id = ranges.RunEnd(id);  // a run of dirty ranges (a FLUSHDB's: all) in one pass
       if (db < ks_.db_count()) {
         stats_.keys_deleted += ks_.DeleteHashRange(
-            db, RangeSet::FirstHash(id), RangeSet::LastHash(id), [&](const Entry* e) {
+            db, ranges.FirstHash(first), ranges.LastHash(id), [&](const Entry* e) {
               return same || ShardOfKey(e->Key(), old_count_) == it.old_shard;
             });
       }

@@ -154,6 +154,10 @@ bool SnapshotManager::AutoSaveEnabled() const {
   return !c.String("save").empty() || !c.String("snapshot-cron").empty();
 }
 
+uint32_t SnapshotManager::RangeBits() const {
+  return RangeSet::BitsFor(static_cast<uint32_t>(engine_->config().Int("databases")));
+}
+
 bool SnapshotManager::WantTracking() const {
   // Save rules or not: once a snapshot is taken (or a chain loaded), changes are tracked
   // so that the next one, a manual BGSAVE included, can be a delta.
@@ -277,7 +281,7 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
   // Changes after the load are what the next delta on this chain must write (after an
   // RDB the next snapshot is a full one).
   if (load_manifest_ && WantTracking() && load_manifest_->shard_count == engine_->shard_count()) {
-    sh.tracker = std::make_unique<DirtyRanges>();
+    sh.tracker = std::make_unique<DirtyRanges>(RangeBits());
     w.keyspace().set_change_tracker(sh.tracker.get());
   }
   sh.changes_saved.store(w.keyspace().changes());
@@ -564,7 +568,7 @@ void SnapshotManager::CutOnShard(Worker& w, std::shared_ptr<Cut> cut) {
     std::unique_ptr<RangeSet> ranges;
     if (sh.tracker != nullptr) ranges = std::make_unique<RangeSet>(sh.tracker->Take());
     if (cut->tracking && sh.tracker == nullptr) {
-      sh.tracker = std::make_unique<DirtyRanges>();
+      sh.tracker = std::make_unique<DirtyRanges>(RangeBits());
       w.keyspace().set_change_tracker(sh.tracker.get());
     } else if (!cut->tracking && sh.tracker != nullptr) {
       w.keyspace().set_change_tracker(nullptr);
@@ -668,7 +672,7 @@ void SnapshotManager::Commit() {
   m.created_ms = run_->created_ms;
   m.shard_count = engine_->shard_count();
   m.shard_hash = kShardHashId;
-  m.range_bits = RangeSet::kRangeBits;
+  m.range_bits = RangeBits();
   m.functions = run_->functions;
   ManifestLink link;
   link.kind = run_->kind;

@@ -187,6 +187,8 @@ class SnapshotManager final : public ShardService {
   void ReportWritten(Worker& w, Shard& sh);
   // Whether the shards track changes from the next cut (or load) on: snapshot-incremental.
   bool WantTracking() const;
+  // The width of the dirty ranges this server tracks (RangeSet::BitsFor its databases).
+  uint32_t RangeBits() const;
   // Reads the manifest at `path` and checks the files it names in `dir` (sizes, spill
   // checkpoints), restoring its function libraries on the way (replace_all as
   // FunctionStore::RestoreCodes). *found is false when there is no manifest.
