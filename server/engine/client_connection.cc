@@ -464,8 +464,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     // master's stream obeys.
     // A command of one key served here passes in one slot lookup (and a look at the
     // client's ASKING, which it would use up).
-    size_t at = spec->single_key;
-    if (!(at != 0 && at < args.size() && !cluster_asking &&
+    size_t at = spec->single_key;  // within args: the arity was checked above
+    if (!(at != 0 && !cluster_asking &&
           routing->owner[KeySlot(args[at])] == routing->serve_fast) &&
         RoutedElsewhere(*routing, spec, args))
       return true;

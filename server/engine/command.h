@@ -159,8 +159,9 @@ struct CommandSpec {
   // client had sent ASKING.
   bool asking = false;
   // Derived once registration is done (CommandRegistry::Seal): the position of the only
-  // key of a command with exactly one (GET, SET, INCR...), 0 for any other. The cluster
-  // check of such a command is one slot lookup; 0 sends it down the general path.
+  // key of a command with exactly one (GET, SET, INCR...) that every call of a valid
+  // arity has, 0 for any other. The cluster check of such a command is one slot lookup;
+  // 0 sends it down the general path.
   uint8_t single_key = 0;
   uint32_t id = 0;
   const char* summary = "";

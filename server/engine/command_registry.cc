@@ -57,8 +57,11 @@ void CommandRegistry::Add(CommandSpec spec) {
 
 void CommandRegistry::Seal() {
   for (auto& s : specs_) {
+    // Only where every call of the right arity has that argument (MEMORY USAGE's key,
+    // at 2 of -2, may be missing), so the dispatcher need not check the count.
+    int min_args = s->arity < 0 ? -s->arity : s->arity;
     bool one = s->keys_fn == nullptr && s->first_key > 0 && s->last_key == s->first_key &&
-               s->first_key <= UINT8_MAX;
+               s->first_key < min_args && s->first_key <= UINT8_MAX;
     s->single_key = one ? static_cast<uint8_t>(s->first_key) : 0;
   }
 }

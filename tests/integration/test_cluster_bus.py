@@ -585,7 +585,8 @@ def test_a_plain_failover_under_a_users_pause(cluster, kind):
     assert mc.execute_command("CLIENT", "PAUSE", pause_s * 1000, "WRITE") in (b"OK", True)
     t0 = time.monotonic()
     assert rc.execute_command("CLUSTER", "FAILOVER") in (b"OK", True)
-    wait_for(lambda: "slave" in role_of(master) and "master" in role_of(replica),
+    # The old master answers -LOADING while it syncs from the new one.
+    wait_for(lambda: loaded(lambda: "slave" in role_of(master) and "master" in role_of(replica)),
              pause_s * 0.5, "the failover")
     t1 = time.monotonic()
     assert t1 - t0 < pause_s * 0.5
