@@ -263,12 +263,29 @@ uint16_t Crc16(std::string_view data) {
   return Crc16Sliced(p, data.size());
 }
 
-uint32_t KeySlot(std::string_view key) {
-#if defined(__x86_64__)
-  if (kHaveClmul) return SlotClmul(key);
-#endif
+namespace key_slot_detail {
+namespace {
+
+uint32_t SlotPortable(std::string_view key) {
   return Crc16(HashTag(key)) & (kClusterSlots - 1);
 }
+
+// The first call picks the implementation for this CPU and installs it.
+uint32_t ResolveSlot(std::string_view key) {
+  SlotFn fn = SlotPortable;
+#if defined(__x86_64__)
+  __builtin_cpu_init();  // may run before the static constructors
+  if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1")) fn = SlotClmul;
+#endif
+  slot_fn.store(fn, std::memory_order_relaxed);
+  return fn(key);
+}
+
+}  // namespace
+
+std::atomic<SlotFn> slot_fn{&ResolveSlot};
+
+}  // namespace key_slot_detail
 
 uint16_t Crc16Portable(std::string_view data) {
   return Crc16Sliced(reinterpret_cast<const unsigned char*>(data.data()), data.size());

@@ -9,6 +9,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -23,7 +24,16 @@ uint16_t Crc16(std::string_view data);
 // The same, by table lookups on any CPU (tests compare the two).
 uint16_t Crc16Portable(std::string_view data);
 
+namespace key_slot_detail {
+using SlotFn = uint32_t (*)(std::string_view);
+// This CPU's implementation (carry-less multiplication where the CPU has it), installed
+// by the first call: one indirect call per slot on the dispatcher's path, with no check.
+extern std::atomic<SlotFn> slot_fn;
+}  // namespace key_slot_detail
+
 // The key's slot, 0..16383.
-uint32_t KeySlot(std::string_view key);
+inline uint32_t KeySlot(std::string_view key) {
+  return key_slot_detail::slot_fn.load(std::memory_order_relaxed)(key);
+}
 
 }  // namespace strata
