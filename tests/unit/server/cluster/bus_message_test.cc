@@ -127,9 +127,15 @@ TEST(BusMessageTest, EveryTypeRoundTrips) {
       EXPECT_EQ(back.shard_id, std::string(40, 'e'));
       EXPECT_EQ(back.forgotten.at(0).ttl_s, 60u);
     }
-    if (type == kPublish) EXPECT_EQ(back.payload, std::string("hello\0world", 11));
-    if (type == kUpdate) EXPECT_TRUE(SlotSet(back.update_slots, 100));
-    if (type == kModule) EXPECT_EQ(back.module_id, 0x1122334455667788ull);
+    if (type == kPublish) {
+      EXPECT_EQ(back.payload, std::string("hello\0world", 11));
+    }
+    if (type == kUpdate) {
+      EXPECT_TRUE(SlotSet(back.update_slots, 100));
+    }
+    if (type == kModule) {
+      EXPECT_EQ(back.module_id, 0x1122334455667788ull);
+    }
   }
   // Lengths Redis computes: FAIL 2296, UPDATE 4352, the failover messages the header.
   Message f = base;
