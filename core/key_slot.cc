@@ -135,7 +135,7 @@ struct Fold16Constants {
 };
 
 STRATA_CLMUL inline __m128i Fold16(__m128i block, const Fold16Constants& k) {
-  __m128i prod = _mm_clmulepi64_si128(block, k.x80, 0x01);  // H * (x^80 mod P)
+  __m128i prod = _mm_clmulepi64_si128(block, k.x80, 0x01);       // H * (x^80 mod P)
   __m128i s_hi = _mm_xor_si128(_mm_srli_si128(prod, 2), block);  // low qword: S >> 16
   __m128i hi = _mm_srli_si128(_mm_clmulepi64_si128(s_hi, k.mu, 0x00), 8);
   __m128i q = _mm_xor_si128(s_hi, hi);
@@ -266,9 +266,7 @@ uint16_t Crc16(std::string_view data) {
 namespace key_slot_detail {
 namespace {
 
-uint32_t SlotPortable(std::string_view key) {
-  return Crc16(HashTag(key)) & (kClusterSlots - 1);
-}
+uint32_t SlotPortable(std::string_view key) { return Crc16(HashTag(key)) & (kClusterSlots - 1); }
 
 // The first call picks the implementation for this CPU and installs it.
 uint32_t ResolveSlot(std::string_view key) {

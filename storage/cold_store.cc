@@ -1,7 +1,5 @@
 #include "storage/cold_store.h"
 
-#include <sys/statvfs.h>
-
 #include <rocksdb/cache.h>
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/convenience.h>
@@ -13,6 +11,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <atomic>

@@ -323,14 +323,9 @@ bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args)
   }
   const SlotRouting* r = worker_->routing();
   bool exec = multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec";
-  if (r != nullptr && !exec && (spec->first_key > 0 || spec->keys_fn != nullptr)) {
-    std::vector<std::string_view> keys;
-    spec->Keys(args, &keys);
-    RouteQuery q{spec->is_write(), cluster_readonly, cluster_asking || spec->asking, nullptr};
-    KeyPresence channels{keys.size(), 0};
-    if (spec->flags & kCmdPubSub) q.presence = &channels;
-    if (!keys.empty() && Route(*r, keys, q).kind == RouteDecision::kRedirect) return true;
-  }
+  if (r != nullptr && !exec &&
+      RouteOf(*r, spec, args, cluster_asking).kind == RouteDecision::kRedirect)
+    return true;
   uint8_t rf = engine.replication().dispatch_flags();
   return (rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript);
 }
@@ -465,8 +460,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     // A command of one key served here passes in one slot lookup (and a look at the
     // client's ASKING, which it would use up).
     size_t at = spec->single_key;  // within args: the arity was checked above
-    if (!(at != 0 && !cluster_asking &&
-          routing->owner[KeySlot(args[at])] == routing->serve_fast) &&
+    if (!(at != 0 && !cluster_asking && routing->owner[KeySlot(args[at])] == routing->serve_fast) &&
         RoutedElsewhere(*routing, spec, args))
       return true;
   }
@@ -561,29 +555,37 @@ bool ClientConnection::RoutedElsewhere(const SlotRouting& r, const CommandSpec* 
     if (RefusedAfterRouting(spec, args)) return true;
     last_spec_ = spec;
     if (spec->flags & kCmdWrite) repl_wrote = true;
+    if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
     return DispatchOpenSlot(spec, args, open_slot);
   }
   return false;
+}
+
+RouteDecision ClientConnection::RouteOf(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,
+                                        bool asking) const {
+  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return {};  // no keys: here
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  spec->Keys(args, &keys);
+  if (keys.empty()) return {};
+  RouteQuery q{spec->is_write(), cluster_readonly, asking || spec->asking, nullptr};
+  // A shard channel is served where its slot is until the slot has moved, whether or not
+  // a key of its name exists (Redis).
+  KeyPresence channels{keys.size(), 0};
+  if (spec->flags & kCmdPubSub) q.presence = &channels;
+  return Route(r, keys, q);
 }
 
 bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,
                                   bool asking, uint8_t* open_slot) {
   if (multi_ != nullptr && (spec->flags & kCmdTransaction) && spec->name == "exec")
     return ExecRoutedHere(r, spec, asking);
-  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return true;  // no keys
-  thread_local std::vector<std::string_view> keys;
-  keys.clear();
-  spec->Keys(args, &keys);
-  RouteQuery q{spec->is_write(), cluster_readonly, asking || spec->asking, nullptr};
-  // A shard channel is served where its slot is until the slot has moved, whether or not
-  // a key of its name exists (Redis).
-  KeyPresence channels{keys.size(), 0};
-  if (spec->flags & kCmdPubSub) q.presence = &channels;
-  RouteDecision d = Route(r, keys, q);
+  RouteDecision d = RouteOf(r, spec, args, asking);
   if (d.kind == RouteDecision::kHere) return true;
   if (d.kind == RouteDecision::kNeedsPresence) {
-    *open_slot = static_cast<uint8_t>(kOpenSlotCheck | (q.asking ? kOpenSlotAsking : 0) |
-                                      (q.readonly ? kOpenSlotReadonly : 0));
+    *open_slot =
+        static_cast<uint8_t>(kOpenSlotCheck | (asking || spec->asking ? kOpenSlotAsking : 0) |
+                             (cluster_readonly ? kOpenSlotReadonly : 0));
     return true;
   }
   worker_->stats().commands[spec->id].rejected_calls++;

@@ -154,6 +154,9 @@ class ClientConnection final : public Connection, public Client {
   // decides.
   bool RoutedHere(const SlotRouting& r, const CommandSpec* spec, CmdArgs args, bool asking,
                   uint8_t* open_slot);
+  // Where the command's keys go (kHere for a command without keys); no side effects.
+  RouteDecision RouteOf(const SlotRouting& r, const CommandSpec* spec, CmdArgs args,
+                        bool asking) const;
   // EXEC: the queued commands' keys, checked again together (the transaction is
   // discarded when they are redirected).
   bool ExecRoutedHere(const SlotRouting& r, const CommandSpec* exec, bool asking);

@@ -75,7 +75,7 @@ struct SlotRouting {
   uint16_t myself = 0;
   // A replica: its master's index (READONLY clients read that master's slots here).
   uint16_t my_master = kNoOwner;
-  bool ok = false;                     // cluster_state:ok
+  bool ok = false;  // cluster_state:ok
   // myself while ok, else kNeverOwner: a command of one key whose slot's owner equals
   // this is served here with no further check (ClientConnection::Dispatch).
   static constexpr uint16_t kNeverOwner = 0xFFFD;

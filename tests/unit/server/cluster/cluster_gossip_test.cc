@@ -267,8 +267,7 @@ std::pair<std::string, std::string> MigrationAfterAReplicaDies(int64_t barrier, 
   EXPECT_TRUE(sim.Agree());
   for (auto [replica, master] : {std::pair{&p, &a}, std::pair{&q, &a}, std::pair{&r, &b}}) {
     GossipEffects fx;
-    ClusterGossip::SetMyMaster(*replica->st, *replica->st->FindNode(master->st->myself().id),
-                               &fx);
+    ClusterGossip::SetMyMaster(*replica->st, *replica->st->FindNode(master->st->myself().id), &fx);
   }
   sim.Run(2000);  // every node learns who follows whom
   for (auto& n : sim.nodes()) {
