@@ -245,7 +245,10 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
+    // Only a transaction command or one with a fiber can wait (WaitsForInflight).
+    if (spec != nullptr && inflight_ > 0 &&
+        (spec->fiber_fn != nullptr || (spec->flags & kCmdTransaction)) &&
+        WaitsForInflight(spec, cmd_args)) {
       PauseInput();
       break;
     }

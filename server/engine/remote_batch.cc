@@ -10,66 +10,48 @@
 
 namespace strata {
 
-void RemoteBatch::Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db,
-                      int resp, const std::string_view* argv, size_t argc, uint8_t track,
-                      std::string_view raw) {
-  Item item{spec,
-            conn,
-            seq,
-            db,
-            static_cast<uint32_t>(argc),
-            static_cast<uint32_t>(args.size()),
-            0,
-            0,
-            static_cast<int8_t>(resp),
-            false,
-            track,
-            !raw.empty()};
-  size_t total = argc * sizeof(uint32_t);
-  if (raw.empty()) {
-    for (size_t i = 0; i < argc; i++) total += argv[i].size();
-  }
-  size_t at = args.size();
-  args.resize(at + total);
-  char* p = args.data() + at;
+void ByteArena::Grow(size_t n) {
+  size_t cap = cap_ < 4096 ? 4096 : cap_;
+  while (cap - size_ < n) cap *= 2;
+  auto fresh = std::make_unique_for_overwrite<char[]>(cap);
+  if (size_ > 0) std::memcpy(fresh.get(), data_.get(), size_);
+  data_ = std::move(fresh);
+  cap_ = cap;
+}
+
+void RemoteBatch::AddRaw(const std::string_view* argv, size_t argc, std::string_view raw) {
+  char* p = args.Extend(argc * sizeof(uint32_t) + raw.size());
   for (size_t i = 0; i < argc; i++) {
     uint32_t len = static_cast<uint32_t>(argv[i].size());
     std::memcpy(p, &len, sizeof(len));
     p += sizeof(len);
   }
-  if (raw.empty()) {
-    for (size_t i = 0; i < argc; i++) {
-      std::memcpy(p, argv[i].data(), argv[i].size());
-      p += argv[i].size();
-    }
-  } else {
-    args.append(raw);
-  }
-  items.push_back(item);
+  std::memcpy(p, raw.data(), raw.size());
 }
 
-std::string_view RemoteBatch::ArgsOf(const Item& item, std::vector<std::string_view>* out) const {
-  out->clear();
-  const char* lens = args.data() + item.args_offset;
-  const char* data = lens + item.argc * sizeof(uint32_t);
+std::string_view RemoteBatch::ArgsOf(const Item& item, std::string_view* views) const {
+  const char* p = args.data() + item.args_offset;
   if (item.raw) {
-    // "*<argc>\r\n", then "$<len>\r\n<bytes>" and two bytes for each argument.
+    // The lengths, then "*<argc>\r\n", then "$<len>\r\n<bytes>" and two bytes for each
+    // argument.
+    const char* lens = p;
+    const char* data = lens + item.argc * sizeof(uint32_t);
     const char* start = data;
     data += 3 + DecimalDigits(item.argc);
     for (uint32_t i = 0; i < item.argc; i++) {
       uint32_t len;
       std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
       data += 3 + DecimalDigits(len);
-      out->emplace_back(data, len);
+      views[i] = std::string_view(data, len);
       data += len + 2;
     }
     return std::string_view(start, static_cast<size_t>(data - start));
   }
   for (uint32_t i = 0; i < item.argc; i++) {
     uint32_t len;
-    std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
-    out->emplace_back(data, len);
-    data += len;
+    std::memcpy(&len, p, sizeof(len));
+    views[i] = std::string_view(p + sizeof(len), len);
+    p += sizeof(len) + len;
   }
   return {};
 }
@@ -92,11 +74,18 @@ void DeliverRemoteBatch(void* p) {
 void ExecuteRemoteBatch(void* p) {
   auto* batch = static_cast<RemoteBatch*>(p);
   Worker* w = Worker::Current();
-  thread_local std::vector<std::string_view> argv;
+  thread_local std::vector<std::string_view> many_args;
   thread_local std::vector<std::string_view> keys;
+  constexpr size_t kFewArgs = 16;
+  std::string_view few_args[kFewArgs];
   for (RemoteBatch::Item& item : batch->items) {
-    std::string_view raw = batch->ArgsOf(item, &argv);
-    CmdArgs args(argv.data(), argv.size());
+    std::string_view* argv = few_args;
+    if (item.argc > kFewArgs) [[unlikely]] {
+      many_args.resize(item.argc);
+      argv = many_args.data();
+    }
+    std::string_view raw = batch->ArgsOf(item, argv);
+    CmdArgs args(argv, item.argc);
     LockTable& locks = w->locks();
     if (!locks.empty()) {
       keys.clear();

@@ -21,6 +21,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,61 @@ namespace strata {
 class ClientConnection;
 struct CommandSpec;
 
+// An append-only byte buffer that grows by doubling and never writes bytes it is about to
+// overwrite (std::string's resize zero-fills first); cleared, it keeps its capacity.
+class ByteArena {
+ public:
+  // n more bytes at the end, for the caller to write.
+  char* Extend(size_t n) {
+    if (cap_ - size_ < n) [[unlikely]]
+      Grow(n);
+    char* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  size_t capacity() const { return cap_; }
+  void clear() { size_ = 0; }
+  void Release() {
+    data_.reset();
+    size_ = cap_ = 0;
+  }
+
+ private:
+  void Grow(size_t n);
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t cap_ = 0;
+};
+
+// memcpy for the few bytes of a command name or key without a call: two overlapping
+// loads and stores of a power of two; longer copies call memcpy.
+[[gnu::always_inline]] inline void CopySmall(char* dst, const char* src, size_t n) {
+  if (n >= 8) {
+    if (n > 16) {
+      std::memcpy(dst, src, n);
+      return;
+    }
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n > 0) {
+    // 1 to 3 bytes: the first, the middle and the last cover them.
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
 struct RemoteBatch {
   struct Item {
     const CommandSpec* spec;
@@ -37,7 +94,7 @@ struct RemoteBatch {
     uint64_t seq;
     uint32_t db;
     uint32_t argc;
-    uint32_t args_offset;  // into args: argc lengths (uint32) then the bytes
+    uint32_t args_offset;  // into args: the arguments as Add lays them out
     uint32_t reply_offset;
     uint32_t reply_len;
     int8_t resp;
@@ -47,7 +104,7 @@ struct RemoteBatch {
   };
 
   uint32_t origin = 0;
-  std::string args;
+  ByteArena args;
   std::string replies;
   std::vector<Item> items;
 
@@ -58,11 +115,32 @@ struct RemoteBatch {
   }
   // raw: the request's bytes when they are canonical RESP (Connection::RawRequestOf), or
   // empty.
-  void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq, uint32_t db, int resp,
-           const std::string_view* argv, size_t argc, uint8_t track, std::string_view raw = {});
-  // Rebuilds the argument views of an item into *out; returns the request's own bytes
-  // when it travels as them, else empty.
-  std::string_view ArgsOf(const Item& item, std::vector<std::string_view>* out) const;
+  // Inline: it runs for every command sent to another shard. Each argument is its length
+  // (uint32) then its bytes; a raw item is all the lengths, then the request.
+  [[gnu::always_inline]] void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq,
+                                  uint32_t db, int resp, const std::string_view* argv,
+                                  size_t argc, uint8_t track, std::string_view raw = {}) {
+    uint32_t at = static_cast<uint32_t>(args.size());
+    if (!raw.empty()) [[unlikely]] {
+      AddRaw(argv, argc, raw);
+    } else {
+      size_t total = argc * sizeof(uint32_t);
+      for (size_t i = 0; i < argc; i++) total += argv[i].size();
+      char* p = args.Extend(total);
+      for (size_t i = 0; i < argc; i++) {
+        uint32_t len = static_cast<uint32_t>(argv[i].size());
+        std::memcpy(p, &len, sizeof(len));
+        CopySmall(p + sizeof(len), argv[i].data(), len);
+        p += sizeof(len) + len;
+      }
+    }
+    items.push_back(Item{spec, conn, seq, db, static_cast<uint32_t>(argc), at, 0, 0,
+                         static_cast<int8_t>(resp), false, track, !raw.empty()});
+  }
+  void AddRaw(const std::string_view* argv, size_t argc, std::string_view raw);
+  // Rebuilds the argument views of an item into out[0, item.argc); returns the request's
+  // own bytes when it travels as them, else empty.
+  std::string_view ArgsOf(const Item& item, std::string_view* out) const;
 };
 
 // Runs on the destination worker: executes every item, then posts the batch home.

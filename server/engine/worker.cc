@@ -229,24 +229,22 @@ void Worker::PostExternal(Task t) {
   Wake();
 }
 
-RemoteBatch* Worker::BatchFor(uint32_t dest) {
+RemoteBatch* Worker::OpenBatch(uint32_t dest) {
   RemoteBatch*& b = open_batches_[dest];
-  if (b == nullptr) {
-    if (free_batches_.empty()) {
-      batch_pool_.push_back(std::make_unique<RemoteBatch>());
-      free_batches_.push_back(batch_pool_.back().get());
-    }
-    b = free_batches_.back();
-    free_batches_.pop_back();
-    b->origin = index_;
-    outbox_pending_ = true;
+  if (free_batches_.empty()) {
+    batch_pool_.push_back(std::make_unique<RemoteBatch>());
+    free_batches_.push_back(batch_pool_.back().get());
   }
+  b = free_batches_.back();
+  free_batches_.pop_back();
+  b->origin = index_;
+  outbox_pending_ = true;
   return b;
 }
 
 void Worker::RecycleBatch(RemoteBatch* b) {
   // Keep the arenas' capacity for reuse, unless one batch was unusually large.
-  if (b->args.capacity() > (1u << 20)) std::string().swap(b->args);
+  if (b->args.capacity() > (1u << 20)) b->args.Release();
   if (b->replies.capacity() > (1u << 20)) std::string().swap(b->replies);
   b->Clear();
   free_batches_.push_back(b);

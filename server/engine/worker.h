@@ -286,7 +286,10 @@ class Worker {
   bool RunHops();
   void Defer(Task t) { deferred_.push_back(t); }
   // The batch of commands for worker `dest` being filled this turn (see remote_batch.h).
-  RemoteBatch* BatchFor(uint32_t dest);
+  RemoteBatch* BatchFor(uint32_t dest) {
+    RemoteBatch* b = open_batches_[dest];
+    return b != nullptr ? b : OpenBatch(dest);
+  }
   void RecycleBatch(RemoteBatch* b);
 
   // A list key on this shard got elements: clients blocked on it are served now, in the
@@ -383,6 +386,7 @@ class Worker {
   bool outbox_pending_ = false;
   std::vector<Task> deferred_;
   std::vector<RemoteBatch*> open_batches_;  // per destination, null when none
+  RemoteBatch* OpenBatch(uint32_t dest);  // BatchFor when none is open yet
   std::vector<std::unique_ptr<RemoteBatch>> batch_pool_;
   std::vector<RemoteBatch*> free_batches_;
   std::vector<Task> deferred_scratch_;

@@ -1,5 +1,6 @@
 #include "server/net/connection.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "server/base/heap_bytes.h"
@@ -74,24 +75,118 @@ void Connection::FinishInput() {
 }
 
 bool Connection::FillSlot(uint64_t seq, std::string_view data) {
-  Slot& s = slots_[seq - slot_base_];
-  if (seq == slot_base_) {
-    // The oldest outstanding reply: straight to the output, no intermediate copy.
-    if (!s.suppress) out_.append(data);
-    slots_.pop_front();
+  size_t at = slots_head_ + (seq - slot_base_);
+  Slot& s = slots_[at];
+  if (at == slots_head_) {
+    // The oldest outstanding reply: straight to the output, no intermediate copy; then
+    // the replies ready behind it.
+    if (!s.suppress) out_.append(data.data(), data.size());
+    slots_head_++;
     slot_base_++;
-  } else {
-    s.data.assign(data);
-    s.ready = true;
+    DrainReadySlots();
+    if (out_.size() < kReplyBlockBytes) return data.size() >= kReplyBlockBytes;
+    SealBlock();
+    return true;
   }
-  while (!slots_.empty() && slots_.front().ready) {
-    if (!slots_.front().suppress) out_.append(slots_.front().data);
-    slots_.pop_front();
-    slot_base_++;
+  if (slots_.back().writing) [[unlikely]] {
+    // A reply is being written at the arena's end: this one waits for it (EndWriting).
+    parked_fills_.emplace_back(seq, std::string(data));
+    return false;
   }
-  if (out_.size() < kReplyBlockBytes) return data.size() >= kReplyBlockBytes;
-  SealBlock();
-  return true;
+  // Behind the front slot, which is still due (a ready front is always drained): kept in
+  // the arena until the front arrives.
+  s.off = pending_.size();
+  s.len = data.size();
+  s.ready = true;
+  pending_.append(data.data(), data.size());
+  live_bytes_ += data.size();
+  return data.size() >= kReplyBlockBytes;
+}
+
+void Connection::EndWriting(std::string* target, const bool* suppress) {
+  (void)target;  // the arena: the reply being written is the newest slot
+  Slot& s = slots_.back();
+  s.len = pending_.size() - s.off;
+  s.ready = true;
+  s.writing = false;
+  if (suppress != nullptr) s.suppress = *suppress;
+  live_bytes_ += s.len;
+  // The slots before it may have drained while it was written (a fill for the front
+  // slot does not wait): then it is the front, and goes out now.
+  if (slots_head_ + 1 == slots_.size()) [[unlikely]]
+    DrainReadySlots();
+  if (!parked_fills_.empty()) [[unlikely]] {
+    std::vector<std::pair<uint64_t, std::string>> fills;
+    fills.swap(parked_fills_);
+    for (auto& [seq, data] : fills) {
+      if (FillSlot(seq, data)) SealIfLarge();
+    }
+  }
+}
+
+void Connection::DrainReadySlots() {
+  size_t i = slots_head_;
+  size_t end = slots_.size();
+  const char* arena = pending_.data();
+  while (i < end) {
+    const Slot& f = slots_[i];
+    if (!f.ready) break;
+    if (!f.suppress) out_.append(arena + f.off, f.len);
+    live_bytes_ -= f.len;
+    i++;
+  }
+  slot_base_ += i - slots_head_;
+  slots_head_ = i;
+  if (i == end || slots_head_ >= 64 || pending_.size() >= 4096) [[unlikely]]
+    AfterDrain();
+}
+
+void Connection::AfterDrain() {
+  if (no_slots()) {
+    slots_.clear();
+    slots_head_ = 0;
+    pending_.clear();
+    // Keep the arena for the next pipelined run, unless one run made it big.
+    if (pending_.capacity() > kReplyBlockBytes) [[unlikely]]
+      std::string().swap(pending_);
+    if (slots_.capacity() > 1024) [[unlikely]]
+      slots_.Release();
+    return;
+  }
+  if (slots_.back().writing) return;  // offsets into the arena are in use
+  if (slots_head_ >= 64 && slots_head_ * 2 >= slots_.size()) {
+    slots_.ErasePrefix(slots_head_);
+    slots_head_ = 0;
+  }
+  if (pending_.size() >= 4096 && live_bytes_ * 2 < pending_.size()) CompactPending();
+}
+
+void Connection::SlotList::Grow() {
+  size_t cap = cap_ == 0 ? 16 : cap_ * 2;
+  auto fresh = std::make_unique_for_overwrite<Slot[]>(cap);
+  std::copy(data_.get(), data_.get() + size_, fresh.get());
+  data_ = std::move(fresh);
+  cap_ = cap;
+}
+
+void Connection::SlotList::ErasePrefix(size_t n) {
+  std::copy(data_.get() + n, data_.get() + size_, data_.get());
+  size_ -= n;
+}
+
+void Connection::CompactPending() {
+  // Only the live slots' bytes, in slot order: at most half the arena, so the copying is
+  // paid for by the dead bytes that made the arena grow.
+  std::string fresh;
+  fresh.reserve(live_bytes_ * 2);
+  for (size_t i = slots_head_; i < slots_.size(); i++) {
+    Slot& s = slots_[i];
+    if (!s.ready) continue;  // not written yet: no bytes
+    size_t off = fresh.size();
+    fresh.append(pending_, s.off, s.len);
+    s.off = off;
+  }
+  pending_.swap(fresh);
 }
 
 void Connection::SealBlock() {
@@ -105,7 +200,7 @@ void Connection::SealBlock() {
 
 void Connection::AppendOwnedBlock(std::string&& bytes) {
   if (bytes.empty()) return;
-  if (!slots_.empty()) {
+  if (!no_slots()) {
     AppendPush(bytes);
     return;
   }
@@ -119,7 +214,7 @@ void Connection::AppendOwnedBlock(std::string&& bytes) {
 void Connection::AppendSharedBlock(std::shared_ptr<const std::string> buffer,
                                    std::string_view bytes) {
   if (bytes.empty()) return;
-  if (bytes.size() < kSharedBlockMinBytes || !slots_.empty()) {
+  if (bytes.size() < kSharedBlockMinBytes || !no_slots()) {
     AppendPush(bytes);
     return;
   }
@@ -138,11 +233,7 @@ void Connection::ClearSending() {
   sending_shared_view_ = {};
 }
 
-size_t Connection::pending_reply_bytes() const {
-  size_t n = 0;
-  for (const Slot& s : slots_) n += s.data.size();
-  return n;
-}
+size_t Connection::pending_reply_bytes() const { return live_bytes_; }
 
 size_t Connection::FlushNow() {
   // Oldest first: the sealed blocks, then the open one. Sends that complete at once are
@@ -217,16 +308,19 @@ bool Connection::BuffersChanged() {
   // Buffers only change what they cost when their capacity changes; reply slots (data
   // from other shards) are recounted while any are pending.
   size_t r = rbuf_size_, o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
+  size_t p = pending_.capacity(), sl = slots_.capacity();
   if (r == charged_rbuf_ && o == charged_out_ && s == charged_sending_ && a == charged_args_ &&
-      blocks_heap_ + blocks_.capacity() == charged_blocks_ && slots_.empty() && !slots_charged_) {
+      blocks_heap_ + blocks_.capacity() == charged_blocks_ && p == charged_pending_ &&
+      sl == charged_slots_ && parked_fills_.empty()) {
     return false;
   }
+  charged_pending_ = p;
+  charged_slots_ = sl;
   charged_blocks_ = blocks_heap_ + blocks_.capacity();
   charged_rbuf_ = r;
   charged_out_ = o;
   charged_sending_ = s;
   charged_args_ = a;
-  slots_charged_ = !slots_.empty();
   return true;
 }
 
@@ -234,10 +328,10 @@ size_t Connection::BufferBytes() const {
   size_t n = HeapBytes(rbuf_.get()) + HeapBytes(out_) + HeapBytes(sending_) + HeapBytes(args_);
   // The sealed blocks and the vector holding them.
   n += blocks_heap_ + HeapBytes(blocks_);
-  // std::deque keeps a map and 512-byte nodes even when empty.
-  constexpr size_t kPerNode = sizeof(Slot) < 512 ? 512 / sizeof(Slot) : 1;
-  n += (slots_.size() / kPerNode + 1) * kPerNode * sizeof(Slot) + 8 * sizeof(void*);
-  for (const Slot& s : slots_) n += HeapBytes(s.data);
+  // The reply slots and their arena.
+  n += HeapBytes(static_cast<const void*>(slots_.data())) + HeapBytes(pending_);
+  for (const auto& [seq, data] : parked_fills_) n += HeapBytes(data);
+  n += HeapBytes(parked_fills_);
   n += loop_->ConnBufferBytes(this);
   return n;
 }

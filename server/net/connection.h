@@ -15,7 +15,13 @@
 //   A reply is written at ReplyTarget(): straight into the open output block while no
 //   earlier reply is pending, otherwise into a new slot. A reply that will arrive later
 //   reserves its slot (ReserveSlot) and is filled by FillSlot(seq, ...); ready slots at
-//   the front move to the output in order. Once the open block holds kReplyBlockBytes it
+//   the front move to the output in order. Slots keep their bytes in one arena per
+//   connection (pending_), appended in the order they are written; a slot is an offset
+//   and a length. So a pipelined run behind a reply from another shard costs no
+//   allocation per reply once the arena has grown, and what the slots cost is the
+//   arena's and the slot list's capacity. The arena is emptied when the last slot
+//   drains, and rewritten with only the live bytes once most of it is dead (a client
+//   that keeps replies pending without pause), so it stays within twice what is live. Once the open block holds kReplyBlockBytes it
 //   is sealed: moved, not copied, to the end of a chain of blocks, and a new one opens. A
 //   big reply is a block of its own. So queued output never moves as it grows, and each
 //   block is freed once sent. FlushNow() hands the output to the event loop block by
@@ -34,7 +40,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -129,20 +134,22 @@ class Connection : public IoConn {
   // Where the next in-order reply goes (see the header comment). Forced inline, as
   // CommitReply: both sit on every command's path, and tiny.
   [[gnu::always_inline]] std::string* ReplyTarget(bool suppress) {
-    if (slots_.empty()) return &out_;
-    slots_.push_back(Slot{false, suppress, {}, true});
-    return &slots_.back().data;
+    if (no_slots()) return &out_;
+    slots_.Push(Slot{pending_.size(), 0, false, suppress, true});
+    return &pending_;
   }
   // Appends an out-of-band push (a Pub/Sub message) in reply order: after the replies
   // due, but ahead of a reply being written right now (the client's own command
   // published to it, as Redis writes the push first).
   void AppendPush(std::string_view bytes) {
-    if (slots_.empty()) {
+    if (no_slots()) {
       out_.append(bytes);
     } else if (slots_.back().writing) {
-      slots_.back().data.append(bytes);
+      pending_.append(bytes);  // the reply being written is the arena's tail
     } else {
-      slots_.push_back(Slot{true, false, std::string(bytes), false});
+      slots_.Push(Slot{pending_.size(), bytes.size(), true, false, false});
+      pending_.append(bytes);
+      live_bytes_ += bytes.size();
     }
   }
   // AppendPush of a buffer the caller gives up: it becomes a sealed block of its own,
@@ -163,7 +170,7 @@ class Connection : public IoConn {
   // Seals the open block once it holds a block's worth and no reply is pending (output
   // that is not replies: a replica's stream).
   void SealIfLarge() {
-    if (slots_.empty() && IsLarge(&out_)) SealBlock();
+    if (no_slots() && IsLarge(&out_)) SealBlock();
   }
   // Makes a reply written at target since `start` final (dropped when suppressed).
   [[gnu::always_inline]] void CommitReply(std::string* target, bool suppress, size_t start) {
@@ -171,9 +178,7 @@ class Connection : public IoConn {
       if (suppress) out_.resize(start);
       return;
     }
-    Slot& s = SlotOf(target);
-    s.ready = true;
-    s.writing = false;
+    EndWriting(target, nullptr);
   }
   // Changes the suppression of the reply just written at target (CLIENT REPLY decides it
   // after running).
@@ -181,20 +186,17 @@ class Connection : public IoConn {
     if (target == &out_) {
       if (suppress) out_.resize(start);
     } else {
-      Slot& s = SlotOf(target);
-      s.ready = true;
-      s.writing = false;
-      s.suppress = suppress;
+      EndWriting(target, &suppress);
     }
   }
   // Reserves the slot of a reply that arrives later; returns its sequence number.
-  uint64_t ReserveSlot(bool suppress) {
-    slots_.push_back(Slot{false, suppress, {}});
-    return slot_base_ + slots_.size() - 1;
+  [[gnu::always_inline]] uint64_t ReserveSlot(bool suppress) {
+    slots_.Push(Slot{0, 0, false, suppress, false});
+    return newest_slot();
   }
   // The sequence number of the newest reserved slot.
-  uint64_t newest_slot() const { return slot_base_ + slots_.size() - 1; }
-  bool replies_pending() const { return !slots_.empty(); }
+  uint64_t newest_slot() const { return slot_base_ + (slots_.size() - slots_head_) - 1; }
+  bool replies_pending() const { return !no_slots(); }
   // Fills a reserved slot; ready replies at the front move to the output. Returns true
   // when that made the output grow by a block or more (the owner checks its limits).
   bool FillSlot(uint64_t seq, std::string_view data);
@@ -213,7 +215,7 @@ class Connection : public IoConn {
   size_t FlushNow();
   // Nothing left to write and no reply pending.
   bool output_drained() const {
-    return !send_active && out_.empty() && blocks_head_ == blocks_.size() && slots_.empty();
+    return !send_active && out_.empty() && blocks_head_ == blocks_.size() && no_slots();
   }
   bool close_after_reply() const { return close_after_reply_; }
   bool closing() const { return closing_; }
@@ -235,17 +237,15 @@ class Connection : public IoConn {
   }
 
  private:
-  // The slot whose data is target: the newest one, unless an out-of-band push (a Pub/Sub
-  // message to this very client) took a slot while the reply was being written.
-  struct Slot;
-  Slot& SlotOf(std::string* target) {
-    if (&slots_.back().data == target) [[likely]]
-      return slots_.back();
-    for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
-      if (&it->data == target) return *it;
-    }
-    return slots_.back();  // not reached: target is a slot still being written
-  }
+  bool no_slots() const { return slots_head_ == slots_.size(); }
+  // Ends the write of the reply at target, a slot's (the newest: a push during the write
+  // joins it, see AppendPush); *suppress, when given, replaces its suppression.
+  void EndWriting(std::string* target, const bool* suppress);
+  // After the front slot went out: moves the ready slots behind it to the output;
+  // empties or compacts the arena.
+  void DrainReadySlots();
+  void AfterDrain();
+  void CompactPending();
   void OnRecv(ssize_t n) override;
   void OnSendDone(int err) override;
   void OnClosed() override;
@@ -253,10 +253,11 @@ class Connection : public IoConn {
   void SealBlock();
 
   struct Slot {
-    bool ready = false;
-    bool suppress = false;
-    std::string data;
-    bool writing = false;  // a reply being written now (ReplyTarget until CommitReply)
+    size_t off;  // its bytes in pending_: [off, off + len), once written
+    size_t len;
+    bool ready;
+    bool suppress;
+    bool writing;  // a reply being written now (ReplyTarget until CommitReply)
   };
 
   EventLoop* loop_;
@@ -291,15 +292,52 @@ class Connection : public IoConn {
   std::shared_ptr<const std::string> sending_shared_;
   std::string_view sending_shared_view_;
   void ClearSending();
-  std::deque<Slot> slots_;
-  uint64_t slot_base_ = 0;  // seq of slots_.front()
+  // The slots, oldest first from slots_head_: an array that grows by doubling, so a slot
+  // costs a few stores once it has grown; the dead prefix is dropped when it is half of
+  // it, or all of it.
+  class SlotList {
+   public:
+    [[gnu::always_inline]] void Push(const Slot& s) {
+      if (size_ == cap_) [[unlikely]]
+        Grow();
+      data_[size_++] = s;
+    }
+    Slot& operator[](size_t i) { return data_[i]; }
+    const Slot& operator[](size_t i) const { return data_[i]; }
+    Slot& back() { return data_[size_ - 1]; }
+    const Slot& back() const { return data_[size_ - 1]; }
+    size_t size() const { return size_; }
+    size_t capacity() const { return cap_; }
+    void clear() { size_ = 0; }
+    void ErasePrefix(size_t n);
+    void Release() {
+      data_.reset();
+      size_ = cap_ = 0;
+    }
+    const Slot* data() const { return data_.get(); }
+
+   private:
+    void Grow();
+    std::unique_ptr<Slot[]> data_;
+    size_t size_ = 0;
+    size_t cap_ = 0;
+  };
+  SlotList slots_;
+  size_t slots_head_ = 0;
+  uint64_t slot_base_ = 0;  // seq of slots_[slots_head_]
+  std::string pending_;     // the slots' arena
+  size_t live_bytes_ = 0;   // bytes of slots written and not yet drained
+  // Fills that arrived while a reply was being written into the arena (not expected:
+  // fills come from tasks, never from inside a command), applied when it ends.
+  std::vector<std::pair<uint64_t, std::string>> parked_fills_;
 
   // Capacities when last charged (SIZE_MAX: never charged yet).
   size_t charged_rbuf_ = SIZE_MAX;
   size_t charged_out_ = SIZE_MAX;
   size_t charged_sending_ = SIZE_MAX;
   size_t charged_args_ = SIZE_MAX;
-  bool slots_charged_ = false;
+  size_t charged_pending_ = SIZE_MAX;
+  size_t charged_slots_ = SIZE_MAX;
   size_t charged_blocks_ = 0;
 
   bool paused_ = false;

@@ -28,7 +28,14 @@ TEST(RemoteBatchTest, ArgumentsComeBackWhetherTheyTravelAsThemselvesOrAsTheReque
       {"GET", "k"},
       {"SET", "", std::string(12345, 'x')},
       std::vector<std::string>(11, "a"),
+      std::vector<std::string>(40, "many"),  // more than ExecuteRemoteBatch keeps inline
   };
+  // Arguments of every length around the small-copy sizes (CopySmall).
+  for (size_t n = 0; n <= 40; n++) {
+    std::string key(n, 'k');
+    for (size_t j = 0; j < n; j++) key[j] = static_cast<char>('a' + (j * 7 + n) % 26);
+    commands.push_back({"GET", key});
+  }
   std::vector<std::string> raws;
   for (const auto& c : commands) raws.push_back(Encode(c));
   // The same request with other bytes after a bulk (RESP does not check them): still
@@ -43,9 +50,11 @@ TEST(RemoteBatchTest, ArgumentsComeBackWhetherTheyTravelAsThemselvesOrAsTheReque
   ASSERT_EQ(b.items.size(), 2 * commands.size());
   std::vector<std::string_view> out;
   for (size_t i = 0; i < commands.size(); i++) {
-    EXPECT_TRUE(b.ArgsOf(b.items[2 * i], &out).empty());
+    out.assign(b.items[2 * i].argc, std::string_view());
+    EXPECT_TRUE(b.ArgsOf(b.items[2 * i], out.data()).empty());
     EXPECT_EQ(Strings(out), commands[i]) << i;
-    EXPECT_EQ(b.ArgsOf(b.items[2 * i + 1], &out), raws[i]) << i;
+    out.assign(b.items[2 * i + 1].argc, std::string_view());
+    EXPECT_EQ(b.ArgsOf(b.items[2 * i + 1], out.data()), raws[i]) << i;
     EXPECT_EQ(Strings(out), commands[i]) << i;
   }
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -101,6 +102,15 @@ class EchoConnection final : public Connection {
       Consume(consumed);
       if (first == "LATER") {
         later.push_back(ReserveSlot(false));
+      } else if (first == "NESTED") {
+        // A fill that arrives while this reply is being written (the slots' arena is
+        // being written at its end): the fill must wait for the write.
+        std::string* t = ReplyTarget(false);
+        size_t start = t->size();
+        t->append("+NES");
+        FillSlot(later.back(), "+filled-during-write\r\n");
+        t->append("TED\r\n");
+        CommitReply(t, false, start);
       } else {
         bool suppress = first == "QUIET";
         std::string* t = ReplyTarget(suppress);
@@ -287,12 +297,82 @@ TEST(ConnectionTest, BufferCapacityChangesAreReportedOnce) {
   Fixture f;
   EXPECT_TRUE(f.c->BuffersChanged());  // first charge
   EXPECT_FALSE(f.c->BuffersChanged());
-  EXPECT_GT(f.c->BufferBytes(), Connection::kReadChunk);
-  f.loop.Receive(f.c, "LATER\r\n");  // a pending slot: recounted while it waits
+  EXPECT_GE(f.c->BufferBytes(), Connection::kReadChunk);
+  size_t idle = f.c->BufferBytes();
+  f.loop.Receive(f.c, "LATER\r\n");  // the first slot: the slot list grows
   EXPECT_TRUE(f.c->BuffersChanged());
-  f.c->FillSlot(f.c->later[0], "+x\r\n");
-  EXPECT_TRUE(f.c->BuffersChanged());  // once more after the last slot left
   EXPECT_FALSE(f.c->BuffersChanged());
+  size_t one_slot = f.c->BufferBytes();
+  EXPECT_GT(one_slot, idle);
+  // A reply behind the pending one sits in the slots' arena, and is charged.
+  f.loop.Receive(f.c, "*1\r\n$100\r\n" + std::string(100, 'v') + "\r\n");
+  EXPECT_TRUE(f.c->BuffersChanged());
+  EXPECT_GE(f.c->BufferBytes(), one_slot + 100);
+  f.c->FillSlot(f.c->later[0], "+x\r\n");
+  // The output block grew; the arena and the list keep their capacity for the next
+  // pipelined run, and are still charged.
+  EXPECT_TRUE(f.c->BuffersChanged());
+  EXPECT_FALSE(f.c->BuffersChanged());
+  EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
+  EXPECT_GE(f.c->BufferBytes(), one_slot + 100);
+  f.c->Flush();
+  EXPECT_EQ(f.loop.sends.back(), "+x\r\n+" + std::string(100, 'v') + "\r\n");
+}
+
+// Slots behind a reply that is always due (a client that keeps a reply from another
+// shard pending without pause): the arena drops the bytes already sent, so it stays
+// within about twice what is live, and the order holds throughout.
+TEST(ConnectionTest, TheSlotArenaStaysBoundedWhileRepliesStayPending) {
+  Fixture f;
+  const std::string big(300, 'b');
+  const std::string request = "LATER\r\n*1\r\n$300\r\n" + big + "\r\n";
+  f.loop.Receive(f.c, request);
+  std::string expected;
+  size_t peak = 0;
+  for (int i = 0; i < 500; i++) {
+    f.loop.Receive(f.c, request);  // [due i, big, due i+1, big]
+    f.c->FillSlot(f.c->later[static_cast<size_t>(i)], "+r" + std::to_string(i) + "\r\n");
+    expected += "+r" + std::to_string(i) + "\r\n+" + big + "\r\n";
+    f.c->Flush();
+    peak = std::max(peak, f.c->BufferBytes());
+    EXPECT_EQ(f.c->pending_reply_bytes(), big.size() + 3);
+  }
+  // A read buffer, a slot list, an arena of a few kilobytes at most.
+  EXPECT_LT(peak, Connection::kReadChunk + 16 * 1024);
+  f.c->FillSlot(f.c->later.back(), "+last\r\n");
+  expected += "+last\r\n+" + big + "\r\n";
+  f.c->Flush();
+  std::string sent;
+  for (const std::string& s : f.loop.sends) sent += s;
+  EXPECT_EQ(sent, expected);
+  EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
+}
+
+// A fill that arrives while a reply is being written behind pending ones waits for the
+// write to end, then takes its place in order.
+TEST(ConnectionTest, AFillDuringAReplysWriteWaitsForIt) {
+  Fixture f;
+  f.loop.Receive(f.c, "LATER\r\nLATER\r\nNESTED\r\n");
+  ASSERT_EQ(f.c->later.size(), 2u);
+  EXPECT_EQ(f.c->Flush(), 0u);
+  f.c->FillSlot(f.c->later[0], "+first\r\n");
+  f.c->Flush();
+  std::string sent;
+  for (const std::string& s : f.loop.sends) sent += s;
+  EXPECT_EQ(sent, "+first\r\n+filled-during-write\r\n+NESTED\r\n");
+}
+
+// The front slot's reply arriving while the next reply is written: that reply becomes
+// the front, and leaves once written.
+TEST(ConnectionTest, AReplyWrittenAfterItsFrontDrainedLeavesAtOnce) {
+  Fixture f;
+  f.loop.Receive(f.c, "LATER\r\n");
+  f.c->later.push_back(f.c->later[0]);  // NESTED fills the newest: the front here
+  f.loop.Receive(f.c, "NESTED\r\n");
+  f.c->Flush();
+  std::string sent;
+  for (const std::string& s : f.loop.sends) sent += s;
+  EXPECT_EQ(sent, "+filled-during-write\r\n+NESTED\r\n");
 }
 
 }  // namespace
