@@ -532,7 +532,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
-    if (!multi) return DispatchToShard(spec, args, shard);
+    if (!multi) {
+      // A command for another shard takes its own small function: the local path's frame
+      // (a command's whole call) is not set up for it.
+      if (shard != worker_->index()) return DispatchRemote(spec, args, shard);
+      return DispatchToShard(spec, args, shard);
+    }
   }
   if (spec->fiber_fn != nullptr) {
     StartFiber(spec, args);
@@ -701,6 +706,11 @@ bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, ui
       OnLargeReply(t);
     return true;
   }
+  return DispatchRemote(spec, args, shard);
+}
+
+bool ClientConnection::DispatchRemote(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
+  Worker& w = *worker_;
   uint64_t seq = ReserveSlot(TakeSuppress());
   inflight_++;
   // With replicas, a canonical request travels as its own bytes, which the owning

@@ -164,6 +164,9 @@ class ClientConnection final : public Connection, public Client {
   // transaction is open (Redis keeps it until EXEC or DISCARD).
   void UseAsking(const CommandSpec* spec);
   bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
+  // DispatchToShard for a shard other than this worker's: the command joins the batch for
+  // that shard (remote_batch.h) and its reply slot is reserved.
+  bool DispatchRemote(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   // A command in an open slot whose keys' presence decides (open_slot: OpenSlotBits):
   // on one shard, that shard decides when it runs whether it runs (open_slot_check.h);
   // else -TRYAGAIN.

@@ -29,31 +29,21 @@ void RemoteBatch::AddRaw(const std::string_view* argv, size_t argc, std::string_
   std::memcpy(p, raw.data(), raw.size());
 }
 
-std::string_view RemoteBatch::ArgsOf(const Item& item, std::string_view* views) const {
-  const char* p = args.data() + item.args_offset;
-  if (item.raw) {
-    // The lengths, then "*<argc>\r\n", then "$<len>\r\n<bytes>" and two bytes for each
-    // argument.
-    const char* lens = p;
-    const char* data = lens + item.argc * sizeof(uint32_t);
-    const char* start = data;
-    data += 3 + DecimalDigits(item.argc);
-    for (uint32_t i = 0; i < item.argc; i++) {
-      uint32_t len;
-      std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
-      data += 3 + DecimalDigits(len);
-      views[i] = std::string_view(data, len);
-      data += len + 2;
-    }
-    return std::string_view(start, static_cast<size_t>(data - start));
-  }
+std::string_view RemoteBatch::RawArgsOf(const Item& item, std::string_view* views) const {
+  // The lengths, then "*<argc>\r\n", then "$<len>\r\n<bytes>" and two bytes for each
+  // argument.
+  const char* lens = args.data() + item.args_offset;
+  const char* data = lens + item.argc * sizeof(uint32_t);
+  const char* start = data;
+  data += 3 + DecimalDigits(item.argc);
   for (uint32_t i = 0; i < item.argc; i++) {
     uint32_t len;
-    std::memcpy(&len, p, sizeof(len));
-    views[i] = std::string_view(p + sizeof(len), len);
-    p += sizeof(len) + len;
+    std::memcpy(&len, lens + i * sizeof(uint32_t), sizeof(len));
+    data += 3 + DecimalDigits(len);
+    views[i] = std::string_view(data, len);
+    data += len + 2;
   }
-  return {};
+  return std::string_view(start, static_cast<size_t>(data - start));
 }
 
 namespace {

@@ -124,14 +124,11 @@ struct RemoteBatch {
     if (!raw.empty()) [[unlikely]] {
       AddRaw(argv, argc, raw);
     } else {
-      size_t total = argc * sizeof(uint32_t);
-      for (size_t i = 0; i < argc; i++) total += argv[i].size();
-      char* p = args.Extend(total);
       for (size_t i = 0; i < argc; i++) {
         uint32_t len = static_cast<uint32_t>(argv[i].size());
+        char* p = args.Extend(sizeof(len) + len);
         std::memcpy(p, &len, sizeof(len));
         CopySmall(p + sizeof(len), argv[i].data(), len);
-        p += sizeof(len) + len;
       }
     }
     items.push_back(Item{spec, conn, seq, db, static_cast<uint32_t>(argc), at, 0, 0,
@@ -140,7 +137,19 @@ struct RemoteBatch {
   void AddRaw(const std::string_view* argv, size_t argc, std::string_view raw);
   // Rebuilds the argument views of an item into out[0, item.argc); returns the request's
   // own bytes when it travels as them, else empty.
-  std::string_view ArgsOf(const Item& item, std::string_view* out) const;
+  [[gnu::always_inline]] std::string_view ArgsOf(const Item& item, std::string_view* out) const {
+    if (item.raw) [[unlikely]]
+      return RawArgsOf(item, out);
+    const char* p = args.data() + item.args_offset;
+    for (uint32_t i = 0; i < item.argc; i++) {
+      uint32_t len;
+      std::memcpy(&len, p, sizeof(len));
+      out[i] = std::string_view(p + sizeof(len), len);
+      p += sizeof(len) + len;
+    }
+    return {};
+  }
+  std::string_view RawArgsOf(const Item& item, std::string_view* out) const;
 };
 
 // Runs on the destination worker: executes every item, then posts the batch home.

@@ -74,33 +74,8 @@ void Connection::FinishInput() {
   if (!paused_) ArmRead();
 }
 
-bool Connection::FillSlot(uint64_t seq, std::string_view data) {
-  size_t at = slots_head_ + (seq - slot_base_);
-  Slot& s = slots_[at];
-  if (at == slots_head_) {
-    // The oldest outstanding reply: straight to the output, no intermediate copy; then
-    // the replies ready behind it.
-    if (!s.suppress) out_.append(data.data(), data.size());
-    slots_head_++;
-    slot_base_++;
-    DrainReadySlots();
-    if (out_.size() < kReplyBlockBytes) return data.size() >= kReplyBlockBytes;
-    SealBlock();
-    return true;
-  }
-  if (slots_.back().writing) [[unlikely]] {
-    // A reply is being written at the arena's end: this one waits for it (EndWriting).
-    parked_fills_.emplace_back(seq, std::string(data));
-    return false;
-  }
-  // Behind the front slot, which is still due (a ready front is always drained): kept in
-  // the arena until the front arrives.
-  s.off = pending_.size();
-  s.len = data.size();
-  s.ready = true;
-  pending_.append(data.data(), data.size());
-  live_bytes_ += data.size();
-  return data.size() >= kReplyBlockBytes;
+void Connection::ParkFill(uint64_t seq, std::string_view data) {
+  parked_fills_.emplace_back(seq, std::string(data));
 }
 
 void Connection::EndWriting(std::string* target, const bool* suppress) {
@@ -122,23 +97,6 @@ void Connection::EndWriting(std::string* target, const bool* suppress) {
       if (FillSlot(seq, data)) SealIfLarge();
     }
   }
-}
-
-void Connection::DrainReadySlots() {
-  size_t i = slots_head_;
-  size_t end = slots_.size();
-  const char* arena = pending_.data();
-  while (i < end) {
-    const Slot& f = slots_[i];
-    if (!f.ready) break;
-    if (!f.suppress) out_.append(arena + f.off, f.len);
-    live_bytes_ -= f.len;
-    i++;
-  }
-  slot_base_ += i - slots_head_;
-  slots_head_ = i;
-  if (i == end || slots_head_ >= 64 || pending_.size() >= 4096) [[unlikely]]
-    AfterDrain();
 }
 
 void Connection::AfterDrain() {
