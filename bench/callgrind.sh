@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per request: strata-server vs redis-server, counted with callgrind.
 #
-# Each server runs alone under valgrind --tool=callgrind (strata with --threads 1),
+# Each server runs alone under valgrind --tool=callgrind (strata with --threads THREADS),
 # persistence off. It is preloaded with KEYS keys, then driven by the same pipelined
 # redis-benchmark load for each test (GET, then SET over the preloaded keys). The
 # server's instruction count (Ir, all threads) is split into parts with
@@ -34,6 +34,8 @@
 #   SERVER_CPUS  taskset CPU list for the server (0)
 #   CLIENT_CPUS  taskset CPU list for redis-benchmark (1)
 #   METHOD       auto | control | diff (auto)
+#   THREADS      strata worker threads (1); with more than one, the keys of the load are
+#                spread over the shards, and Ir/request counts every worker's share
 #   VALGRIND_ARGS  extra valgrind options (word-split), e.g. --separate-threads=yes
 #   LABEL        label in the result file names (callgrind)
 #   KEEP         1 keeps the profiles (cg.out.*, for callgrind_annotate) and logs in
@@ -62,6 +64,7 @@ VALUE_SIZE="${VALUE_SIZE:-100}"
 TESTS="${TESTS:-get set}"
 IDLE_S="${IDLE_S:-2}"
 IO_BACKEND="${IO_BACKEND:-epoll}"
+THREADS="${THREADS:-1}"
 STRATA_ARGS="${STRATA_ARGS:-}"
 REDIS_ARGS="${REDIS_ARGS:-}"
 SERVER_CPUS="${SERVER_CPUS:-0}"
@@ -74,7 +77,7 @@ READY_TIMEOUT_S=60
 
 die() { echo "callgrind: $*" >&2; exit 1; }
 
-for n in KEYS REQUESTS PIPELINE CLIENTS VALUE_SIZE IDLE_S; do
+for n in KEYS REQUESTS PIPELINE CLIENTS VALUE_SIZE IDLE_S THREADS; do
   [[ "${!n}" =~ ^[0-9]+$ && "${!n}" -gt 0 ]] || die "$n must be a positive integer (got '${!n}')"
 done
 case "$METHOD" in auto|control|diff) ;; *) die "METHOD must be auto, control or diff" ;; esac
@@ -138,7 +141,7 @@ start_server() {
   if [[ "$name" == strata ]]; then
     read -r -a extra <<<"$STRATA_ARGS"
     cmd=("$STRATA_BIN" --port "$PORT" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no
-      --maxmemory 0 --threads 1 --io-backend "$IO_BACKEND" "${extra[@]}")
+      --maxmemory 0 --threads "$THREADS" --io-backend "$IO_BACKEND" "${extra[@]}")
   else
     read -r -a extra <<<"$REDIS_ARGS"
     cmd=("$REDIS_BIN" --port "$PORT" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no
@@ -314,7 +317,7 @@ STRATA_BIN_SHOWN="${STRATA_BIN#"$ROOT"/}"
 FULL_CMD="STRATA_BIN=$(printf '%q' "$STRATA_BIN_SHOWN") REDIS_BIN=$(printf '%q' "$REDIS_BIN")"
 FULL_CMD+=" SERVERS=$(printf '%q' "$SERVERS") KEYS=$KEYS REQUESTS=$REQUESTS PIPELINE=$PIPELINE"
 FULL_CMD+=" CLIENTS=$CLIENTS VALUE_SIZE=$VALUE_SIZE TESTS=$(printf '%q' "$TESTS") IDLE_S=$IDLE_S"
-FULL_CMD+=" IO_BACKEND=$IO_BACKEND STRATA_ARGS=$(printf '%q' "$STRATA_ARGS")"
+FULL_CMD+=" IO_BACKEND=$IO_BACKEND THREADS=$THREADS STRATA_ARGS=$(printf '%q' "$STRATA_ARGS")"
 FULL_CMD+=" REDIS_ARGS=$(printf '%q' "$REDIS_ARGS") SERVER_CPUS=$SERVER_CPUS"
 FULL_CMD+=" CLIENT_CPUS=$CLIENT_CPUS METHOD=$METHOD VALGRIND_ARGS=$(printf '%q' "$VALGRIND_ARGS")"
 FULL_CMD+=" LABEL=$LABEL bench/callgrind.sh"
@@ -325,7 +328,7 @@ MD="$RESULTS_DIR/$STAMP-$LABEL.md"
 {
   echo "# command: $INVOCATION"
   echo "# settings: $FULL_CMD"
-  echo "# date: $(date -Iseconds) kernel: $KERNEL nproc: $NPROC threads: 1 git: $GIT_REV"
+  echo "# date: $(date -Iseconds) kernel: $KERNEL nproc: $NPROC threads: $THREADS git: $GIT_REV"
   echo "# $VALGRIND_VERSION; redis: $REDIS_VERSION"
   echo "server,test,method,requests,pipeline,clients,keys,value_size,load_ir,ir_per_request,net_ir_per_request,baseline_ir,idle_ir_per_s"
   for name in $SERVERS; do
@@ -365,7 +368,7 @@ ROWS="$(
   echo "|---|---|"
   echo "| kernel (uname -r) | $KERNEL |"
   echo "| nproc | $NPROC |"
-  echo "| strata threads | 1 (io backend $IO_BACKEND) |"
+  echo "| strata threads | $THREADS (io backend $IO_BACKEND) |"
   echo "| load | redis-benchmark -n $REQUESTS -P $PIPELINE -c $CLIENTS -r $KEYS -d $VALUE_SIZE |"
   echo "| valgrind | $VALGRIND_VERSION |"
   echo "| redis | $REDIS_VERSION |"
