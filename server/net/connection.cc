@@ -104,10 +104,11 @@ void Connection::AfterDrain() {
     slots_.clear();
     slots_head_ = 0;
     pending_.clear();
-    // Keep the arena for the next pipelined run, unless one run made it big.
-    if (pending_.capacity() > kReplyBlockBytes) [[unlikely]]
+    // Keep the arena and the list for the next pipelined run, unless one run made them
+    // bigger than a few kilobytes: an idle client keeps at most that.
+    if (pending_.capacity() > kKeptArenaBytes) [[unlikely]]
       std::string().swap(pending_);
-    if (slots_.capacity() > 1024) [[unlikely]]
+    if (slots_.capacity() > kKeptSlots) [[unlikely]]
       slots_.Release();
     return;
   }

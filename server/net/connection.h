@@ -56,6 +56,10 @@ class Connection : public IoConn {
   static constexpr size_t kReadChunk = 16 * 1024;
   // The open output block is sealed once it holds this much (Redis's reply chunk size).
   static constexpr size_t kReplyBlockBytes = 16 * 1024;
+  // Reply slots and their arena kept for reuse once all slots have drained (bigger ones
+  // are freed then): enough for a pipeline of ~100 small commands across shards.
+  static constexpr size_t kKeptArenaBytes = 8 * 1024;
+  static constexpr size_t kKeptSlots = 128;
 
   Connection(EventLoop* loop, int fd);
   ~Connection() override = default;

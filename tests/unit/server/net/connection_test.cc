@@ -348,6 +348,22 @@ TEST(ConnectionTest, TheSlotArenaStaysBoundedWhileRepliesStayPending) {
   EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
 }
 
+// A long pipelined run behind a pending reply grows the slot list and the arena; once
+// it has drained, a connection keeps only a few kilobytes of them for the next run.
+TEST(ConnectionTest, ABigRunsSlotsAreFreedOnceItDrains) {
+  Fixture f;
+  size_t idle = f.c->BufferBytes();
+  std::string run = "LATER\r\n";
+  for (int i = 0; i < 400; i++) run += "*1\r\n$20\r\n" + std::string(20, 'r') + "\r\n";
+  f.loop.Receive(f.c, run);
+  EXPECT_GT(f.c->BufferBytes(), idle + 400 * 23);
+  f.c->FillSlot(f.c->later[0], "+x\r\n");
+  f.c->Flush();
+  EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
+  EXPECT_LE(f.c->BufferBytes(), idle + Connection::kKeptArenaBytes +
+                                    Connection::kKeptSlots * 64 + 4096);
+}
+
 // A fill that arrives while a reply is being written behind pending ones waits for the
 // write to end, then takes its place in order.
 TEST(ConnectionTest, AFillDuringAReplysWriteWaitsForIt) {
