@@ -443,20 +443,40 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false, c->txn_owner);
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
-  std::vector<std::optional<std::string>> values(keys.size());
+  // Each shard writes its keys' replies into a buffer of its own (one per group, not one
+  // string per value); the reply is then put together in key order.
+  struct Piece {
+    uint32_t group;
+    size_t off;
+    size_t len;
+  };
+  std::vector<std::string> parts(g.shards.size());
+  std::vector<Piece> pieces(keys.size());
+  int resp = c->resp;
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
+    std::string& part = parts[gi];
+    ReplyBuilder prb(&part, resp);
     for (size_t p : g.positions[gi]) {
+      size_t start = part.size();
       Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
       if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", keys[p], db);
-      if (e != nullptr && e->Type() == ValueType::kString) values[p] = e->ValueString();
+      if (e != nullptr && e->Type() == ValueType::kString) {
+        prb.BulkValue(*e);
+      } else {
+        prb.Null();
+      }
+      pieces[p] = Piece{static_cast<uint32_t>(gi), start, part.size() - start};
     }
     w.locks().Release(g.locks[gi].keys, false);
   });
   std::string out;
+  size_t total = 16;
+  for (const std::string& part : parts) total += part.size();
+  out.reserve(total);
   ReplyBuilder rb(&out, c->resp);
-  rb.Array(values.size());
-  for (auto& v : values) v ? rb.Bulk(*v) : rb.Null();
+  rb.Array(keys.size());
+  for (const Piece& piece : pieces) out.append(parts[piece.group], piece.off, piece.len);
   c->FinishFiber(std::move(out));
 }
 
@@ -473,6 +493,8 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   std::vector<std::string_view> keys;
   std::vector<std::string_view> vals;
+  keys.reserve(args.size() / 2);
+  vals.reserve(args.size() / 2);
   for (size_t i = 1; i + 1 < args.size(); i += 2) {
     keys.push_back(args[i]);
     vals.push_back(args[i + 1]);

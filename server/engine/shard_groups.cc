@@ -14,32 +14,57 @@ size_t ShardGroups::IndexOf(uint32_t shard) const {
 
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
                          uint32_t shard_count, bool exclusive, uint64_t owner) {
-  // One pass to place each key, one per shard to build its lock request; a key given
-  // several times is locked once (a set of lock keys, so the cost stays linear).
-  std::vector<std::vector<size_t>> by_shard(shard_count);
-  for (size_t i = 0; i < keys.size(); i++) by_shard[ShardOfKey(keys[i], shard_count)].push_back(i);
+  // One pass to place each key and count the shards' keys, one to fill each group at
+  // its final size; a key given several times is locked once. Every vector is sized
+  // before it is filled, so a command of a few keys costs a few allocations.
+  std::vector<uint32_t> shard_of(keys.size());
+  std::vector<uint32_t> count(shard_count, 0);
+  for (size_t i = 0; i < keys.size(); i++) {
+    shard_of[i] = ShardOfKey(keys[i], shard_count);
+    count[shard_of[i]]++;
+  }
+  size_t groups = 0;
+  for (uint32_t c : count) groups += c > 0 ? 1 : 0;
   ShardGroups g;
-  std::unordered_set<LockTable::Key> seen;
+  g.shards.reserve(groups);
+  g.positions.resize(groups);
+  g.locks.resize(groups);
+  // The group of each shard, in increasing shard order (count[] is reused for it).
   for (uint32_t shard = 0; shard < shard_count; shard++) {
-    std::vector<size_t>& pos = by_shard[shard];
-    if (pos.empty()) continue;
-    g.shards.push_back(shard);
-    LockTable::Request req;
+    if (count[shard] == 0) continue;
+    size_t at = g.shards.size();
+    g.positions[at].reserve(count[shard]);
+    LockTable::Request& req = g.locks[at];
     req.exclusive = exclusive;
     req.owner = owner;
     req.db = db;
-    req.keys.reserve(pos.size());
-    seen.clear();
-    seen.reserve(pos.size());
+    req.keys.reserve(count[shard]);
+    req.names.reserve(count[shard]);
+    g.shards.push_back(shard);
+    count[shard] = static_cast<uint32_t>(at);
+  }
+  for (size_t i = 0; i < keys.size(); i++) g.positions[count[shard_of[i]]].push_back(i);
+  // Each lock key once: by a scan of the few already taken when a group is small, by a
+  // set otherwise (linear in the group either way).
+  constexpr size_t kScanDedupMax = 16;
+  std::unordered_set<LockTable::Key> seen;
+  for (size_t at = 0; at < groups; at++) {
+    LockTable::Request& req = g.locks[at];
+    const std::vector<size_t>& pos = g.positions[at];
+    bool small = pos.size() <= kScanDedupMax;
+    if (!small) {
+      seen.clear();
+      seen.reserve(pos.size());
+    }
     for (size_t p : pos) {
       LockTable::Key k = LockTable::LockKey(db, keys[p]);
-      if (seen.insert(k).second) {
+      bool fresh = small ? std::find(req.keys.begin(), req.keys.end(), k) == req.keys.end()
+                         : seen.insert(k).second;
+      if (fresh) {
         req.keys.push_back(k);
         req.names.push_back(keys[p]);
       }
     }
-    g.locks.push_back(std::move(req));
-    g.positions.push_back(std::move(pos));
   }
   return g;
 }

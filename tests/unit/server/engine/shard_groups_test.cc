@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +41,36 @@ TEST(ShardGroupsTest, ARepeatedKeyIsLockedOnceButKeepsEveryPosition) {
   ASSERT_EQ(g.locks[0].keys.size(), 1u);
   EXPECT_EQ(g.locks[0].keys[0], LockTable::LockKey(3, "k"));
   EXPECT_FALSE(g.locks[0].exclusive);
+}
+
+// Groups small enough for the scan and big enough for the set: every position kept, each
+// lock key once, in the order of first appearance.
+TEST(ShardGroupsTest, RepeatedKeysAreLockedOnceInSmallAndLargeGroups) {
+  for (size_t distinct : {1u, 5u, 16u, 17u, 200u}) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < distinct; i++) names.push_back("key:" + std::to_string(i));
+    std::vector<std::string_view> keys;
+    for (int round = 0; round < 3; round++) {
+      for (const std::string& n : names) keys.push_back(n);
+    }
+    ShardGroups g = GroupByShard(keys, 0, 3, true, 0);
+    size_t positions = 0, locked = 0;
+    for (size_t i = 0; i < g.shards.size(); i++) {
+      positions += g.positions[i].size();
+      locked += g.locks[i].keys.size();
+      ASSERT_EQ(g.locks[i].keys.size(), g.locks[i].names.size());
+      for (size_t j = 0; j < g.locks[i].keys.size(); j++) {
+        EXPECT_EQ(g.locks[i].keys[j], LockTable::LockKey(0, g.locks[i].names[j]));
+        EXPECT_EQ(ShardOfKey(g.locks[i].names[j], 3), g.shards[i]);
+      }
+      // First appearances, in order: the first third of the positions.
+      for (size_t j = 0; j < g.locks[i].names.size(); j++) {
+        EXPECT_EQ(keys[g.positions[i][j]], g.locks[i].names[j]);
+      }
+    }
+    EXPECT_EQ(positions, keys.size()) << distinct;
+    EXPECT_EQ(locked, distinct) << distinct;
+  }
 }
 
 TEST(ShardGroupsTest, OneShardTakesEverything) {
