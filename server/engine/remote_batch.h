@@ -118,8 +118,8 @@ struct RemoteBatch {
   // Inline: it runs for every command sent to another shard. Each argument is its length
   // (uint32) then its bytes; a raw item is all the lengths, then the request.
   [[gnu::always_inline]] void Add(const CommandSpec* spec, ClientConnection* conn, uint64_t seq,
-                                  uint32_t db, int resp, const std::string_view* argv,
-                                  size_t argc, uint8_t track, std::string_view raw = {}) {
+                                  uint32_t db, int resp, const std::string_view* argv, size_t argc,
+                                  uint8_t track, std::string_view raw = {}) {
     uint32_t at = static_cast<uint32_t>(args.size());
     if (!raw.empty()) [[unlikely]] {
       AddRaw(argv, argc, raw);

@@ -386,7 +386,7 @@ class Worker {
   bool outbox_pending_ = false;
   std::vector<Task> deferred_;
   std::vector<RemoteBatch*> open_batches_;  // per destination, null when none
-  RemoteBatch* OpenBatch(uint32_t dest);  // BatchFor when none is open yet
+  RemoteBatch* OpenBatch(uint32_t dest);    // BatchFor when none is open yet
   std::vector<std::unique_ptr<RemoteBatch>> batch_pool_;
   std::vector<RemoteBatch*> free_batches_;
   std::vector<Task> deferred_scratch_;

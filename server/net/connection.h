@@ -21,14 +21,15 @@
 //   allocation per reply once the arena has grown, and what the slots cost is the
 //   arena's and the slot list's capacity. The arena is emptied when the last slot
 //   drains, and rewritten with only the live bytes once most of it is dead (a client
-//   that keeps replies pending without pause), so it stays within twice what is live. Once the open block holds kReplyBlockBytes it
-//   is sealed: moved, not copied, to the end of a chain of blocks, and a new one opens. A
-//   big reply is a block of its own. So queued output never moves as it grows, and each
-//   block is freed once sent. FlushNow() hands the output to the event loop block by
-//   block, oldest first (usually one send for everything gathered in a loop turn).
-//   A block may also be a buffer given up by its owner (AppendOwnedBlock), or a view
-//   into a buffer shared with others that it keeps alive until sent (AppendSharedBlock:
-//   a master's stream, held by its backlog too).
+//   that keeps replies pending without pause), so it stays within twice what is live.
+//   Once the open block holds kReplyBlockBytes it is sealed: moved, not copied, to the
+//   end of a chain of blocks, and a new one opens. A big reply is a block of its own. So
+//   queued output never moves as it grows, and each block is freed once sent. FlushNow()
+//   hands the output to the event loop block by block, oldest first (usually one send
+//   for everything gathered in a loop turn). A block may also be a buffer given up by
+//   its owner (AppendOwnedBlock), or a view into a buffer shared with others that it
+//   keeps alive until sent (AppendSharedBlock: a master's stream, held by its backlog
+//   too).
 //
 // Lifetime: Kill() stops input at once and closes the socket; the object deletes itself
 // (MaybeDestroy) once the loop has released it, no flush is scheduled and the owner says

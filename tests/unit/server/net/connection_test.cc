@@ -360,8 +360,8 @@ TEST(ConnectionTest, ABigRunsSlotsAreFreedOnceItDrains) {
   f.c->FillSlot(f.c->later[0], "+x\r\n");
   f.c->Flush();
   EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
-  EXPECT_LE(f.c->BufferBytes(), idle + Connection::kKeptArenaBytes +
-                                    Connection::kKeptSlots * 64 + 4096);
+  EXPECT_LE(f.c->BufferBytes(),
+            idle + Connection::kKeptArenaBytes + Connection::kKeptSlots * 64 + 4096);
 }
 
 // A fill that arrives while a reply is being written behind pending ones waits for the
