@@ -264,8 +264,9 @@ void Connection::MaybeDestroy() {
 }
 
 bool Connection::BuffersChanged() {
-  // Buffers only change what they cost when their capacity changes; reply slots (data
-  // from other shards) are recounted while any are pending.
+  // Buffers only change what they cost when their capacity changes: the reply slots'
+  // arena and list too (charged by capacity, whatever they hold); fills waiting for a
+  // write (parked_fills_, not expected) are recounted while any wait.
   size_t r = rbuf_size_, o = out_.capacity(), s = sending_.capacity(), a = args_.capacity();
   size_t p = pending_.capacity(), sl = slots_.capacity();
   if (r == charged_rbuf_ && o == charged_out_ && s == charged_sending_ && a == charged_args_ &&

@@ -256,8 +256,8 @@ class Connection : public IoConn {
   void MaybeDestroy();
 
   // ---- memory
-  // True (once) when a buffer changed capacity since the last call, or while reply slots
-  // are pending (their contents come from other shards).
+  // True (once) when a buffer changed capacity since the last call (the reply slots'
+  // arena and list included).
   bool BuffersChanged();
   // Heap bytes of the buffers, the reply slots and the loop's state for this socket
   // (usable sizes); not the object itself.
