@@ -471,7 +471,7 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     w.locks().Release(g.locks[gi].keys, false);
   });
   std::string out;
-  size_t total = 16;
+  size_t total = 16;  // the array's header
   for (const std::string& part : parts) total += part.size();
   out.reserve(total);
   ReplyBuilder rb(&out, c->resp);

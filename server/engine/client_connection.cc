@@ -168,13 +168,13 @@ void ClientConnection::OnInput(size_t n) {
   ProcessInput();
 }
 
-bool ClientConnection::WaitsForInflight(const CommandSpec* spec, CmdArgs args) const {
+bool ClientConnection::WaitsForInflightSlow(const CommandSpec* spec, CmdArgs args) const {
   // Queued inside MULTI, not run: nothing to wait for.
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) return false;
   // EXEC and WATCH see this client's earlier commands done (their tasks could otherwise
   // reach a shard after the transaction's).
   if (spec->flags & kCmdTransaction) return true;
-  if (spec->fiber_fn == nullptr) return false;
+  // From here a command with a fiber (WaitsForInflight let no other through).
   // A whole-keyspace command waits for this client's earlier commands.
   if (spec->shard_fn == nullptr) return true;
   if (spec->spans_shards != nullptr && worker_->engine().shard_count() > 1 &&
@@ -245,10 +245,7 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    // Only a transaction command or one with a fiber can wait (WaitsForInflight).
-    if (spec != nullptr && inflight_ > 0 &&
-        (spec->fiber_fn != nullptr || (spec->flags & kCmdTransaction)) &&
-        WaitsForInflight(spec, cmd_args)) {
+    if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
       PauseInput();
       break;
     }
@@ -536,7 +533,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       // A command for another shard takes its own small function: the local path's frame
       // (a command's whole call) is not set up for it.
       if (shard != worker_->index()) return DispatchRemote(spec, args, shard);
-      return DispatchToShard(spec, args, shard);
+      return DispatchLocal(spec, args);
     }
   }
   if (spec->fiber_fn != nullptr) {
@@ -632,81 +629,76 @@ bool ClientConnection::ExecRoutedHere(const SlotRouting& r, const CommandSpec* e
   return false;
 }
 
-bool ClientConnection::DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard) {
+bool ClientConnection::DispatchLocal(const CommandSpec* spec, CmdArgs args) {
   Worker& w = *worker_;
-  if (shard == w.index()) {
-    LockTable& locks = w.locks();
-    if (!locks.empty()) {
-      std::vector<std::string_view> keys;
-      spec->Keys(args, &keys);
-      if (!locks.CanRun(db, keys, spec->is_write())) {
-        // Queue behind the multi-shard command holding (or waiting for) these keys.
-        uint64_t seq = ReserveSlot(TakeSuppress());
-        auto* rc =
-            new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
-        if (tracking.on) [[unlikely]]
-          rc->track = static_cast<uint8_t>(TrackModeFor(spec));
-        inflight_++;
-        LockTable::Request req;
-        for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
-        req.exclusive = spec->is_write();
-        req.hold = false;
-        req.on_admit = Task{RunRemoteNow, rc};
-        locks.Enqueue(std::move(req));
-        return true;
-      }
+  LockTable& locks = w.locks();
+  if (!locks.empty()) {
+    std::vector<std::string_view> keys;
+    spec->Keys(args, &keys);
+    if (!locks.CanRun(db, keys, spec->is_write())) {
+      // Queue behind the multi-shard command holding (or waiting for) these keys.
+      uint64_t seq = ReserveSlot(TakeSuppress());
+      auto* rc = new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+      if (tracking.on) [[unlikely]]
+        rc->track = static_cast<uint8_t>(TrackModeFor(spec));
+      inflight_++;
+      LockTable::Request req;
+      for (auto k : keys) req.keys.push_back(LockTable::LockKey(db, k));
+      req.exclusive = spec->is_write();
+      req.hold = false;
+      req.on_admit = Task{RunRemoteNow, rc};
+      locks.Enqueue(std::move(req));
+      return true;
     }
-    if (ColdGate* gate = w.cold_gate(); gate != nullptr) [[unlikely]] {
-      thread_local std::vector<std::string_view> keys;
-      keys.clear();
-      spec->Keys(args, &keys);
-      if (!keys.empty() && gate->MustWait(db, keys, spec->NeedsValues(args))) {
-        // Wait for the cold values; the reply slot keeps pipelined replies in order.
-        uint64_t seq = ReserveSlot(TakeSuppress());
-        auto* rc =
-            new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
-        if (tracking.on) [[unlikely]]
-          rc->track = static_cast<uint8_t>(TrackModeFor(spec));
-        inflight_++;
-        gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
-        return true;
-      }
-    }
-    bool suppress = TakeSuppress();
-    std::string* t = ReplyTarget(suppress);
-    size_t start = t->size();
-    ReplyBuilder rb(t, resp);
-    ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
-    Keyspace::MasterCallScope master_call(ctx.ks, is_master_);
-    if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
-      w.eviction().BeforeWrite(args);
-    uint64_t t0 = CycleClock::Now();
-    // The feed is turned on or off only by a task between calls: read once.
-    const bool repl = w.repl_on();
-    if (repl) [[unlikely]]
-      w.repl_feed().Begin(w.keyspace().changes());
-    if (tracking.on) [[unlikely]] {
-      // Only a tracking client's command needs its origin (NOLOOP, a script's reads)
-      // and its keys remembered; t_exec is empty between commands otherwise.
-      TrackMode track = TrackModeFor(spec);
-      ExecScope exec(id_, track, w.index());
-      spec->shard_fn(args, ctx, rb);
-      if (track == TrackMode::kRead) w.tracking().RememberKeys(spec, args, id_, w.index());
-    } else {
-      spec->shard_fn(args, ctx, rb);
-    }
-    if (repl) [[unlikely]] {
-      // The parsed request's bytes can go to the replicas as they came.
-      w.Propagate(spec, args, db, std::string_view(*t).substr(start), RawRequestOf(args));
-    }
-    w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db,
-                this, false);
-    CommitReply(t, suppress, start);
-    if (IsLarge(t)) [[unlikely]]
-      OnLargeReply(t);
-    return true;
   }
-  return DispatchRemote(spec, args, shard);
+  if (ColdGate* gate = w.cold_gate(); gate != nullptr) [[unlikely]] {
+    thread_local std::vector<std::string_view> keys;
+    keys.clear();
+    spec->Keys(args, &keys);
+    if (!keys.empty() && gate->MustWait(db, keys, spec->NeedsValues(args))) {
+      // Wait for the cold values; the reply slot keeps pipelined replies in order.
+      uint64_t seq = ReserveSlot(TakeSuppress());
+      auto* rc = new RemoteCommand{spec, this, w.index(), seq, db, resp, OwnedArgs::Copy(args), {}};
+      if (tracking.on) [[unlikely]]
+        rc->track = static_cast<uint8_t>(TrackModeFor(spec));
+      inflight_++;
+      gate->Hold(db, keys, HeldCommand{RunHeld, FailHeld, rc});
+      return true;
+    }
+  }
+  bool suppress = TakeSuppress();
+  std::string* t = ReplyTarget(suppress);
+  size_t start = t->size();
+  ReplyBuilder rb(t, resp);
+  ShardCtx ctx{w, w.keyspace(), db, w.now_ms(), is_master_};
+  Keyspace::MasterCallScope master_call(ctx.ks, is_master_);
+  if (w.eviction().active() && (spec->flags & kCmdDenyOom)) [[unlikely]]
+    w.eviction().BeforeWrite(args);
+  uint64_t t0 = CycleClock::Now();
+  // The feed is turned on or off only by a task between calls: read once.
+  const bool repl = w.repl_on();
+  if (repl) [[unlikely]]
+    w.repl_feed().Begin(w.keyspace().changes());
+  if (tracking.on) [[unlikely]] {
+    // Only a tracking client's command needs its origin (NOLOOP, a script's reads)
+    // and its keys remembered; t_exec is empty between commands otherwise.
+    TrackMode track = TrackModeFor(spec);
+    ExecScope exec(id_, track, w.index());
+    spec->shard_fn(args, ctx, rb);
+    if (track == TrackMode::kRead) w.tracking().RememberKeys(spec, args, id_, w.index());
+  } else {
+    spec->shard_fn(args, ctx, rb);
+  }
+  if (repl) [[unlikely]] {
+    // The parsed request's bytes can go to the replicas as they came.
+    w.Propagate(spec, args, db, std::string_view(*t).substr(start), RawRequestOf(args));
+  }
+  w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db, this,
+              false);
+  CommitReply(t, suppress, start);
+  if (IsLarge(t)) [[unlikely]]
+    OnLargeReply(t);
+  return true;
 }
 
 bool ClientConnection::DispatchRemote(const CommandSpec* spec, CmdArgs args, uint32_t shard) {

@@ -129,7 +129,13 @@ class ClientConnection final : public Connection, public Client {
 
   void ProcessInput();
   // Whether this command must wait until the client's commands in flight are done.
-  bool WaitsForInflight(const CommandSpec* spec, CmdArgs args) const;
+  // Inline, on every command while some are in flight: only a transaction command or
+  // one with a fiber can wait, and nothing else is looked at for the others.
+  bool WaitsForInflight(const CommandSpec* spec, CmdArgs args) const {
+    if (spec->fiber_fn == nullptr && !(spec->flags & kCmdTransaction)) return false;
+    return WaitsForInflightSlow(spec, args);
+  }
+  bool WaitsForInflightSlow(const CommandSpec* spec, CmdArgs args) const;
   // Whether this command must wait for CLIENT PAUSE to end (Engine::PauseClients).
   bool WaitsForPause(const CommandSpec* spec);
   // Reads input again later in this turn (never from inside another command's call
@@ -163,9 +169,11 @@ class ClientConnection final : public Connection, public Client {
   // The client's ASKING holds for this command, and is used up by it unless a
   // transaction is open (Redis keeps it until EXEC or DISCARD).
   void UseAsking(const CommandSpec* spec);
-  bool DispatchToShard(const CommandSpec* spec, CmdArgs args, uint32_t shard);
-  // DispatchToShard for a shard other than this worker's: the command joins the batch for
-  // that shard (remote_batch.h) and its reply slot is reserved.
+  // A command whose keys are all on one shard: this worker's runs it now (DispatchLocal);
+  // another's gets it in this turn's batch for that shard (remote_batch.h), its reply
+  // slot reserved (DispatchRemote, a small function of its own so that the local path's
+  // frame is not set up for it).
+  bool DispatchLocal(const CommandSpec* spec, CmdArgs args);
   bool DispatchRemote(const CommandSpec* spec, CmdArgs args, uint32_t shard);
   // A command in an open slot whose keys' presence decides (open_slot: OpenSlotBits):
   // on one shard, that shard decides when it runs whether it runs (open_slot_check.h);

@@ -78,8 +78,7 @@ void Connection::ParkFill(uint64_t seq, std::string_view data) {
   parked_fills_.emplace_back(seq, std::string(data));
 }
 
-void Connection::EndWriting(std::string* target, const bool* suppress) {
-  (void)target;  // the arena: the reply being written is the newest slot
+void Connection::EndWriting(const bool* suppress) {
   Slot& s = slots_.back();
   s.len = pending_.size() - s.off;
   s.ready = true;

@@ -183,7 +183,7 @@ class Connection : public IoConn {
       if (suppress) out_.resize(start);
       return;
     }
-    EndWriting(target, nullptr);
+    EndWriting(nullptr);
   }
   // Changes the suppression of the reply just written at target (CLIENT REPLY decides it
   // after running).
@@ -191,7 +191,7 @@ class Connection : public IoConn {
     if (target == &out_) {
       if (suppress) out_.resize(start);
     } else {
-      EndWriting(target, &suppress);
+      EndWriting(&suppress);
     }
   }
   // Reserves the slot of a reply that arrives later; returns its sequence number.
@@ -271,9 +271,9 @@ class Connection : public IoConn {
 
  private:
   bool no_slots() const { return slots_head_ == slots_.size(); }
-  // Ends the write of the reply at target, a slot's (the newest: a push during the write
-  // joins it, see AppendPush); *suppress, when given, replaces its suppression.
-  void EndWriting(std::string* target, const bool* suppress);
+  // Ends the write of the reply in the newest slot (the one being written: a push during
+  // the write joins it, see AppendPush); *suppress, when given, replaces its suppression.
+  void EndWriting(const bool* suppress);
   // After the front slot went out: moves the ready slots behind it to the output;
   // empties or compacts the arena (AfterDrain).
   [[gnu::always_inline]] void DrainReadySlots() {

@@ -302,8 +302,15 @@ def test_publish_reaches_subscribers_on_every_node_redis_included(cluster):
         p = n.client(decode_responses=True).pubsub()
         p.subscribe("news")
         p.psubscribe("ne*")
-        wait_for(lambda: p.get_message(timeout=0.1) is not None or p.subscribed, 5,
-                 "the subscription")
+        # Both confirmations read: the node has registered both before anything is
+        # published (subscribe() only sends; under load a PUBLISH could come first).
+        confirmed = set()
+        deadline = time.time() + 5 * SLOW
+        while confirmed != {"subscribe", "psubscribe"} and time.time() < deadline:
+            m = p.get_message(timeout=0.1)
+            if m is not None:
+                confirmed.add(m["type"])
+        assert confirmed == {"subscribe", "psubscribe"}, confirmed
         subs.append(p)
     for i, publisher in enumerate(nodes):
         got = publisher.client().publish("news", "from %d" % i)

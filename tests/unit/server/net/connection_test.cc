@@ -45,6 +45,13 @@ class FakeLoop final : public EventLoop {
     c->OnRecv(static_cast<ssize_t>(bytes.size()));
   }
 
+  // Everything sent so far, in order.
+  std::string AllSent() const {
+    std::string all;
+    for (const std::string& s : sends) all += s;
+    return all;
+  }
+
   int added = 0;
   int armed = 0;
   char* recv_buf = nullptr;
@@ -342,9 +349,7 @@ TEST(ConnectionTest, TheSlotArenaStaysBoundedWhileRepliesStayPending) {
   f.c->FillSlot(f.c->later.back(), "+last\r\n");
   expected += "+last\r\n+" + big + "\r\n";
   f.c->Flush();
-  std::string sent;
-  for (const std::string& s : f.loop.sends) sent += s;
-  EXPECT_EQ(sent, expected);
+  EXPECT_EQ(f.loop.AllSent(), expected);
   EXPECT_EQ(f.c->pending_reply_bytes(), 0u);
 }
 
@@ -373,9 +378,7 @@ TEST(ConnectionTest, AFillDuringAReplysWriteWaitsForIt) {
   EXPECT_EQ(f.c->Flush(), 0u);
   f.c->FillSlot(f.c->later[0], "+first\r\n");
   f.c->Flush();
-  std::string sent;
-  for (const std::string& s : f.loop.sends) sent += s;
-  EXPECT_EQ(sent, "+first\r\n+filled-during-write\r\n+NESTED\r\n");
+  EXPECT_EQ(f.loop.AllSent(), "+first\r\n+filled-during-write\r\n+NESTED\r\n");
 }
 
 // The front slot's reply arriving while the next reply is written: that reply becomes
@@ -386,9 +389,7 @@ TEST(ConnectionTest, AReplyWrittenAfterItsFrontDrainedLeavesAtOnce) {
   f.c->later.push_back(f.c->later[0]);  // NESTED fills the newest: the front here
   f.loop.Receive(f.c, "NESTED\r\n");
   f.c->Flush();
-  std::string sent;
-  for (const std::string& s : f.loop.sends) sent += s;
-  EXPECT_EQ(sent, "+filled-during-write\r\n+NESTED\r\n");
+  EXPECT_EQ(f.loop.AllSent(), "+filled-during-write\r\n+NESTED\r\n");
 }
 
 }  // namespace
