@@ -487,6 +487,42 @@ def info_field(port, section, name):
     return None
 
 
+def key_digests(port):
+    """{(db, key): (type, DEBUG DIGEST-VALUE)} for every key of the databases the fuzzer
+    uses (KEYS and DIGEST-VALUE read without expiring anything on a replica)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    r = Reader(s)
+    out = {}
+    try:
+        for db in (b"0", b"1", b"2"):
+            s.sendall(encode([b"SELECT", db]))
+            r.read()
+            s.sendall(encode([b"KEYS", b"*"]))
+            _, listed = r.read()
+            for _, key in listed:
+                s.sendall(encode([b"TYPE", key]) + encode([b"DEBUG", b"DIGEST-VALUE", key]))
+                _, kind = r.read()
+                _, digest = r.read()
+                out[(db, key)] = (kind, repr(digest))
+    finally:
+        s.close()
+    return out
+
+
+def print_replica_differences(port, rport, limit=20):
+    """The keys whose presence, type or value differs between master and replica."""
+    try:
+        m, rep = key_digests(port), key_digests(rport)
+    except (OSError, ValueError) as e:
+        print("command_fuzz: could not list the differences: %s" % e)
+        return
+    diff = sorted(k for k in set(m) | set(rep) if m.get(k) != rep.get(k))
+    print("command_fuzz: %d keys differ between master and replica" % len(diff))
+    for k in diff[:limit]:
+        print("  db %s key %r: master %r, replica %r" % (k[0].decode(), k[1], m.get(k),
+                                                        rep.get(k)))
+
+
 def compare_with_replica(port, rport, replica):
     """The replica caught up holds the master's data (DEBUG DIGEST of both)."""
     admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
@@ -512,6 +548,7 @@ def compare_with_replica(port, rport, replica):
         except OSError:
             pass
         time.sleep(0.2)
+    print_replica_differences(port, rport)
     raise AssertionError("the replica does not match the master: %r" % (last,))
 
 
