@@ -156,6 +156,7 @@ bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
       ready.set_value(false);
       return;
     }
+    loop_->SetBatchedSends(engine_->config().Bool("io-uring-batched-sends"));
     loop_->SetWakeFd(wake_fd_, [] {});
     for (int fd : listen_fds) loop_->AddListener(fd, on_accept);
     ready.set_value(true);

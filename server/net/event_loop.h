@@ -70,6 +70,10 @@ class EventLoop {
   virtual void AddConn(IoConn* c) = 0;
   virtual void ArmRecv(IoConn* c, char* buf, size_t cap) = 0;
   virtual bool Send(IoConn* c, const char* data, size_t len) = 0;
+  // io_uring: every send is a submission that leaves with the turn's closing
+  // io_uring_enter, instead of a send(2) first (io-uring-batched-sends). Set before the
+  // first connection; epoll ignores it.
+  virtual void SetBatchedSends(bool on) { (void)on; }
   virtual void Close(IoConn* c) = 0;
   // An eventfd that other threads write to wake this loop; on_wake runs when it fires.
   virtual void SetWakeFd(int efd, std::function<void()> on_wake) = 0;

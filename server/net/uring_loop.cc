@@ -7,7 +7,11 @@
 //     copied into the connection's buffer and the provided buffer is returned at once;
 //     bytes that arrive while the connection is not reading wait in a per-connection
 //     backlog), else one recv submission per read;
-//   - send: a direct send() first, the remainder (if any) as a submission;
+//   - send: a reply of at most 4 KiB is a submission, which goes to the kernel with the
+//     loop turn's others in the one io_uring_enter that ends the turn
+//     (io-uring-batched-sends yes, the default: no send(2) per connection); a larger one,
+//     or any with the setting off, is a direct send() first and the remainder (if any)
+//     a submission;
 //   - the wake eventfd: a read that is re-armed after each completion.
 // Closing a connection shuts the socket down, which completes its pending operations;
 // the fd is closed and OnClosed() called when none is left in flight.
@@ -37,6 +41,8 @@ constexpr unsigned kRecvBuffers = 128;  // provided buffers per worker (power of
 constexpr unsigned kRecvBufferSize = 16 * 1024;
 constexpr size_t kRecvBufferBytes = static_cast<size_t>(kRecvBuffers) * kRecvBufferSize;
 constexpr int kRecvBufferGroup = 1;
+// io-uring-batched-sends: replies up to this size wait for the turn's submission.
+constexpr size_t kBatchedSendMaxBytes = 4096;
 
 enum class OpKind : uint8_t { kRecv, kSend, kAccept, kWake };
 
@@ -205,9 +211,12 @@ class UringLoop final : public EventLoop {
       d += "default task run";
     }
     d += multishot_accept_ ? ", multishot accept" : ", single accept";
-    d += multishot_recv_ ? ", multishot recv with provided buffers)" : ", single recv)";
+    d += multishot_recv_ ? ", multishot recv with provided buffers" : ", single recv";
+    d += batched_sends_ ? ", batched sends)" : ", direct sends)";
     return d;
   }
+
+  void SetBatchedSends(bool on) override { batched_sends_ = on; }
 
   void AddListener(int fd, AcceptFn on_accept) override {
     ListenerOp* l = new ListenerOp{};
@@ -251,6 +260,18 @@ class UringLoop final : public EventLoop {
   }
 
   bool Send(IoConn* c, const char* data, size_t len) override {
+    if (batched_sends_ && len <= kBatchedSendMaxBytes) {
+      // Issued by the turn's closing io_uring_enter; a socket with room completes it
+      // there at once, and OnSendDone runs from that Poll's completions. A larger reply
+      // (a pipelined run's) goes at once: its system call is shared by many replies
+      // already, and held to the turn's end it would sit in memory, charged to
+      // used_memory, while the turn goes on.
+      c->send_ptr = data;
+      c->send_left = len;
+      c->send_active = true;
+      SubmitSend(c);
+      return false;
+    }
     // Most replies fit in the socket buffer: a direct send completes them without a
     // submission and a completion. Only the rest (or all, on EAGAIN) goes to the ring.
     ssize_t w = ::send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -561,6 +582,7 @@ class UringLoop final : public EventLoop {
   size_t resident_buffer_bytes_ = 0;
   std::vector<unsigned char> resident_map_;
   bool multishot_recv_ = false;
+  bool batched_sends_ = false;
   bool ever_multishot_data_ = false;
   unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# System calls and CPU per request on the unpipelined path: strata-server with each
+# io-uring-batched-sends setting, and redis-server, measured in turns in one run.
+#
+# Each server runs alone on SERVER_CPU (1 worker thread for strata, persistence off) and
+# is preloaded with KEYS keys of 100 bytes; redis-benchmark, pinned to CLIENT_CPU, then
+# sends REQUESTS GETs and REQUESTS SETs over CLIENTS connections at pipeline 1. perf stat
+# attached to the server counts, in two passes per test (a tracepoint slows what it
+# counts, so the CPU pass counts nothing else):
+#   - system calls per request (raw_syscalls:sys_enter, all of the server's threads);
+#   - server CPU per request (task-clock), in microseconds.
+# ROUNDS rounds alternate the servers' order; each figure is the median over the rounds.
+# perf must be allowed to attach (root, or kernel.perf_event_paranoid <= 1).
+#
+# Options (environment): STRATA_BIN (build/server/strata-server), REDIS_BIN
+# (redis-server), SERVER_CPU (0), CLIENT_CPU (1), KEYS (100000), REQUESTS (200000),
+# CLIENTS (50), ROUNDS (3), LABEL (unpipelined-syscalls).
+# Results: a table on stdout, plus bench/results/<date>-<label>.md.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STRATA_BIN="${STRATA_BIN:-$ROOT/build/server/strata-server}"
+REDIS_BIN="${REDIS_BIN:-redis-server}"
+SERVER_CPU="${SERVER_CPU:-0}"
+CLIENT_CPU="${CLIENT_CPU:-1}"
+KEYS="${KEYS:-100000}"
+REQUESTS="${REQUESTS:-200000}"
+CLIENTS="${CLIENTS:-50}"
+ROUNDS="${ROUNDS:-3}"
+LABEL="${LABEL:-unpipelined-syscalls}"
+for tool in perf redis-benchmark redis-cli taskset; do
+  command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }
+done
+
+WORK="$(mktemp -d)"
+PID=""
+cleanup() {
+  [[ -n "$PID" ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start NAME -> sets PORT and PID
+start() {
+  PORT="$(free_port)"
+  case "$1" in
+    strata-batched | strata-direct)
+      local batched=yes
+      [[ "$1" == strata-direct ]] && batched=no
+      taskset -c "$SERVER_CPU" "$STRATA_BIN" --port "$PORT" --bind 127.0.0.1 --threads 1 \
+        --save "" --dir "$WORK" --io-backend io_uring --io-uring-batched-sends "$batched" \
+        >"$WORK/server.log" 2>&1 &
+      ;;
+    redis)
+      taskset -c "$SERVER_CPU" "$REDIS_BIN" --port "$PORT" --bind 127.0.0.1 --save "" \
+        --appendonly no --dir "$WORK" >"$WORK/server.log" 2>&1 &
+      ;;
+  esac
+  PID=$!
+  for _ in $(seq 1 100); do
+    redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t set -n "$KEYS" -r "$KEYS" -d 100 \
+    -P 16 -q >/dev/null 2>&1
+}
+
+stop() {
+  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+  wait "$PID" 2>/dev/null || true
+  PID=""
+}
+
+# measure TEST EVENT -> the event's count per request
+measure() {
+  perf stat -x, -e "$2" -p "$PID" -o "$WORK/perf.txt" -- \
+    taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t "$1" -n "$REQUESTS" -r "$KEYS" \
+    -d 100 -c "$CLIENTS" -q >/dev/null 2>&1
+  awk -F, -v n="$REQUESTS" -v ev="$2" '$3 == ev || index($0, ev) { v = $1 }
+    END { if (ev == "task-clock") printf "%.3f", v * 1000 / n; else printf "%.3f", v / n }' \
+    "$WORK/perf.txt"
+}
+
+declare -A SYS CPU
+SERVERS=(strata-batched strata-direct redis)
+for round in $(seq 1 "$ROUNDS"); do
+  order=("${SERVERS[@]}")
+  if ((round % 2 == 0)); then order=(redis strata-direct strata-batched); fi
+  for s in "${order[@]}"; do
+    start "$s"
+    for t in get set; do
+      SYS[$s,$t]+="$(measure "$t" raw_syscalls:sys_enter) "
+      CPU[$s,$t]+="$(measure "$t" task-clock) "
+    done
+    stop
+    echo "  round $round: $s" >&2
+  done
+done
+
+median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+STAMP="$(date +%Y%m%d-%H%M%S)"
+OUT="$ROOT/bench/results/$STAMP-$LABEL.md"
+{
+  echo "# System calls and CPU per request, pipeline 1"
+  echo
+  echo "Command: \`$(printf '%q ' "$0" "$@")\`; ROUNDS=$ROUNDS REQUESTS=$REQUESTS CLIENTS=$CLIENTS"
+  echo "KEYS=$KEYS; server on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU; $(date -u)."
+  echo "strata: $("$STRATA_BIN" --version 2>/dev/null | head -1); redis: $("$REDIS_BIN" --version | head -1)"
+  echo
+  echo "| server | GET syscalls/req | GET cpu us/req | SET syscalls/req | SET cpu us/req |"
+  echo "|---|---:|---:|---:|---:|"
+  for s in "${SERVERS[@]}"; do
+    echo "| $s | $(median "${SYS[$s,get]}") | $(median "${CPU[$s,get]}") |" \
+      "$(median "${SYS[$s,set]}") | $(median "${CPU[$s,set]}") |"
+  done
+  echo
+  echo "Every round (syscalls/req; cpu us/req):"
+  echo
+  for s in "${SERVERS[@]}"; do
+    for t in get set; do
+      echo "- $s $t: ${SYS[$s,$t]}; ${CPU[$s,$t]}"
+    done
+  done
+} >"$OUT"
+cat "$OUT"
+echo "results: $OUT"
