@@ -509,8 +509,54 @@ def key_digests(port):
     return out
 
 
-def print_replica_differences(port, rport, limit=20):
-    """The keys whose presence, type or value differs between master and replica."""
+def replication_stream(port, limit_bytes=256 << 20):
+    """The master's replication stream from its first byte, as (offset, db, args) per
+    command: read as a replica would, with PSYNC of the master's own replication id at
+    offset 1 (the fuzzed master keeps a backlog large enough for the whole run). None
+    when the master no longer holds the start of its history."""
+    replid = info_field(port, "replication", "master_replid")
+    end = int(info_field(port, "replication", "master_repl_offset"))
+    if end > limit_bytes:
+        return None
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall(encode([b"PSYNC", replid.encode(), b"1"]))
+        r = Reader(s)
+        kind, line = r.read()
+        if kind != b"+" or not line.startswith(b"CONTINUE"):
+            return None
+        while len(r.buf) < end:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            r.buf += chunk
+        data = r.buf[:end]
+    finally:
+        s.close()
+    out, at, db = [], 0, 0
+    while at < len(data):
+        start = at
+        if data[at:at + 1] != b"*":  # a newline the master sent alone (keepalive)
+            at = data.index(b"\n", at) + 1
+            continue
+        nl = data.index(b"\r\n", at)
+        argc = int(data[at + 1:nl])
+        at = nl + 2
+        args = []
+        for _ in range(argc):
+            nl = data.index(b"\r\n", at)
+            n = int(data[at + 1:nl])
+            args.append(data[nl + 2:nl + 2 + n])
+            at = nl + 2 + n + 2
+        if args and args[0].upper() == b"SELECT":
+            db = int(args[1])
+        out.append((start + 1, db, args))
+    return out
+
+
+def print_replica_differences(port, rport, stream_path=None, limit=20):
+    """The keys whose presence, type or value differs between master and replica, and
+    what the replication stream did to each (the whole stream goes to stream_path)."""
     try:
         m, rep = key_digests(port), key_digests(rport)
     except (OSError, ValueError) as e:
@@ -518,12 +564,42 @@ def print_replica_differences(port, rport, limit=20):
         return
     diff = sorted(k for k in set(m) | set(rep) if m.get(k) != rep.get(k))
     print("command_fuzz: %d keys differ between master and replica" % len(diff))
-    for k in diff[:limit]:
-        print("  db %s key %r: master %r, replica %r" % (k[0].decode(), k[1], m.get(k),
-                                                        rep.get(k)))
+    for db, key in diff[:limit]:
+        values = []
+        for p in (port, rport):
+            s = socket.create_connection(("127.0.0.1", p), timeout=30)
+            try:
+                s.sendall(encode([b"SELECT", db]) + encode([b"GET", key]))
+                r = Reader(s)
+                r.read()
+                value = r.read()[1]
+                values.append(value[:60] if isinstance(value, bytes) else value)
+            finally:
+                s.close()
+        print("  db %s key %r: master %r, replica %r; GET: master %r, replica %r" % (
+            db.decode(), key, m.get((db, key)), rep.get((db, key)), values[0], values[1]))
+    try:
+        stream = replication_stream(port)
+    except (OSError, ValueError) as e:
+        print("command_fuzz: could not read the replication stream: %s" % e)
+        return
+    if stream is None:
+        print("command_fuzz: the master no longer holds its whole replication stream")
+        return
+    if stream_path is not None:
+        with open(stream_path, "w") as f:
+            for offset, db, args in stream:
+                f.write("%d db %d %r\n" % (offset, db, args))
+        print("command_fuzz: the whole replication stream is in %s" % stream_path)
+    wanted = set((int(db), key) for db, key in diff[:limit])
+    shown = [c for c in stream if any((c[1], a) in wanted for a in c[2][1:])]
+    print("command_fuzz: the stream's last %d commands naming those keys in their "
+          "database (offset, db, command):" % min(len(shown), 60))
+    for offset, db, args in shown[-60:]:
+        print("  %d db %d %r" % (offset, db, [a[:40] for a in args]))
 
 
-def compare_with_replica(port, rport, replica):
+def compare_with_replica(port, rport, replica, stream_path=None):
     """The replica caught up holds the master's data (DEBUG DIGEST of both)."""
     admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
     deadline = time.monotonic() + 60
@@ -548,7 +624,7 @@ def compare_with_replica(port, rport, replica):
         except OSError:
             pass
         time.sleep(0.2)
-    print_replica_differences(port, rport)
+    print_replica_differences(port, rport, stream_path)
     raise AssertionError("the replica does not match the master: %r" % (last,))
 
 
@@ -638,6 +714,9 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--with-replica", action="store_true",
                    help="a strata replica follows the server; the data must match at the end")
+    p.add_argument("--stream-out", default=None,
+                   help="with --with-replica: where to write the master's whole replication "
+                   "stream when the replica does not match")
     a = p.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
     print("command_fuzz: seed %d, %d threads, %.0f s (replay: --seed %d --threads %d)" %
@@ -648,7 +727,8 @@ def main():
     log = open(log_path, "w")
     proc = subprocess.Popen([a.server_bin, "--port", str(port), "--bind", "127.0.0.1",
                              "--threads", str(a.threads), "--save", "", "--dir", work,
-                             "--enable-debug-command", "yes"],
+                             "--enable-debug-command", "yes"] +
+                            (["--repl-backlog-size", "256mb"] if a.with_replica else []),
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     ok = False
     try:
@@ -683,7 +763,7 @@ def main():
             fuzzer = Fuzzer(port, seed, a.clients, a.batch)
             rounds = fuzzer.run(a.seconds, check)
             if replica is not None:
-                compare_with_replica(port, rport, replica)
+                compare_with_replica(port, rport, replica, a.stream_out)
         finally:
             if replica is not None and replica.poll() is None:
                 replica.terminate()
