@@ -336,6 +336,7 @@ class Keyspace {
   }
   void set_change_tracker(ChangeTracker* t) { tracker_ = t; }
   void set_event_hook(KeyEventHook* h) { event_hook_ = h; }
+  bool has_event_hook() const { return event_hook_ != nullptr; }
   // Eviction tells the hook (if any) of a key it removed.
   void ReportEvicted(uint32_t db, std::string_view key) {
     if (event_hook_ != nullptr) [[unlikely]]

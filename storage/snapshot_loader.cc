@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "core/hash.h"
 #include "storage/mono_clock.h"
 
@@ -47,7 +49,7 @@ Status ShardLoadJob::InsertCold(uint32_t db, ValueType type, std::string_view ke
   }
   if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms_) {
     ks_.Delete(db, key);
-    ks_.NoteDroppedOnLoad(db, key);
+    NoteDropped(db, key);
     stats_.keys_expired++;
     return Status::Ok();
   }
@@ -209,7 +211,32 @@ Status ShardLoadJob::OpenNext() {
   return Status::Ok();
 }
 
+void ShardLoadJob::NoteDropped(uint32_t db, std::string_view key) {
+  // Only the last file of the chain can have the last word on a key: an expired record
+  // in the base may be followed by the key's live record in a delta. So the keys left
+  // out are told (as DEL to a master's replicas) when the chain is loaded, and only
+  // those still absent then.
+  if (!ks_.has_event_hook()) return;
+  dropped_.emplace_back(db, std::string(key));
+}
+
+void ShardLoadJob::TellDropped() {
+  std::sort(dropped_.begin(), dropped_.end());
+  dropped_.erase(std::unique(dropped_.begin(), dropped_.end()), dropped_.end());
+  for (const auto& [db, key] : dropped_) {
+    if (ks_.FindMeta(db, key, now_ms_) == nullptr) ks_.NoteDroppedOnLoad(db, key);
+  }
+  dropped_.clear();
+  dropped_.shrink_to_fit();
+}
+
 Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
+  Status s = StepChain(budget_ns, now_ms, done);
+  if (s.ok() && *done) TellDropped();
+  return s;
+}
+
+Status ShardLoadJob::StepChain(int64_t budget_ns, int64_t now_ms, bool* done) {
   int64_t deadline = MonoNs() + budget_ns;
   now_ms_ = now_ms;
   *done = false;
@@ -223,7 +250,7 @@ Status ShardLoadJob::Step(int64_t budget_ns, int64_t now_ms, bool* done) {
     }
     if (expire_ms != Entry::kNoExpire && expire_ms <= now_ms) {
       ks_.Delete(db, key);  // a delta's record may expire a key loaded before
-      ks_.NoteDroppedOnLoad(db, key);
+      NoteDropped(db, key);
       stats_.keys_expired++;
       return Status::Ok();
     }

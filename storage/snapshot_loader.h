@@ -7,7 +7,9 @@
 // changed it reads only its own shard's files (the others cannot hold its keys).
 // A delta first deletes, in each of its dirty ranges, the keys the writing shard owned,
 // then applies its records, so base + deltas equals the data at the last cut.
-// Expired keys are skipped. Any damage is an error naming the file and the offset; the
+// Expired keys are skipped; those that no later record of the chain brings back are
+// told to the keyspace's event hook at the end (a master sends its replicas a DEL for
+// each, since they still hold them). Any damage is an error naming the file and the offset; the
 // caller refuses to start (or, when told to, starts empty) - never a partial load.
 //
 // Cold records (spilled values) load as cold entries. Under the thread count that wrote
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/keyspace.h"
@@ -64,7 +67,12 @@ class ShardLoadJob final : public LoadJob {
     std::string path;
     uint32_t old_shard;
   };
+  Status StepChain(int64_t budget_ns, int64_t now_ms, bool* done);
   Status OpenNext();
+  // A key left out because its TTL had passed: told once the chain is loaded
+  // (TellDropped), if no later record brought it back.
+  void NoteDropped(uint32_t db, std::string_view key);
+  void TellDropped();
   Status InsertCold(uint32_t db, ValueType type, std::string_view key, uint64_t seq,
                     const ColdRecord& c, int64_t expire_ms);
   // The resharded copy: one slice, until the deadline; *done when every table is walked.
@@ -92,6 +100,9 @@ class ShardLoadJob final : public LoadJob {
   MappedFile file_;
   ShardSnapshotReader reader_;
   LoadStats stats_;
+  // Keys left out as expired, while a keyspace event hook listens (a master's replicas
+  // must drop them too): at most one entry per expired record read.
+  std::vector<std::pair<uint32_t, std::string>> dropped_;
   int64_t now_ms_ = 0;
 };
 
