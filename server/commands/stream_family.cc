@@ -348,12 +348,16 @@ void CmdXSetId(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     rb.Error("ERR no such key");
     return;
   }
+  size_t before = s->Bytes();
   StreamStatus st = s->SetId(id, entries_added, max_deleted);
   if (st != StreamStatus::kOk) {
     ctx.ks.NoChange(ctx.db, args[1]);
     rb.Error(StreamStatusMessage(st));
     return;
   }
+  // A change, though no byte count moves: counted, so that it reaches replicas (and
+  // the save rules) like any other write.
+  ctx.ks.Recharge(e, before);
   NotifyKeyspaceEvent(kNotifyStream, "xsetid", args[1], ctx.db);
   rb.Ok();
 }

@@ -600,6 +600,26 @@ def test_a_reload_of_a_chain_keeps_a_key_whose_older_record_expired(server_facto
     assert_same_image(m, r)
 
 
+def test_xsetid_reaches_the_replica(master, replicas):
+    """XSETID changes a stream's last ID and nothing else: no entry, no byte count. It
+    was once not counted as a change, so it never reached the replica."""
+    r = replicas()
+    mc = master.client()
+    mc.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    mc.execute_command("XSETID", "s", "99-0")
+    mc.xadd("t", {"f": "v"}, id="5-0")
+    mc.execute_command("XSETID", "t", "7-0", "ENTRIESADDED", "3", "MAXDELETEDID", "6-0")
+    mc.set("last", "1")
+    wait_synced(master, r, "the XSETIDs")
+    rc = r.client()
+    for key in ("s", "t"):
+        assert rc.xinfo_stream(key)["last-generated-id"] == \
+            mc.xinfo_stream(key)["last-generated-id"]
+    info = rc.xinfo_stream("t")
+    assert info["entries-added"] == 3 and info["max-deleted-entry-id"] == b"6-0"
+    assert_same_image(master, r)
+
+
 def test_published_messages_reach_the_replicas_subscribers(master, replicas):
     r = replicas()
     wait_synced(master, r)
