@@ -12,7 +12,11 @@ replays the same commands (the timing of the clients may still differ).
 With --with-replica, a second strata-server follows the fuzzed one (REPLICAOF) the whole
 time, so every write family's propagation runs too; at the end, once the replica has
 caught up, both must hold the same data (DEBUG DIGEST, with active expiry paused on the
-master so that no key expires between the two digests).
+master so that no key expires between the two digests). --replica-each-round compares
+them after every round as well, so that a difference is caught in the round that made
+it. On a difference the keys that differ are printed with what the master's replication
+stream did to them (read back from its backlog, which --with-replica makes large enough
+for the whole run); --stream-out keeps the whole stream in a file.
 
     /usr/bin/python3 tests/fuzz/command_fuzz.py --server-bin build-asan/server/strata-server \\
         --threads 2 --seconds 60
@@ -554,7 +558,7 @@ def replication_stream(port, limit_bytes=256 << 20):
     return out
 
 
-def print_replica_differences(port, rport, stream_path=None, limit=20):
+def print_replica_differences(port, rport, stream_path=None, since=0, limit=20):
     """The keys whose presence, type or value differs between master and replica, and
     what the replication stream did to each (the whole stream goes to stream_path)."""
     try:
@@ -566,18 +570,22 @@ def print_replica_differences(port, rport, stream_path=None, limit=20):
     print("command_fuzz: %d keys differ between master and replica" % len(diff))
     for db, key in diff[:limit]:
         values = []
+        kind = (m.get((db, key)) or rep.get((db, key)))[0]
+        # A stream's whole state (groups, consumers, pending entries); a string's bytes.
+        show = [b"XINFO", b"STREAM", key, b"FULL"] if kind == b"stream" else [b"GET", key]
         for p in (port, rport):
             s = socket.create_connection(("127.0.0.1", p), timeout=30)
             try:
-                s.sendall(encode([b"SELECT", db]) + encode([b"GET", key]))
+                s.sendall(encode([b"SELECT", db]) + encode(show))
                 r = Reader(s)
                 r.read()
                 value = r.read()[1]
                 values.append(value[:60] if isinstance(value, bytes) else value)
             finally:
                 s.close()
-        print("  db %s key %r: master %r, replica %r; GET: master %r, replica %r" % (
-            db.decode(), key, m.get((db, key)), rep.get((db, key)), values[0], values[1]))
+        print("  db %s key %r: master %r, replica %r; %s: master %r, replica %r" % (
+            db.decode(), key, m.get((db, key)), rep.get((db, key)), show[0].decode(), values[0],
+            values[1]))
     try:
         stream = replication_stream(port)
     except (OSError, ValueError) as e:
@@ -592,10 +600,23 @@ def print_replica_differences(port, rport, stream_path=None, limit=20):
                 f.write("%d db %d %r\n" % (offset, db, args))
         print("command_fuzz: the whole replication stream is in %s" % stream_path)
     wanted = set((int(db), key) for db, key in diff[:limit])
-    shown = [c for c in stream if any((c[1], a) in wanted for a in c[2][1:])]
-    print("command_fuzz: the stream's last %d commands naming those keys in their "
-          "database (offset, db, command):" % min(len(shown), 60))
-    for offset, db, args in shown[-60:]:
+    names = set(key for _, key in wanted)
+    whole = (b"SWAPDB", b"FLUSHDB", b"FLUSHALL", b"MOVE", b"MULTI", b"EXEC")
+    if since > 0:
+        # Every command since the replica last matched that names one of the keys (in
+        # any database), or moves or empties databases.
+        shown = [c for c in stream if c[0] >= since and
+                 (names & set(c[2][1:]) or c[2][0].upper() in whole)]
+        print("command_fuzz: the replica matched at offset %d; since then, %d commands "
+              "name those keys or change databases (offset, db, command):" %
+              (since, len(shown)))
+        shown = shown[-200:]
+    else:
+        shown = [c for c in stream if any((c[1], a) in wanted for a in c[2][1:])]
+        print("command_fuzz: the stream's last %d commands naming those keys in their "
+              "database (offset, db, command):" % min(len(shown), 60))
+        shown = shown[-60:]
+    for offset, db, args in shown:
         print("  %d db %d %r" % (offset, db, [a[:40] for a in args]))
 
 
@@ -626,6 +647,27 @@ def compare_with_replica(port, rport, replica, stream_path=None):
         time.sleep(0.2)
     print_replica_differences(port, rport, stream_path)
     raise AssertionError("the replica does not match the master: %r" % (last,))
+
+
+def replica_matches_now(port, rport, seconds=30):
+    """Between rounds (no client traffic, every key persistent after check_keyspace):
+    waits for the replica to reach the master's offset and compares DEBUG DIGEST. The
+    offset it matched at, or None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            link = info_field(rport, "replication", "master_link_status")
+            mo = info_field(port, "replication", "master_repl_offset")
+            ro = info_field(rport, "replication", "slave_repl_offset")
+            if link == "up" and mo == ro:
+                md = admin_call(port, "DEBUG", "DIGEST")[1]
+                rd = admin_call(rport, "DEBUG", "DIGEST")[1]
+                if md == rd and info_field(port, "replication", "master_repl_offset") == mo:
+                    return int(mo)
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return None
 
 
 def check_keyspace(port):
@@ -717,6 +759,9 @@ def main():
     p.add_argument("--stream-out", default=None,
                    help="with --with-replica: where to write the master's whole replication "
                    "stream when the replica does not match")
+    p.add_argument("--replica-each-round", action="store_true",
+                   help="with --with-replica: compare the replica with the master after "
+                   "every round too, so that a difference is found in the round that made it")
     a = p.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
     print("command_fuzz: seed %d, %d threads, %.0f s (replay: --seed %d --threads %d)" %
@@ -743,10 +788,19 @@ def main():
                 raise AssertionError("the server did not start")
             time.sleep(0.05)
 
+        matched = [0]
+
         def check():
             if proc.poll() is not None:
                 raise AssertionError("the server exited with status %s" % proc.returncode)
             check_keyspace(port)
+            if a.with_replica and a.replica_each_round:
+                at = replica_matches_now(port, rport)
+                if at is None:
+                    print_replica_differences(port, rport, a.stream_out, since=matched[0])
+                    raise AssertionError("after a round the replica does not match the "
+                                         "master (it last matched at offset %d)" % matched[0])
+                matched[0] = at
 
         replica = None
         if a.with_replica:
