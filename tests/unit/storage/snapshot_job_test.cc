@@ -1,5 +1,7 @@
 // ShardSnapshotJob and ShardLoadJob: a snapshot taken while the keyspace keeps changing
-// is the keyspace as it was at the cut; a delta chain loads to the data at its last cut.
+// is the keyspace as it was at the cut; a delta chain loads to the data at its last cut;
+// the keys a load leaves out as expired are told only when no later record brings them
+// back.
 #include "storage/snapshot_job.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,8 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/hash.h"
 #include "core/keyspace.h"
@@ -118,6 +122,24 @@ class SnapshotJobTest : public ::testing::Test {
     mf->records = job.records();
     EXPECT_GT(slices, 10);
     return at_cut;
+  }
+
+  // Writes one shard's file of the keyspace as it is (no writes meanwhile).
+  void WriteStill(Keyspace& ks, const std::string& name, SnapshotKind kind,
+                  std::unique_ptr<RangeSet> ranges, ManifestFile* mf) {
+    SnapshotHeader h;
+    h.kind = kind;
+    h.seq = 1;
+    ShardSnapshotJob job(ks, JoinPath(dir_, name), BlockCodec::kLz4, h);
+    ASSERT_TRUE(job.Open().ok());
+    job.Start(std::move(ranges));
+    while (!job.Step(1000)) {
+    }
+    ASSERT_TRUE(job.Finish().ok());
+    close(job.ReleaseFd());
+    mf->name = name;
+    mf->bytes = std::filesystem::file_size(JoinPath(dir_, name));
+    mf->records = job.records();
   }
 
   Image Load(const Manifest& m, uint32_t shards, Status* status) {
@@ -234,6 +256,65 @@ TEST_F(SnapshotJobTest, AFullDiskIsReportedAndCaptureStillEnds) {
   EXPECT_FALSE(ks.capturing());
   ks.SetString(0, "after", "ok", Entry::kNoExpire);  // no hook left behind
   EXPECT_NE(ks.Find(0, "after", 0), nullptr);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+class DroppedKeys final : public KeyEventHook {
+ public:
+  void KeyExpired(uint32_t, std::string_view) override {}
+  void KeyCreated(uint32_t, std::string_view) override {}
+  void KeyEvicted(uint32_t, std::string_view) override {}
+  void KeyDroppedOnLoad(uint32_t db, std::string_view key) override {
+    told.emplace_back(db, std::string(key));
+  }
+  std::vector<std::pair<uint32_t, std::string>> told;
+};
+
+TEST_F(SnapshotJobTest, AKeyExpiredInTheBaseButLiveInADeltaIsNotToldAsDropped) {
+  // The base holds "back" and "gone" with a TTL of 1000 ms; a delta holds "back" again
+  // without one. Loaded at 5000 ms, both base records have expired: "back" comes back
+  // from the delta and must not be told as dropped (a master would send its replicas a
+  // DEL for a key it keeps); "gone" is told once.
+  Keyspace ks(2);
+  DirtyRanges tracker;
+  ks.set_change_tracker(&tracker);
+  ks.SetString(0, "back", "v", 1000);
+  ks.SetString(0, "gone", "v", 1000);
+  ks.SetString(1, "kept", "v", Entry::kNoExpire);
+  Manifest m;
+  m.shard_count = 1;
+  m.chain.resize(2);
+  m.chain[0].files.resize(1);
+  (void)tracker.Take();
+  WriteStill(ks, "base.snap", SnapshotKind::kFull, nullptr, &m.chain[0].files[0]);
+  ks.SetExpire(0, "back", Entry::kNoExpire);
+  m.chain[1].kind = SnapshotKind::kDelta;
+  m.chain[1].files.resize(1);
+  WriteStill(ks, "delta.snap", SnapshotKind::kDelta, std::make_unique<RangeSet>(tracker.Take()),
+             &m.chain[1].files[0]);
+  ks.set_change_tracker(nullptr);
+
+  Keyspace loaded(2);
+  DroppedKeys hook;
+  loaded.set_event_hook(&hook);
+  ShardLoadJob job(loaded, dir_, m, 0, 1);
+  bool done = false;
+  while (!done) {
+    Status st = job.Step(1000000, 5000, &done);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    if (!done) EXPECT_TRUE(hook.told.empty());  // told only once the chain is loaded
+  }
+  EXPECT_NE(loaded.FindMeta(0, "back", 5000), nullptr);
+  EXPECT_EQ(loaded.FindMeta(0, "gone", 5000), nullptr);
+  EXPECT_NE(loaded.FindMeta(1, "kept", 5000), nullptr);
+  ASSERT_EQ(hook.told.size(), 1u);
+  EXPECT_EQ(hook.told[0], std::make_pair(uint32_t{0}, std::string("gone")));
+  loaded.set_event_hook(nullptr);
 }
 
 }  // namespace
