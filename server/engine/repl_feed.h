@@ -160,6 +160,15 @@ class ReplFeed {
   // the client): appended after that command's own record (Command, FiberReleasing, or
   // at the latest Publish).
   void EffectAfterCommand(uint32_t db, CmdArgs args);
+  // The pops served by a push that was itself an Effect (a blocking command's push to
+  // its destination, made by its fiber): appended now, right after that push. Left
+  // waiting, they would go after whatever command next ran here - numbered, and so
+  // replayed, after writes that the master made after them.
+  void FlushServed() {
+    if (!after_.empty()) FlushAfter();
+  }
+  // Pops served here are waiting for the command that served them.
+  bool has_served() const { return !after_.empty(); }
   void BeginGroup() {
     if (group_depth_++ == 0 && target_ == nullptr) target_ = &group_;
   }
@@ -220,7 +229,7 @@ class ReplFeed {
 inline thread_local FiberRepl* t_step_repl = nullptr;
 class StepReplScope {
  public:
-  StepReplScope(const FiberOrigin* f, ReplFeed& feed) : saved_(t_step_repl) {
+  StepReplScope(const FiberOrigin* f, ReplFeed& feed) : feed_(feed), saved_(t_step_repl) {
     t_step_repl = f != nullptr ? f->repl.get() : nullptr;
     if (t_step_repl != nullptr) [[unlikely]] {
       if (t_step_repl->capture != nullptr) {
@@ -234,6 +243,12 @@ class StepReplScope {
     }
   }
   ~StepReplScope() {
+    // A step that pushed to a key clients were blocked on served their pops here
+    // (EffectAfterCommand): they must follow the fiber's command. When the command has
+    // no number yet (its release comes in a later step), it takes it now: every lock
+    // the fiber takes is held by then (it locks all its keys before its first step).
+    if (t_step_repl != nullptr && feed_.has_served()) [[unlikely]]
+      feed_.FiberReleasing(*t_step_repl);
     capture_.reset();
     t_step_repl = saved_;
   }
@@ -241,6 +256,7 @@ class StepReplScope {
   StepReplScope& operator=(const StepReplScope&) = delete;
 
  private:
+  ReplFeed& feed_;
   FiberRepl* saved_;
   std::optional<ReplFeed::CaptureScope> capture_;
 };

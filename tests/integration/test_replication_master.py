@@ -620,6 +620,68 @@ def test_xsetid_reaches_the_replica(master, replicas):
     assert_same_image(master, r)
 
 
+def test_pops_served_by_a_blocking_moves_push_keep_their_place_in_the_stream(server_factory,
+                                                                            replicas):
+    """BLMOVE and RPOPLPUSH across shards push to their destination in a step of their
+    own, which wakes the clients blocked there; those pops must follow the push in the
+    stream. They once went after whatever command next ran on that shard, or before the
+    RPOPLPUSH in a transaction's record: a replica then popped another element. Clients
+    block, the moves feed them and pushes follow at once, over and over, and the replica
+    must end as the master."""
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0"], threads=3)
+    r = replicas(m)
+    wait_synced(m, r)
+    keys = ["q%d" % i for i in range(6)]
+    stop = time.monotonic() + 4
+    errors = []
+
+    def popper(i):
+        c = m.client()
+        try:
+            while time.monotonic() < stop:
+                c.blpop(keys[i % len(keys)], timeout=0.05)
+        except redis.RedisError as e:
+            errors.append(e)
+
+    def mover(i):
+        c = m.client()
+        n = 0
+        try:
+            while time.monotonic() < stop:
+                p = c.pipeline(transaction=False)
+                for j in range(20):
+                    src, dst = keys[(i + j) % len(keys)], keys[(i + j + 1) % len(keys)]
+                    p.rpush(src, "v%d-%d" % (i, n))
+                    if j % 2 == 0:
+                        p.execute_command("BLMOVE", src, dst, "LEFT", "RIGHT", "0.01")
+                    else:
+                        p.execute_command("RPOPLPUSH", src, dst)
+                    p.lpush(dst, "z%d-%d" % (i, n))
+                    n += 1
+                p.execute(raise_on_error=False)
+                # The same inside a transaction: its record must hold the push, then
+                # the pops it served.
+                src, dst = keys[n % len(keys)], keys[(n + 2) % len(keys)]
+                t = c.pipeline(transaction=True)
+                t.rpush(src, "t%d-%d" % (i, n))
+                t.execute_command("RPOPLPUSH", src, dst)
+                t.lpush(dst, "u%d-%d" % (i, n))
+                t.execute(raise_on_error=False)
+        except redis.RedisError as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=popper, args=(i,)) for i in range(6)]
+    threads += [threading.Thread(target=mover, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    m.client().set("last", "1")
+    wait_synced(m, r, "the moves")
+    assert_same_image(m, r)
+
+
 def test_published_messages_reach_the_replicas_subscribers(master, replicas):
     r = replicas()
     wait_synced(master, r)
