@@ -26,7 +26,9 @@
 //   - a command run as a fiber across shards is propagated as itself, numbered when its
 //     first lock is released (FiberReleasing, from the lock table): every lock it took is
 //     still held then, so every earlier write to its keys has a lower number and every
-//     later one a higher. Its record is appended on the shard that released first.
+//     later one a higher. Its record is appended on the shard that released first - or
+//     on the first whose step served blocked clients (a push woke them), at that step's
+//     end, so that their pops follow it (StepReplScope).
 //     Inside a transaction across shards (FiberCaptures) its steps run on several shards
 //     at once: each shard's records go into a group of that shard's, the command into a
 //     group of its own, and the transaction joins them - every shard's effects before the
