@@ -91,6 +91,19 @@ class LockTable {
   // What holds this shard exclusively, for the log: "whole by <owner>", "<n> keys by
   // <owners>"; empty when nothing does.
   std::string DescribeExclusive() const;
+  // True while a command other than `owner`'s (a transaction's id, or 0) holds or waits
+  // for a lock here: what a reload waits out before it saves. What waits behind the
+  // owner's own locks does not count (it cannot run before the owner is done).
+  bool BusyExcept(uint64_t owner) const {
+    bool whole_mine = WholeOwnedBy(owner);
+    if (whole_mine) return false;
+    if (whole_held_ || whole_queued_ > 0) return true;
+    for (const auto& [k, l] : keys_) {
+      if (OwnedBy(l, owner)) continue;
+      if (l.exclusive || l.shared > 0 || l.queued > 0) return true;
+    }
+    return false;
+  }
   bool AnyExclusive(uint64_t except = 0) const {
     if (whole_held_ && !WholeOwnedBy(except)) return true;
     for (const auto& [k, l] : keys_) {

@@ -36,7 +36,9 @@
 //
 // Reloading (DEBUG RELOAD), on worker 0: take the loading gate first, so other clients
 // get -LOADING from then on; let two rounds of no-op tasks reach every worker, so a
-// command dispatched before the gate (a hop still in a worker's inbox) has run; then
+// command dispatched before the gate (a hop still in a worker's inbox) has run, and more
+// rounds until one finds no lock held or queued on any shard (a fiber across shards, or
+// a command waiting behind one, still writing: at most kReloadDrainLimitMs); then
 // take a snapshot as SAVE does (unless NOSAVE); check the files as at start-up; flush
 // every shard (unless NOFLUSH: loaded keys then replace keys of the same name); and
 // load on every shard in parallel as at start-up. The gate opens when the last shard
@@ -198,6 +200,8 @@ class SnapshotManager final : public ShardService {
   void StartLoadJob(Worker& w);
   // Reload steps, on worker 0.
   void ReloadDrain(int rounds);
+  // How long a reload waits for the commands that hold locks to finish before it saves.
+  static constexpr int64_t kReloadDrainLimitMs = 10000;
   void ReloadLoad();
   void FinishReload(const Status& st);
 
