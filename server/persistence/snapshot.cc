@@ -125,7 +125,7 @@ struct SnapshotManager::ReloadRun {
   uint32_t origin = 0;
   Done done;
   uint32_t acks = 0;
-  bool busy = false;             // a shard still had locks held or queued this round
+  bool busy = false;  // a shard still had locks held or queued this round
   int64_t drain_start_ms = 0;
   bool loads_hold_gate = false;  // the gate's holds went to the shards' load jobs
 };
