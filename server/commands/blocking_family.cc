@@ -45,14 +45,6 @@ void PropagatePush(Worker& w, uint32_t db, std::string_view key, bool left,
   w.repl_feed().Effect(db, CmdArgs(v, 3));
 }
 
-// A push made by a blocking command's fiber wakes the clients waiting on its key: their
-// pops follow the push in the stream at once (no propagated call of ours follows, whose
-// record they could go after).
-void ServeAfterPush(Worker& w, uint32_t db, std::string_view key) {
-  w.SignalKeyReady(db, key);
-  if (w.repl_on()) w.repl_feed().FlushServed();
-}
-
 // A client waiting in a blocking list pop (server/engine/blocking.h), served on the key's shard.
 struct ListWaiter final : BlockedClient {
   Kind kind = Kind::kPop;
@@ -261,7 +253,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
              false, w.now_ms(), &unused);
       PropagatePush(w, db, a.destination, a.to_left, v);
-      ServeAfterPush(w, db, a.destination);
+      w.SignalKeyReady(db, a.destination);
     });
   }
   std::shared_ptr<ListWaiter> blocked;
@@ -329,7 +321,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         OpPush(w.keyspace(), db, a.destination, a.to_left, std::span<const std::string_view>(&v, 1),
                false, w.now_ms(), &dst_wrong);
         if (!dst_wrong) PropagatePush(w, db, a.destination, a.to_left, v);
-        ServeAfterPush(w, db, a.destination);
+        w.SignalKeyReady(db, a.destination);
       }
       w.locks().Release(dst_lock.keys, true);
     });
@@ -342,7 +334,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         OpPush(w.keyspace(), db, src, a.left, std::span<const std::string_view>(&v, 1), false,
                w.now_ms(), &unused);
         PropagatePush(w, db, src, a.left, v);
-        ServeAfterPush(w, db, src);
+        w.SignalKeyReady(db, src);
       });
       rb.Error(errors::kWrongType);
     } else {

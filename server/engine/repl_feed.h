@@ -28,7 +28,8 @@
 //     still held then, so every earlier write to its keys has a lower number and every
 //     later one a higher. Its record is appended on the shard that released first - or
 //     on the first whose step served blocked clients (a push woke them), at that step's
-//     end, so that their pops follow it (StepReplScope).
+//     end, so that their pops follow it (StepReplScope; a fiber that is not propagated
+//     appends them right after the step's own effects).
 //     Inside a transaction across shards (FiberCaptures) its steps run on several shards
 //     at once: each shard's records go into a group of that shard's, the command into a
 //     group of its own, and the transaction joins them - every shard's effects before the
@@ -162,8 +163,7 @@ class ReplFeed {
   // the client): appended after that command's own record (Command, FiberReleasing, or
   // at the latest Publish).
   void EffectAfterCommand(uint32_t db, CmdArgs args);
-  // The pops served by a push that was itself an Effect (a blocking command's push to
-  // its destination, made by its fiber): appended now, right after that push. Left
+  // The pops served by a push made in a fiber's step, appended now (StepReplScope). Left
   // waiting, they would go after whatever command next ran here - numbered, and so
   // replayed, after writes that the master made after them.
   void FlushServed() {
@@ -246,11 +246,15 @@ class StepReplScope {
   }
   ~StepReplScope() {
     // A step that pushed to a key clients were blocked on served their pops here
-    // (EffectAfterCommand): they must follow the fiber's command. When the command has
-    // no number yet (its release comes in a later step), it takes it now: every lock
-    // the fiber takes is held by then (it locks all its keys before its first step).
-    if (t_step_repl != nullptr && feed_.has_served()) [[unlikely]]
-      feed_.FiberReleasing(*t_step_repl);
+    // (EffectAfterCommand), and no command record follows on this shard for them to go
+    // after. A propagated fiber's pops must follow its command: when the command has no
+    // number yet (its release comes in a later step), it takes it now - every lock the
+    // fiber takes is held by then (it locks all its keys before its first step). A
+    // fiber that is not propagated (a blocking command) wrote its push as an Effect:
+    // the pops follow that at once.
+    if (feed_.has_served()) [[unlikely]] {
+      t_step_repl != nullptr ? feed_.FiberReleasing(*t_step_repl) : feed_.FlushServed();
+    }
     capture_.reset();
     t_step_repl = saved_;
   }

@@ -620,41 +620,13 @@ def print_replica_differences(port, rport, stream_path=None, since=0, limit=20):
         print("  %d db %d %r" % (offset, db, [a[:40] for a in args]))
 
 
-def compare_with_replica(port, rport, replica, stream_path=None):
-    """The replica caught up holds the master's data (DEBUG DIGEST of both)."""
-    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    deadline = time.monotonic() + 60
-    last = None
-    while time.monotonic() < deadline:
-        if replica.poll() is not None:
-            raise AssertionError("the replica exited with status %s" % replica.returncode)
-        try:
-            link = info_field(rport, "replication", "master_link_status")
-            mo = info_field(port, "replication", "master_repl_offset")
-            ro = info_field(rport, "replication", "slave_repl_offset")
-            if link == "up" and mo == ro:
-                md = admin_call(port, "DEBUG", "DIGEST")[1]
-                rd = admin_call(rport, "DEBUG", "DIGEST")[1]
-                mo2 = info_field(port, "replication", "master_repl_offset")
-                if md == rd:
-                    print("command_fuzz: the replica caught up at offset %s with the same "
-                          "digest" % mo)
-                    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
-                    return
-                last = (mo, mo2, md, rd)
-        except OSError:
-            pass
-        time.sleep(0.2)
-    print_replica_differences(port, rport, stream_path)
-    raise AssertionError("the replica does not match the master: %r" % (last,))
-
-
-def replica_matches_now(port, rport, seconds=30):
-    """Between rounds (no client traffic, every key persistent after check_keyspace):
-    waits for the replica to reach the master's offset and compares DEBUG DIGEST. The
-    offset it matched at, or None."""
+def replica_matches_now(port, rport, seconds=30, replica=None):
+    """Waits for the replica to reach the master's offset with the same DEBUG DIGEST (no
+    client traffic meanwhile). The offset it matched at, or None after `seconds`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if replica is not None and replica.poll() is not None:
+            raise AssertionError("the replica exited with status %s" % replica.returncode)
         try:
             link = info_field(rport, "replication", "master_link_status")
             mo = info_field(port, "replication", "master_repl_offset")
@@ -668,6 +640,21 @@ def replica_matches_now(port, rport, seconds=30):
             pass
         time.sleep(0.05)
     return None
+
+
+def compare_with_replica(port, rport, replica, stream_path=None):
+    """The replica caught up holds the master's data (DEBUG DIGEST of both), with active
+    expiry paused on the master so that no key expires between the two digests."""
+    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    at = replica_matches_now(port, rport, 60, replica)
+    if at is None:
+        print_replica_differences(port, rport, stream_path)
+        raise AssertionError("the replica does not match the master within 60 s (offsets: "
+                             "master %s, replica %s)" % (
+                                 info_field(port, "replication", "master_repl_offset"),
+                                 info_field(rport, "replication", "slave_repl_offset")))
+    print("command_fuzz: the replica caught up at offset %d with the same digest" % at)
+    admin_call(port, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
 
 
 def check_keyspace(port):

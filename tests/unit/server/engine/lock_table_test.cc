@@ -303,5 +303,38 @@ TEST(LockTableTest, OwnerNestedRequestPassesAQueuedWholeShardRequest) {
   other.on_admit.Run();
 }
 
+TEST(LockTableTest, BusyExceptSeesOthersLocksAndQueuesButNotTheOwners) {
+  // What a reload waits out: any lock held or waited for, except its own transaction's
+  // and what waits behind them.
+  LockTable t;
+  std::vector<std::string> log;
+  EXPECT_FALSE(t.BusyExcept(0));
+  LockTable::Request mine = Req({"a"}, true, true, &log, "mine");
+  mine.owner = 7;
+  t.Acquire(mine);
+  EXPECT_TRUE(t.BusyExcept(0));
+  EXPECT_FALSE(t.BusyExcept(7));
+  t.Enqueue(Req({"a"}, true, false, &log, "behind"));  // waits for owner 7
+  EXPECT_TRUE(t.BusyExcept(0));
+  EXPECT_FALSE(t.BusyExcept(7));
+  LockTable::Request read = Req({"b"}, false, true, &log, "read");
+  t.Acquire(read);  // a shared lock of another command
+  EXPECT_TRUE(t.BusyExcept(7));
+  t.Release(read.keys, false);
+  EXPECT_FALSE(t.BusyExcept(7));
+  t.Release(mine.keys, true);  // admits "behind", which holds nothing
+  EXPECT_EQ(log, std::vector<std::string>({"behind"}));
+  EXPECT_FALSE(t.BusyExcept(0));
+
+  LockTable::Request whole;
+  whole.whole = true;
+  whole.owner = 9;
+  t.Acquire(whole);
+  EXPECT_TRUE(t.BusyExcept(0));
+  EXPECT_FALSE(t.BusyExcept(9));
+  t.ReleaseWhole();
+  EXPECT_FALSE(t.BusyExcept(0));
+}
+
 }  // namespace
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -99,70 +100,73 @@ std::string Drain(int fd) {
   }
 }
 
-TEST(EventLoopTest, UringBatchedSendLeavesWithTheTurnsSubmission) {
-  std::string why;
-  if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
-  std::string error;
-  auto loop = CreateUringLoop(&error);
-  ASSERT_TRUE(loop) << error;
-  loop->SetBatchedSends(true);
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-  Sink conn(loop.get(), 1024);
-  conn.fd = fds[0];
-  loop->AddConn(&conn);
+// An io_uring loop with one connection over a socketpair; `peer` is the other end.
+class UringSendTest : public ::testing::Test {
+ protected:
+  void Start(bool batched) {
+    std::string why;
+    if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
+    std::string error;
+    loop = CreateUringLoop(&error);
+    ASSERT_TRUE(loop) << error;
+    loop->SetBatchedSends(batched);
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    peer = fds[1];
+    conn = std::make_unique<Sink>(loop.get(), 1024);
+    conn->fd = fds[0];
+    loop->AddConn(conn.get());
+  }
+  void TearDown() override {
+    if (conn == nullptr) return;
+    loop->Close(conn.get());
+    for (int i = 0; i < 10 && !conn->closed; i++) loop->Poll(10);
+    EXPECT_TRUE(conn->closed);
+    close(peer);
+  }
 
+  std::unique_ptr<EventLoop> loop;
+  std::unique_ptr<Sink> conn;
+  int peer = -1;
+};
+
+TEST_F(UringSendTest, BatchedSendLeavesWithTheTurnsSubmission) {
+  Start(true);
+  if (IsSkipped() || HasFatalFailure()) return;
   // Small: nothing is written until the loop enters the kernel, then all of it at once.
   std::string reply = "+PONG\r\n";
-  EXPECT_FALSE(loop->Send(&conn, reply.data(), reply.size()));
-  EXPECT_EQ(Drain(fds[1]), "");
-  EXPECT_EQ(conn.sends_done, 0);
+  EXPECT_FALSE(loop->Send(conn.get(), reply.data(), reply.size()));
+  EXPECT_EQ(Drain(peer), "");
+  EXPECT_EQ(conn->sends_done, 0);
   loop->Poll(0);
-  EXPECT_EQ(conn.sends_done, 1);
-  EXPECT_EQ(conn.send_error, 0);
-  EXPECT_EQ(Drain(fds[1]), reply);
+  EXPECT_EQ(conn->sends_done, 1);
+  EXPECT_EQ(conn->send_error, 0);
+  EXPECT_EQ(Drain(peer), reply);
 
   // Larger than 4 KiB: sent at once as far as the socket takes it (it is larger than
   // the socket's buffer), the rest over several turns as the peer reads.
   std::string big(8 << 20, 0);
   for (size_t i = 0; i < big.size(); i++) big[i] = static_cast<char>('a' + (i * 7) % 26);
-  EXPECT_FALSE(loop->Send(&conn, big.data(), big.size()));
-  std::string got = Drain(fds[1]);
+  EXPECT_FALSE(loop->Send(conn.get(), big.data(), big.size()));
+  std::string got = Drain(peer);
   EXPECT_FALSE(got.empty());
-  for (int turn = 0; turn < 5000 && conn.sends_done < 2; turn++) {
+  for (int turn = 0; turn < 5000 && conn->sends_done < 2; turn++) {
     loop->Poll(1);
-    got += Drain(fds[1]);
+    got += Drain(peer);
   }
-  got += Drain(fds[1]);
-  EXPECT_EQ(conn.sends_done, 2);
-  EXPECT_EQ(conn.send_error, 0);
+  got += Drain(peer);
+  EXPECT_EQ(conn->sends_done, 2);
+  EXPECT_EQ(conn->send_error, 0);
   EXPECT_EQ(got.size(), big.size());
   EXPECT_TRUE(got == big);
-  loop->Close(&conn);
-  for (int i = 0; i < 10 && !conn.closed; i++) loop->Poll(10);
-  EXPECT_TRUE(conn.closed);
-  close(fds[1]);
 }
 
-TEST(EventLoopTest, UringDirectSendCompletesAtOnce) {
-  std::string why;
-  if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
-  std::string error;
-  auto loop = CreateUringLoop(&error);
-  ASSERT_TRUE(loop) << error;
-  loop->SetBatchedSends(false);
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-  Sink conn(loop.get(), 1024);
-  conn.fd = fds[0];
-  loop->AddConn(&conn);
+TEST_F(UringSendTest, DirectSendCompletesAtOnce) {
+  Start(false);
+  if (IsSkipped() || HasFatalFailure()) return;
   std::string reply = "+PONG\r\n";
-  EXPECT_TRUE(loop->Send(&conn, reply.data(), reply.size()));
-  EXPECT_EQ(Drain(fds[1]), reply);
-  loop->Close(&conn);
-  for (int i = 0; i < 10 && !conn.closed; i++) loop->Poll(10);
-  EXPECT_TRUE(conn.closed);
-  close(fds[1]);
+  EXPECT_TRUE(loop->Send(conn.get(), reply.data(), reply.size()));
+  EXPECT_EQ(Drain(peer), reply);
 }
 
 }  // namespace
