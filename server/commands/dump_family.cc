@@ -132,7 +132,8 @@ void CmdRestore(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (ttl != 0 && !absttl) ttl += ctx.now_ms;
   if (replace && exists) ctx.ks.Delete(ctx.db, key);
   // (An empty stream is a value: it keeps its last ID and its groups.)
-  if ((ttl != 0 && ttl <= ctx.now_ms) || (v.elements == 0 && v.kind != rdb::RdbKind::kStream)) {
+  if ((ttl != 0 && ctx.ExpiryAlreadyPast(ttl)) ||
+      (v.elements == 0 && v.kind != rdb::RdbKind::kStream)) {
     if (replace && exists) NotifyKeyspaceEvent(kNotifyGeneric, "del", key, ctx.db);
     rb.Ok();  // already expired (or every field was): nothing is created, as in Redis
     return;

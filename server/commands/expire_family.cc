@@ -66,7 +66,7 @@ void ExpireGeneric(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb, ExpireUnit uni
     rb.Integer(0);
     return;
   }
-  if (when <= ctx.now_ms) {
+  if (ctx.ExpiryAlreadyPast(when)) {
     ctx.ks.Delete(ctx.db, args[1]);
     ctx.ks.stats().expired_keys++;
     NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);

@@ -210,7 +210,7 @@ void CmdGetEx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   rb.BulkValue(*e);
   if (o.has_expire) {
-    if (at <= ctx.now_ms) {
+    if (ctx.ExpiryAlreadyPast(at)) {
       ctx.ks.Delete(ctx.db, args[1]);
       NotifyKeyspaceEvent(kNotifyGeneric, "del", args[1], ctx.db);
     } else {

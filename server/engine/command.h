@@ -90,6 +90,15 @@ struct ShardCtx {
   // The call comes from a replica's master client (replication_state.h): a script's
   // writes then pass replica-read-only.
   bool from_master = false;
+
+  // Whether a command that sets the expiry time `when_ms` finds it already past, and so
+  // deletes the key instead: only on a master. A replica (or its master's command) sets
+  // the time as given and keeps the key until its master's DEL: the master ran the
+  // command while the time was still ahead, and may make the key persistent before it
+  // expires there (Redis's checkAlreadyExpired).
+  bool ExpiryAlreadyPast(int64_t when_ms) const {
+    return when_ms <= now_ms && !from_master && !ks.keeps_expired();
+  }
 };
 
 // Arguments copied out of the read buffer, for commands that outlive it.

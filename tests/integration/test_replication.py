@@ -246,6 +246,44 @@ def test_the_masters_commands_see_keys_the_replicas_clock_has_expired(slow_maste
     assert rc.lrange("l", 0, -1) == [b"a", b"b", b"c"] and rc.pttl("l") == -1
 
 
+def test_an_expiry_the_replica_applies_after_its_time_keeps_the_key(slow_master,
+                                                                    server_factory):
+    """The master sets a TTL and makes the key persistent again before it ends; a
+    replica behind the master's clock applies the PEXPIREAT (and RESTORE ... ABSTTL) after
+    that time. It sets the time as given and keeps the key (Redis: checkAlreadyExpired
+    is false on a replica), so the PERSIST that follows finds it. The replica once
+    deleted such a key at once and lost it for good."""
+    mc = slow_master.client()
+    r = replica_of(server_factory, slow_master)
+    wait_for(lambda: synced(slow_master, r), what="the first sync")
+    mc.set("k", "v")
+    mc.rpush("l", "a", "b")
+    mc.set("g", "w")
+    mc.set("src", "dumped")
+    payload = mc.dump("src")
+    wait_for(lambda: synced(slow_master, r), what="the SETs")
+    r.proc.send_signal(signal.SIGSTOP)  # the replica falls behind the master's clock
+    try:
+        at_ms = int(time.time() * 1000) + 300
+        assert mc.pexpireat("k", at_ms) == 1
+        assert mc.expire("l", 1) == 1
+        assert mc.getex("g", px=300) == b"w"
+        mc.restore("restored", at_ms, payload, absttl=True)
+        for key in ("k", "l", "g", "restored"):
+            assert mc.persist(key) == 1
+        time.sleep(1.3)  # every TTL above has passed on the clock the replica wakes to
+    finally:
+        r.proc.send_signal(signal.SIGCONT)
+    mc.set("after", "1")
+    wait_for(lambda: synced(slow_master, r), what="the PERSISTs")
+    rc = r.client()
+    assert rc.get("k") == b"v" and rc.pttl("k") == -1
+    assert rc.lrange("l", 0, -1) == [b"a", b"b"] and rc.pttl("l") == -1
+    assert rc.get("g") == b"w" and rc.pttl("g") == -1
+    assert rc.get("restored") == b"dumped" and rc.pttl("restored") == -1
+    assert image(rc) == image(mc)
+
+
 def test_published_messages_reach_the_replicas_subscribers(master, server_factory):
     r = replica_of(server_factory, master)
     wait_for(lambda: synced(master, r), what="the sync")
