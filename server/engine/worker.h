@@ -291,6 +291,10 @@ class Worker {
     return b != nullptr ? b : OpenBatch(dest);
   }
   void RecycleBatch(RemoteBatch* b);
+  // Batches this worker opened and has not had back yet: being filled, on their way,
+  // running on their shard or coming back. A reload saves only once no worker has one
+  // (its commands, dispatched before the loading gate, must be in the save).
+  size_t batches_out() const { return batch_pool_.size() - free_batches_.size(); }
 
   // A list key on this shard got elements: clients blocked on it are served now, in the
   // order they blocked (see blocking.h). Cheap when nobody is blocked on this shard.

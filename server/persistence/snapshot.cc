@@ -889,8 +889,10 @@ void SnapshotManager::ReloadDrain(int rounds) {
   if (reload_->drain_start_ms == 0) reload_->drain_start_ms = WallClockMs();
   if (rounds == 0 && reload_->busy) {
     // A command that took its locks before the gate is still running (a fiber across
-    // shards, or a command queued behind one): its writes must be in the save, not land
-    // between the save and the load. Rounds go on until one finds no lock anywhere.
+    // shards, or a command queued behind one), or a batch of commands sent to another
+    // shard before the gate has not come back (it may reach its shard in the same pass
+    // as the save's cut, and run after it): their writes must be in the save, not land
+    // between the save and the load. Rounds go on until one finds none anywhere.
     if (WallClockMs() - reload_->drain_start_ms < kReloadDrainLimitMs) return ReloadDrain(1);
     LogWarning("DEBUG RELOAD: commands still hold locks after %lld ms; going on",
                static_cast<long long>(kReloadDrainLimitMs));
@@ -913,7 +915,8 @@ void SnapshotManager::ReloadDrain(int rounds) {
   for (uint32_t i = 0; i < n; i++) {
     uint64_t owner = reload_->options.owner;
     w0.Post(i, MakeTask([this, rounds, n, owner] {
-              bool locked = Worker::Current()->locks().BusyExcept(owner);
+              Worker& w = *Worker::Current();
+              bool locked = w.locks().BusyExcept(owner) || w.batches_out() > 0;
               Worker::Current()->Post(0, MakeTask([this, rounds, n, locked] {
                                         if (locked) reload_->busy = true;
                                         if (++reload_->acks == n) ReloadDrain(rounds - 1);

@@ -38,7 +38,9 @@
 // get -LOADING from then on; let two rounds of no-op tasks reach every worker, so a
 // command dispatched before the gate (a hop still in a worker's inbox) has run, and more
 // rounds until one finds no lock held or queued on any shard (a fiber across shards, or
-// a command waiting behind one, still writing: at most kReloadDrainLimitMs); then
+// a command waiting behind one, still writing) and no worker with a batch of commands
+// to another shard out (a batch and the save's cut can reach a shard in one pass, the
+// cut first): at most kReloadDrainLimitMs; then
 // take a snapshot as SAVE does (unless NOSAVE); check the files as at start-up; flush
 // every shard (unless NOFLUSH: loaded keys then replace keys of the same name); and
 // load on every shard in parallel as at start-up. The gate opens when the last shard
