@@ -480,8 +480,11 @@ void CmdXGroup(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (sub == "destroy") {
     size_t before = s->Bytes();
     bool done = s->DestroyGroup(group);
-    ctx.ks.Recharge(e, before);
-    if (done) NotifyKeyspaceEvent(kNotifyStream, "xgroup-destroy", key, ctx.db);
+    // No group, no change: nothing to propagate (as Redis's dirty counter).
+    if (done) {
+      ctx.ks.Recharge(e, before);
+      NotifyKeyspaceEvent(kNotifyStream, "xgroup-destroy", key, ctx.db);
+    }
     rb.Integer(done ? 1 : 0);
     return;
   }
@@ -490,6 +493,9 @@ void CmdXGroup(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     return;
   }
   size_t before = s->Bytes();
+  // A consumer created or deleted is a change; one already there (or missing) is not,
+  // and is not propagated (as Redis's dirty counter). SETID always is.
+  bool changed = true;
   if (sub == "setid") {
     StreamId id;
     if (!ParseGroupPosition(args[4], s, rb, &id)) return;
@@ -497,16 +503,16 @@ void CmdXGroup(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     NotifyKeyspaceEvent(kNotifyStream, "xgroup-setid", key, ctx.db);
     rb.Ok();
   } else if (sub == "createconsumer") {
-    bool created = s->CreateConsumer(g, args[4], ctx.now_ms) != nullptr;
-    if (created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", key, ctx.db);
-    rb.Integer(created ? 1 : 0);
+    changed = s->CreateConsumer(g, args[4], ctx.now_ms) != nullptr;
+    if (changed) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", key, ctx.db);
+    rb.Integer(changed ? 1 : 0);
   } else {  // delconsumer
-    bool existed = s->FindConsumer(g, args[4]) != nullptr;
+    changed = s->FindConsumer(g, args[4]) != nullptr;
     size_t pending = s->DeleteConsumer(g, args[4]);
-    if (existed) NotifyKeyspaceEvent(kNotifyStream, "xgroup-delconsumer", key, ctx.db);
+    if (changed) NotifyKeyspaceEvent(kNotifyStream, "xgroup-delconsumer", key, ctx.db);
     rb.Integer(static_cast<int64_t>(pending));
   }
-  ctx.ks.Recharge(e, before);
+  if (changed) ctx.ks.Recharge(e, before);
 }
 
 // ---- XACK XPENDING

@@ -708,6 +708,39 @@ def group_state(c, key, skip=()):
                   "last-generated-id": info["last-generated-id"]})
 
 
+def test_xgroup_calls_that_change_nothing_are_not_propagated(master, replicas):
+    """XGROUP DESTROY of a group that is not there, CREATECONSUMER of a consumer that is,
+    and DELCONSUMER of one that is not change nothing: like Redis, the master sends them
+    to no replica. Those that change something follow, in order."""
+    mc = master.client()
+    r = replicas()
+    wait_synced(master, r)
+    mc.xadd("s", {"f": "v"}, id="1-0")
+    mc.xgroup_create("s", "g", id="0")
+    mc.xgroup_createconsumer("s", "g", "c")
+    reader = StreamReader(master.port)
+    try:
+        assert mc.xgroup_destroy("s", "nope") == 0
+        assert mc.xgroup_createconsumer("s", "g", "c") == 0
+        assert mc.xgroup_delconsumer("s", "g", "nobody") == 0
+        mc.set("marker", "1")
+        assert mc.xgroup_createconsumer("s", "g", "d") == 1
+        assert mc.xgroup_delconsumer("s", "g", "c") == 0
+        assert mc.xgroup_destroy("s", "g") == 1
+        got = [cmd for _, cmd in reader.records(4)]
+    finally:
+        reader.close()
+    names = [[a.upper() if i == 0 or (i == 1 and c[0].upper() == b"XGROUP") else a
+              for i, a in enumerate(c)] for c in got]
+    assert names == [
+        [b"SET", b"marker", b"1"],
+        [b"XGROUP", b"CREATECONSUMER", b"s", b"g", b"d"],
+        [b"XGROUP", b"DELCONSUMER", b"s", b"g", b"c"],
+        [b"XGROUP", b"DESTROY", b"s", b"g"]]
+    wait_synced(master, r, "the XGROUP calls")
+    assert_same_image(master, r)
+
+
 def test_consumer_groups_reach_the_replica_as_their_effects(master, replicas):
     # XREADGROUP, XCLAIM and XAUTOCLAIM depend on the time and on when they run: the
     # replica must get what they did (Redis sends XCLAIM ... TIME ... RETRYCOUNT ...,
