@@ -416,25 +416,55 @@ class Fuzzer:
         self.port, self.seed, self.clients, self.batch = port, seed, clients, batch
         self.sent = 0
         self.errors = []
+        # Each client's commands of the round that ran last, with their replies' kinds,
+        # for the report when a round ends with the replica not matching.
+        self.last_round = {}
 
     def client_batch(self, index, round_no):
         g = Gen(random.Random(self.seed * 1000003 + index * 7919 + round_no))
         table = commands(g)
         calls = []
+        sent_args = []
         for _ in range(self.batch):
             name, build = g.r.choice(table)
-            calls.append(encode(mutate(g, name, build())))
+            args = mutate(g, name, build())
+            sent_args.append(args)
+            calls.append(encode(args))
         sock = self.socks[index]
         sock.sendall(b"".join(calls))
         reader = self.readers[index]
-        for _ in calls:
+        log = []
+        for args in sent_args:
             kind, payload = reader.read()
             # Invalidations (CLIENT TRACKING) are pushes beside the replies, not replies.
             while kind == b">" and payload and payload[0][1] in INVALIDATION_PUSHES:
                 kind, payload = reader.read()
             if kind == b"-" and b"internal error" in payload:
                 raise AssertionError("internal error reply: %r" % payload)
+            if isinstance(payload, bytes):
+                payload = payload[:40]
+            elif isinstance(payload, list):
+                payload = "%d items" % len(payload)
+            log.append((args, kind, payload))
+        self.last_round[index] = log
         self.sent += len(calls)
+
+    def print_last_round(self, names):
+        """Each client's commands of the last round that name one of `names` or change
+        databases or the client's own, in the order the client sent them, with replies."""
+        shown = (b"SELECT", b"SWAPDB", b"FLUSHDB", b"FLUSHALL", b"MOVE", b"COPY", b"MULTI",
+                 b"EXEC", b"DISCARD", b"RESET", b"DEBUG")
+        for index in sorted(self.last_round):
+            lines = []
+            for i, (args, kind, payload) in enumerate(self.last_round[index]):
+                name = args[0].upper() if args and isinstance(args[0], bytes) else b""
+                if name in shown or names & set(a for a in args[1:] if isinstance(a, bytes)):
+                    lines.append("    #%d %r -> %s %r" % (
+                        i, [a[:40] if isinstance(a, bytes) else a for a in args],
+                        kind.decode(errors="replace"), payload))
+            print("  client %d, %d commands of its last round:" % (index, len(lines)))
+            for line in lines[-120:]:
+                print(line)
 
     def run(self, seconds, check):
         self.socks = []
@@ -558,15 +588,20 @@ def replication_stream(port, limit_bytes=256 << 20):
     return out
 
 
-def print_replica_differences(port, rport, stream_path=None, since=0, limit=20):
+def print_replica_differences(port, rport, stream_path=None, since=0, limit=20,
+                              differing=None):
     """The keys whose presence, type or value differs between master and replica, and
-    what the replication stream did to each (the whole stream goes to stream_path)."""
+    what the replication stream did to each (the whole stream goes to stream_path). The
+    keys' names are added to `differing` when given."""
+    if differing is None:
+        differing = set()
     try:
         m, rep = key_digests(port), key_digests(rport)
     except (OSError, ValueError) as e:
         print("command_fuzz: could not list the differences: %s" % e)
         return
     diff = sorted(k for k in set(m) | set(rep) if m.get(k) != rep.get(k))
+    differing.update(key for _, key in diff[:limit])
     print("command_fuzz: %d keys differ between master and replica" % len(diff))
     for db, key in diff[:limit]:
         values = []
@@ -776,6 +811,7 @@ def main():
             time.sleep(0.05)
 
         matched = [0]
+        fuzzer_ref = [None]
 
         def check():
             if proc.poll() is not None:
@@ -784,7 +820,10 @@ def main():
             if a.with_replica and a.replica_each_round:
                 at = replica_matches_now(port, rport)
                 if at is None:
-                    print_replica_differences(port, rport, a.stream_out, since=matched[0])
+                    names = set()
+                    print_replica_differences(port, rport, a.stream_out, since=matched[0],
+                                              differing=names)
+                    fuzzer_ref[0].print_last_round(names)
                     raise AssertionError("after a round the replica does not match the "
                                          "master (it last matched at offset %d)" % matched[0])
                 matched[0] = at
@@ -802,6 +841,7 @@ def main():
                 stdin=subprocess.DEVNULL)
         try:
             fuzzer = Fuzzer(port, seed, a.clients, a.batch)
+            fuzzer_ref[0] = fuzzer
             rounds = fuzzer.run(a.seconds, check)
             if replica is not None:
                 compare_with_replica(port, rport, replica, a.stream_out)
