@@ -454,6 +454,9 @@ void CmdXGroup(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   Entry* e;
   StreamObject* s;
   if (!LookupStream(ctx, key, rb, false, &e, &s)) return;
+  // XGROUP does not touch a WATCH on the key (Redis signals no modification for it),
+  // unless CREATE ... MKSTREAM creates the key.
+  if (s != nullptr) ctx.ks.NoChange(ctx.db, key);
   if (s == nullptr && !(sub == "create" && mkstream)) {
     rb.Error(kKeyMustExist);
     return;

@@ -125,7 +125,7 @@ struct SnapshotManager::ReloadRun {
   uint32_t origin = 0;
   Done done;
   uint32_t acks = 0;
-  bool busy = false;  // a shard still had locks held or queued this round
+  bool busy = false;  // a shard had locks held or queued, or a worker a batch out, this round
   int64_t drain_start_ms = 0;
   bool loads_hold_gate = false;  // the gate's holds went to the shards' load jobs
 };
@@ -894,8 +894,10 @@ void SnapshotManager::ReloadDrain(int rounds) {
     // as the save's cut, and run after it): their writes must be in the save, not land
     // between the save and the load. Rounds go on until one finds none anywhere.
     if (WallClockMs() - reload_->drain_start_ms < kReloadDrainLimitMs) return ReloadDrain(1);
-    LogWarning("DEBUG RELOAD: commands still hold locks after %lld ms; going on",
-               static_cast<long long>(kReloadDrainLimitMs));
+    LogWarning(
+        "DEBUG RELOAD: commands still hold locks or run on other shards after %lld ms; "
+        "going on",
+        static_cast<long long>(kReloadDrainLimitMs));
   }
   if (rounds == 0) {
     if (!reload_->options.save) return ReloadLoad();
@@ -917,10 +919,10 @@ void SnapshotManager::ReloadDrain(int rounds) {
     w0.Post(i, MakeTask([this, rounds, n, owner] {
               Worker& w = *Worker::Current();
               bool locked = w.locks().BusyExcept(owner) || w.batches_out() > 0;
-              Worker::Current()->Post(0, MakeTask([this, rounds, n, locked] {
-                                        if (locked) reload_->busy = true;
-                                        if (++reload_->acks == n) ReloadDrain(rounds - 1);
-                                      }));
+              w.Post(0, MakeTask([this, rounds, n, locked] {
+                       if (locked) reload_->busy = true;
+                       if (++reload_->acks == n) ReloadDrain(rounds - 1);
+                     }));
             }));
   }
 }

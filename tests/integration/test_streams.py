@@ -912,6 +912,43 @@ def test_xgroup_createconsumer_and_delconsumer(c):
     assert c.err("XGROUP", "CREATECONSUMER", uniq(), "g", "x") == NO_KEY_FOR_XGROUP
 
 
+def test_xgroup_leaves_a_watch_alone_unless_mkstream_creates_the_key(c):
+    """As Redis: XGROUP's subcommands do not count as modifying the key for WATCH, those
+    that change the groups included; CREATE ... MKSTREAM that creates the key does."""
+    k = uniq()
+    fill(c, k, 2)
+    c.call("XGROUP", "CREATE", k, "g", "0")
+    c.call("XGROUP", "CREATECONSUMER", k, "g", "alice")
+    calls = [
+        ["XGROUP", "CREATE", k, "g2", "0"],
+        ["XGROUP", "SETID", k, "g2", "$"],
+        ["XGROUP", "CREATECONSUMER", k, "g", "bob"],
+        ["XGROUP", "CREATECONSUMER", k, "g", "bob"],
+        ["XGROUP", "DELCONSUMER", k, "g", "bob"],
+        ["XGROUP", "DELCONSUMER", k, "g", "nobody"],
+        ["XGROUP", "DESTROY", k, "g2"],
+        ["XGROUP", "DESTROY", k, "g2"],
+    ]
+    for call in calls:
+        c.call("WATCH", k)
+        c.call(*call)
+        c.call("MULTI")
+        c.call("PING")
+        assert c.call("EXEC") == ["PONG"], call
+    fresh = uniq()
+    c.call("WATCH", fresh)
+    c.call("XGROUP", "CREATE", fresh, "g", "$", "MKSTREAM")
+    c.call("MULTI")
+    c.call("PING")
+    assert c.call("EXEC") is None
+    # A write to the stream itself still does.
+    c.call("WATCH", k)
+    c.call("XADD", k, "*", "f", "v")
+    c.call("MULTI")
+    c.call("PING")
+    assert c.call("EXEC") is None
+
+
 def test_xgroup_unknown_subcommand_and_arity(c):
     k = uniq()
     assert c.err("XGROUP", "FOO", k) == "ERR unknown subcommand 'FOO'. Try XGROUP HELP."
