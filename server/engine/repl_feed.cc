@@ -1,5 +1,6 @@
 #include "server/engine/repl_feed.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -226,8 +227,11 @@ void ReplFeed::KeyDeleted(uint32_t db, std::string_view key, uint64_t changes) {
   out_.Clear();
   out_.Add({"DEL", key});
   Append(db, out_.bytes(), 1);
-  // The deletion is not the next command's change.
-  seen_changes_ = changes;
+  // The deletion (one change, counted before this call) is not the running or next
+  // command's change - but what that command changed before it still is: a DEL of two
+  // keys whose second had expired must still go out. Never ahead of the counter (a key
+  // dropped at load may have changed nothing).
+  seen_changes_ = std::min(seen_changes_ + 1, changes);
 }
 
 void ReplFeed::Record(uint32_t db, std::string_view resp) { Append(db, resp, 1); }

@@ -543,6 +543,33 @@ def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):
     assert r.client().scard("s0") == 1
 
 
+def test_a_write_that_finds_a_key_expired_after_changing_another_is_propagated(
+        server_factory, replicas):
+    """DEL a b, where a is there and b's TTL has passed but no expiry cycle took it yet:
+    the master deletes a, then finds b expired and sends DEL b for it. The command must
+    still go out for a: the DEL for b used to reset what the master counted as the
+    command's changes, so DEL a b was not sent and the replica kept a."""
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
+                                   "--enable-debug-command", "yes"])
+    mc = m.client()
+    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r = replicas(m)
+    wait_synced(m, r)
+    for cmd in ("DEL", "UNLINK"):
+        mc.set("{h}a", "1")
+        mc.set("{h}b", "2", px=50)
+        wait_synced(m, r, "the SETs")
+        time.sleep(0.1)
+        assert mc.execute_command(cmd, "{h}a", "{h}b") == 1
+        mc.set("{h}c", cmd)
+        wait_synced(m, r, cmd)
+        rc = r.client()
+        assert rc.exists("{h}a") == 0, "the replica kept the key %s deleted" % cmd
+        assert rc.get("{h}c") == cmd.encode()
+        rc.close()
+    assert_same_image(m, r)
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="Redis 7.0 drops such keys at DEBUG RELOAD "
                     "without a DEL")
 def test_a_key_the_masters_reload_drops_as_expired_is_deleted_on_the_replica(server_factory,
