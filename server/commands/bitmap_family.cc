@@ -341,6 +341,7 @@ Fiber BitOpFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> views;
   for (const StringOperand& s : sources) views.push_back(s.bytes);
   size_t result = 0;
+  if (wrong_type) FiberChangesNothing();
   // The destination is written and every lock released in one step per shard.
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

@@ -532,6 +532,7 @@ Fiber SearchStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   // GeoRadiusKeys for any call that parses.
   bool store = ok && p.store && std::find(keys.begin(), keys.end(), p.store_key) != keys.end();
   uint32_t dst = store ? ShardOfKey(p.store_key, n) : n;
+  if (!store) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     if (w.index() == dst) StoreResult(w, w.keyspace(), db, kFlags, p.store_key, copies, w.now_ms());
     w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);

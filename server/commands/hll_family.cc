@@ -269,6 +269,7 @@ Fiber HllFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     co_return;
   }
   bool stored = true;
+  if (!ok) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     if (ok && w.index() == dst_shard)

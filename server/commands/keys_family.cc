@@ -354,6 +354,7 @@ Fiber MoveBetweenShardsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       done = true;
     });
   }
+  if (!done) FiberChangesNothing();
   co_await RunOn(std::vector<uint32_t>(1, src_shard), [&](Worker& w) {
     if (done && !copy) {
       w.keyspace().Delete(db, args[1]);

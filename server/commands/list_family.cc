@@ -500,6 +500,7 @@ Fiber LMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.SignalKeyReady(db, args[2]);
     });
   }
+  if (wrong || got.empty()) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     // The pop's event after the push's (the destination's step came first).
     if (w.index() == src && !wrong && !got.empty()) NotifyPopped(db, args[1], from_left, emptied);
@@ -609,6 +610,7 @@ Fiber LMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       break;
     }
   }
+  if (wrong || got.empty()) FiberChangesNothing();
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
   if (wrong) {

@@ -371,14 +371,18 @@ Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (call.store) g.locks[g.IndexOf(dst_shard)].exclusive = true;
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
-  // Read every source (a read-only call also releases its locks in the same step).
+  // Read every source (a read-only call also releases its locks in the same step), and
+  // whether the destination is there.
   std::vector<SetSnapshot> snaps(nsrc);
+  bool dst_exists = false;
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       if (p < nsrc) snaps[p] = SetSnapshot::Read(w.keyspace(), db, keys[p], w.now_ms());
     }
     if (!call.store) w.locks().Release(g.locks[gi].keys, false);
+    if (call.store && w.index() == dst_shard)
+      dst_exists = w.keyspace().FindMeta(db, call.dst, w.now_ms()) != nullptr;
   });
 
   bool wrong_type = false;
@@ -404,6 +408,8 @@ Fiber SetAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   }
 
   if (call.store) {
+    // An error, or an empty result with no destination to delete, changes nothing.
+    if (wrong_type || (result.size() == 0 && !dst_exists)) FiberChangesNothing();
     // The destination is written and every lock released in one step per shard: a
     // reader of the destination waits for its lock until the new value is there.
     co_await RunOn(g.shards, [&](Worker& w) {
@@ -461,6 +467,7 @@ Fiber SMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     move = src.has_member;
     rb.Integer(move ? 1 : 0);
   }
+  if (!move) FiberChangesNothing();
   // Both sides change and release in one step each: a reader of either key waits for
   // its lock, so none sees the member in both sets or in neither.
   co_await RunOn(both, [&](Worker& w) {

@@ -182,8 +182,10 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     bool covered =
         std::includes(pattern_keys.begin(), pattern_keys.end(), needed.begin(), needed.end());
     if (wrong || covered || attempt >= kSortLockAttempts) break;
-    co_await RunOn(g.shards,
-                   [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
+    co_await RunOn(g.shards, [&](Worker& w) {
+      ReleaseUnnumbered not_yet;
+      w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);
+    });
     pattern_keys.swap(needed);
   }
 
@@ -214,6 +216,7 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   };
 
   std::string error;
+  bool stored = false;  // the destination was written or deleted
   if (!wrong) {
     // Weights.
     bool dontsort = a.nosort && !sorted_set;
@@ -314,6 +317,7 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       for (auto& v : result) list.push_back(v ? *v : std::string());
       co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(a.store, n)), [&](Worker& w) {
         bool existed = w.keyspace().Delete(db, a.store);
+        stored = existed || !list.empty();
         if (!list.empty()) {
           std::vector<std::string_view> views(list.begin(), list.end());
           bool unused = false;
@@ -330,6 +334,8 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       for (auto& v : result) v ? rb.Bulk(*v) : rb.Null();
     }
   }
+  // A SORT without STORE, or one that stored nothing over no key, is not propagated.
+  if (!stored) FiberChangesNothing();
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
   if (wrong) {

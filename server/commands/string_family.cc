@@ -511,6 +511,7 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       }
     });
     for (char e : exists) any_exists |= e != 0;
+    if (any_exists) FiberChangesNothing();
   }
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

@@ -385,14 +385,18 @@ Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   if (call.store) g.locks[g.IndexOf(dst_shard)].exclusive = true;
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
-  // Read every input (a read-only call also releases its locks in the same step).
+  // Read every input (a read-only call also releases its locks in the same step), and
+  // whether the destination is there.
   std::vector<ZSnapshot> snaps(nsrc);
+  bool dst_exists = false;
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       if (p < nsrc) snaps[p] = ZSnapshot::Read(w.keyspace(), db, keys[p], w.now_ms());
     }
     if (!call.store) w.locks().Release(g.locks[gi].keys, false);
+    if (call.store && w.index() == dst_shard)
+      dst_exists = w.keyspace().FindMeta(db, call.dst, w.now_ms()) != nullptr;
   });
 
   bool wrong_type = false;
@@ -424,6 +428,8 @@ Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   }
 
   if (call.store) {
+    // An error, or an empty result with no destination to delete, changes nothing.
+    if (!ok || (result.empty() && !dst_exists)) FiberChangesNothing();
     // The destination is written and every lock released in one step per shard: a
     // reader of the destination waits for its lock until the new value is there.
     co_await RunOn(g.shards, [&](Worker& w) {

@@ -487,6 +487,7 @@ Fiber ZMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       break;
     }
   }
+  if (wrong || got.empty()) FiberChangesNothing();
   co_await RunOn(g.shards,
                  [&](Worker& w) { w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true); });
   if (wrong) {

@@ -238,6 +238,7 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     for (const ZMember& m : items) copied.emplace_back(std::string(m.member), m.score);
   });
   uint32_t dst = ShardOfKey(args[1], n);
+  if (wrong) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     if (!wrong && w.index() == dst) {
       std::vector<ZMember> items;

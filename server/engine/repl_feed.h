@@ -29,7 +29,10 @@
 //     later one a higher. Its record is appended on the shard that released first - or
 //     on the first whose step served blocked clients (a push woke them), at that step's
 //     end, so that their pops follow it (StepReplScope; a fiber that is not propagated
-//     appends them right after the step's own effects).
+//     appends them right after the step's own effects). One that knows before its
+//     release that it changed nothing is not propagated (FiberChangesNothing); one that
+//     lets its locks go to take a larger set releases without a number then
+//     (ReleaseUnnumbered).
 //     Inside a transaction across shards (FiberCaptures) its steps run on several shards
 //     at once: each shard's records go into a group of that shard's, the command into a
 //     group of its own, and the transaction joins them - every shard's effects before the
@@ -225,6 +228,32 @@ class ReplFeed {
   ReplGroup* target_ = nullptr;
 };
 
+// A write fiber that knows, before any of its steps releases a lock, that it changes
+// nothing (WRONGTYPE, an empty source, RENAMENX onto a key that exists...) says so on
+// its own thread: its command is then not propagated, as Redis propagates only a call
+// that changed the data. A key its steps found expired still reaches replicas as DEL.
+// Call it only when no later step of the fiber writes: a write then would be lost to
+// replicas.
+inline void FiberChangesNothing() {
+  const FiberOrigin* o = t_fiber_origin;
+  if (o != nullptr && o->repl != nullptr) [[unlikely]]
+    o->repl->claimed.store(true, std::memory_order_release);
+}
+
+// Around a release that is not the fiber's last word (it lets go of its locks to take a
+// larger set, and runs on): its record is numbered at a later release, when it holds
+// everything it read and wrote, not here.
+class ReleaseUnnumbered {
+ public:
+  ReleaseUnnumbered();
+  ~ReleaseUnnumbered();
+  ReleaseUnnumbered(const ReleaseUnnumbered&) = delete;
+  ReleaseUnnumbered& operator=(const ReleaseUnnumbered&) = delete;
+
+ private:
+  FiberRepl* saved_;
+};
+
 // The running fiber's step: set by the awaitables (hops.h) while a step of a fiber runs
 // on a shard, so the lock table can tell the feed (FiberReleasing); a step of a fiber
 // with a capture sends the shard's records there (FiberRepl::capture).
@@ -266,5 +295,8 @@ class StepReplScope {
   FiberRepl* saved_;
   std::optional<ReplFeed::CaptureScope> capture_;
 };
+
+inline ReleaseUnnumbered::ReleaseUnnumbered() : saved_(t_step_repl) { t_step_repl = nullptr; }
+inline ReleaseUnnumbered::~ReleaseUnnumbered() { t_step_repl = saved_; }
 
 }  // namespace strata

@@ -318,3 +318,28 @@ def same(pair, *args):
     got, want = reply_or_error(a, *args), reply_or_error(b, *args)
     assert got == want, (args, got, want)
     return got
+
+
+def shard_of(c, key):
+    """The shard holding key on a strata server (from INFO memory's per-shard key counts)."""
+    def counts():
+        info = c.info("memory")
+        return {k: v["keys"] for k, v in info.items() if k.startswith("mem_shard_")}
+    before = counts()
+    c.execute_command("SADD", key, "probe")
+    after = counts()
+    c.execute_command("DEL", key)
+    changed = [k for k in after if after[k] != before.get(k)]
+    assert len(changed) == 1
+    return changed[0]
+
+
+def keys_on_distinct_shards(c, n, prefix):
+    """n key names on n distinct shards."""
+    found = {}
+    for i in range(1000):
+        key = "%s{%d}" % (prefix, i)
+        found.setdefault(shard_of(c, key), key)
+        if len(found) == n:
+            return list(found.values())
+    raise AssertionError("no %d distinct shards" % n)

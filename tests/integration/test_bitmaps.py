@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import same
+from helpers import same, shard_of
 from conftest import TARGET
 
 
@@ -217,18 +217,6 @@ def test_setrange_and_append_keep_the_ttl(pair):
     same(pair, "GET", "new")
     same(pair, "SETRANGE", "none", 5, "")
     same(pair, "EXISTS", "none")
-
-
-def shard_of(c, key):
-    """The shard holding key on a strata server (INFO memory's per-shard key counts)."""
-    def counts():
-        info = c.info("memory")
-        return {k: v["keys"] for k, v in info.items() if k.startswith("mem_shard_")}
-    before = counts()
-    c.set(key, "probe")
-    after = counts()
-    c.delete(key)
-    return next(k for k in after if after[k] != before.get(k))
 
 
 @pytest.mark.skipif(TARGET == "redis", reason="strata's shards")

@@ -15,7 +15,8 @@ import pytest
 import redis
 
 from conftest import TARGET
-from helpers import NOT_INT, SYNTAX, WRONGTYPE, call, resp, wait_for
+from helpers import NOT_INT, SYNTAX, WRONGTYPE, call, keys_on_distinct_shards, resp, shard_of
+from helpers import wait_for
 
 strata_only = pytest.mark.skipif(TARGET == "redis", reason="strata-specific")
 
@@ -1152,31 +1153,6 @@ def test_memory_usage_of_sets(r):
 
 
 # ---------------------------------------------------------------- several shards
-
-def shard_of(c, key):
-    """The shard holding key on a strata server (from INFO memory's per-shard key counts)."""
-    def counts():
-        info = c.info("memory")
-        return {k: v["keys"] for k, v in info.items() if k.startswith("mem_shard_")}
-    before = counts()
-    c.execute_command("SADD", key, "probe")
-    after = counts()
-    c.execute_command("DEL", key)
-    changed = [k for k in after if after[k] != before.get(k)]
-    assert len(changed) == 1
-    return changed[0]
-
-
-def keys_on_distinct_shards(c, n, prefix):
-    """n key names on n distinct shards."""
-    found = {}
-    for i in range(1000):
-        key = "%s{%d}" % (prefix, i)
-        found.setdefault(shard_of(c, key), key)
-        if len(found) == n:
-            return list(found.values())
-    pytest.fail("no %d distinct shards" % n)
-
 
 @strata_only
 def test_keys_span_shards(server_factory):
