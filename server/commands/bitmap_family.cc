@@ -330,18 +330,25 @@ Fiber BitOpFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
 
   std::vector<StringOperand> sources(nsrc);
+  bool dst_exists = false;
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());
     for (size_t p : g.positions[gi]) {
       if (p < nsrc) sources[p] = StringOperand::Read(w.keyspace(), db, keys[p], w.now_ms());
     }
+    if (w.index() == dst_shard)
+      dst_exists = w.keyspace().FindMeta(db, call.dst, w.now_ms()) != nullptr;
   });
   bool wrong_type = false;
-  for (const StringOperand& s : sources) wrong_type |= s.wrong_type;
+  bool empty = true;  // so is the result: nothing to store, only a destination to delete
+  for (const StringOperand& s : sources) {
+    wrong_type |= s.wrong_type;
+    empty = empty && s.bytes.empty();
+  }
   std::vector<std::string_view> views;
   for (const StringOperand& s : sources) views.push_back(s.bytes);
   size_t result = 0;
-  if (wrong_type) FiberChangesNothing();
+  if (wrong_type || (empty && !dst_exists)) FiberChangesNothing();
   // The destination is written and every lock released in one step per shard.
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

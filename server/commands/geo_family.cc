@@ -522,17 +522,29 @@ Fiber SearchStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   bool ok = false;
   SearchPlan p;
   std::vector<std::pair<std::string, double>> copies;
-  co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[kSrc], n)), [&](Worker& w) {
+  // The search on the source's shard; on each shard, whether a key other than the source
+  // (a destination) is there.
+  uint32_t src = ShardOfKey(args[kSrc], n);
+  size_t src_pos = (kFlags & kSearchStore) ? 1 : 0;  // the source's place in keys
+  std::vector<char> others(g.shards.size(), 0);
+  co_await RunOn(g.shards, [&](Worker& w) {
+    size_t gi = g.IndexOf(w.index());
+    for (size_t i : g.positions[gi]) {
+      if (i != src_pos && w.keyspace().FindMeta(db, keys[i], w.now_ms()) != nullptr) others[gi] = 1;
+    }
+    if (w.index() != src) return;
     std::vector<GeoPoint> pts;
     bool found = false;
     ok = RunSearch(args, kSrc, kFlags, w.keyspace(), db, w.now_ms(), rb, &p, &pts, &found);
     if (ok) copies = StoreCopies(p, pts);
   });
+  bool dst_exists = std::find(others.begin(), others.end(), 1) != others.end();
   // The destination is one of the locked keys: the parse finds the same STORE key as
   // GeoRadiusKeys for any call that parses.
   bool store = ok && p.store && std::find(keys.begin(), keys.end(), p.store_key) != keys.end();
   uint32_t dst = store ? ShardOfKey(p.store_key, n) : n;
-  if (!store) FiberChangesNothing();
+  // An error, or nothing found with no destination to delete, changes nothing.
+  if (!store || (copies.empty() && !dst_exists)) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     if (w.index() == dst) StoreResult(w, w.keyspace(), db, kFlags, p.store_key, copies, w.now_ms());
     w.locks().Release(g.locks[g.IndexOf(w.index())].keys, true);

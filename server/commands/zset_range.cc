@@ -225,7 +225,12 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   bool wrong = false;
   std::vector<std::pair<std::string, double>> copied;
-  co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[2], n)), [&](Worker& w) {
+  uint32_t src = ShardOfKey(args[2], n);
+  uint32_t dst = ShardOfKey(args[1], n);
+  bool dst_exists = false;
+  co_await RunOn(g.shards, [&](Worker& w) {
+    if (w.index() == dst) dst_exists = w.keyspace().FindMeta(db, args[1], w.now_ms()) != nullptr;
+    if (w.index() != src) return;
     Entry* e = w.keyspace().FindRead(db, args[2], w.now_ms());
     if (e == nullptr) return;
     if (e->Type() != ValueType::kZSet) {
@@ -237,8 +242,8 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     copied.reserve(items.size());
     for (const ZMember& m : items) copied.emplace_back(std::string(m.member), m.score);
   });
-  uint32_t dst = ShardOfKey(args[1], n);
-  if (wrong) FiberChangesNothing();
+  // An error, or an empty range with no destination to delete, changes nothing.
+  if (wrong || (copied.empty() && !dst_exists)) FiberChangesNothing();
   co_await RunOn(g.shards, [&](Worker& w) {
     if (!wrong && w.index() == dst) {
       std::vector<ZMember> items;

@@ -791,7 +791,10 @@ def test_commands_across_shards_that_change_nothing_are_not_propagated(server_fa
             ("ZINTERSTORE", a, 2, b, "nokey"), ("BITOP", "OR", a, "l", b),
             ("PFMERGE", a, x, b), ("ZRANGESTORE", a, x, 0, -1), ("SORT", "l", "BY", b + "_*"),
             ("SORT", x, "STORE", a), ("GEOSEARCHSTORE", a, x, "FROMLONLAT", 0, 0, "BYRADIUS",
-                                      1, "km")]
+                                      1, "km"),
+            # An empty result with no destination to delete.
+            ("BITOP", "OR", a, b, "nokey"), ("ZRANGESTORE", a, b, 0, -1),
+            ("GEOSEARCHSTORE", a, b, "FROMLONLAT", 0, 0, "BYRADIUS", 1, "km")]
         for cmd in nothing:
             try:
                 c.execute_command(*cmd)
@@ -804,10 +807,15 @@ def test_commands_across_shards_that_change_nothing_are_not_propagated(server_fa
         c.set("marker", "1")
         c.rpush(b, "e")
         assert c.rpoplpush(b, "l") == b"e"
-        got = [cmd for _, cmd in reader.records(4)]
+        # An empty result over a destination that is there deletes it: a change.
+        assert c.execute_command("ZRANGESTORE", x, "nokey", 0, -1) == 0
+        assert c.execute_command("BITOP", "OR", a, "nokey") == 0
+        assert c.exists(x, a) == 0
+        got = [cmd for _, cmd in reader.records(6)]
     finally:
         reader.close()
-    assert [g[0].upper() for g in got] == [b"SET", b"SET", b"RPUSH", b"RPOPLPUSH"], got
+    assert [g[0].upper() for g in got] == [b"SET", b"SET", b"RPUSH", b"RPOPLPUSH",
+                                           b"ZRANGESTORE", b"BITOP"], got
     assert got[0][1:] == [a.encode(), b"v"] and got[1][1:] == [b"marker", b"1"], got
 
 
