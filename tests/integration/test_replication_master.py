@@ -543,18 +543,25 @@ def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):
     assert r.client().scard("s0") == 1
 
 
+def synced_master_without_expiry_cycle(server_factory, replicas, *extra):
+    """A master whose expired keys go only when a command finds them (DEBUG
+    SET-ACTIVE-EXPIRE 0), its client, and a replica in sync with it."""
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
+                                   "--enable-debug-command", "yes"] + list(extra))
+    mc = m.client()
+    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r = replicas(m)
+    wait_synced(m, r)
+    return m, mc, r
+
+
 def test_a_write_that_finds_a_key_expired_after_changing_another_is_propagated(
         server_factory, replicas):
     """DEL a b, where a is there and b's TTL has passed but no expiry cycle took it yet:
     the master deletes a, then finds b expired and sends DEL b for it. The command must
     still go out for a: the DEL for b used to reset what the master counted as the
     command's changes, so DEL a b was not sent and the replica kept a."""
-    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
-                                   "--enable-debug-command", "yes"])
-    mc = m.client()
-    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    r = replicas(m)
-    wait_synced(m, r)
+    m, mc, r = synced_master_without_expiry_cycle(server_factory, replicas)
     for cmd in ("DEL", "UNLINK"):
         mc.set("{h}a", "1")
         mc.set("{h}b", "2", px=50)
@@ -577,12 +584,7 @@ def test_a_key_the_masters_reload_drops_as_expired_is_deleted_on_the_replica(ser
     """A reload leaves out keys whose TTL has passed; the replica, whose keys go only by
     its master's DEL, gets one for each. Without it the replica keeps the old key, and a
     later APPEND from the master writes onto its old value and TTL."""
-    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
-                                   "--enable-debug-command", "yes"])
-    mc = m.client()
-    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    r = replicas(m)
-    wait_synced(m, r)
+    m, mc, r = synced_master_without_expiry_cycle(server_factory, replicas)
     mc.set("k", "old", px=100)
     mc.set("keep", "1")
     wait_synced(m, r, "the SET")
@@ -602,13 +604,8 @@ def test_a_reload_of_a_chain_keeps_a_key_whose_older_record_expired(server_facto
     TTL in the base and saved again without one in a delta is expired in the base's
     record but live in the delta's: the master keeps it, so the replica must not get a
     DEL for it (it once did, and the replica lost the key)."""
-    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
-                                   "--enable-debug-command", "yes",
-                                   "--snapshot-incremental", "yes"])
-    mc = m.client()
-    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    r = replicas(m)
-    wait_synced(m, r)
+    m, mc, r = synced_master_without_expiry_cycle(server_factory, replicas,
+                                                  "--snapshot-incremental", "yes")
     mc.rpush("k", "x")
     mc.pexpire("k", 300)
     mc.set("gone", "1", px=300)
