@@ -125,6 +125,27 @@ def all_ok(nodes):
         return False  # a replica loading its first sync
 
 
+def epochs_settled(nodes):
+    """Every node sees the same, distinct config epoch for each master. Masters met with
+    CLUSTER MEET all start at epoch 0, and the collisions are settled over a few pings
+    after the cluster is already ok: until then a master can still bump its epoch past
+    one taken by hand (SETSLOT NODE after a migration), and take the slot back."""
+    try:
+        views = []
+        for n in nodes:
+            text = n.client(decode_responses=True).execute_command("CLUSTER", "NODES")
+            view = {}
+            for line in text.splitlines():
+                f = line.split()
+                if "master" in f[2].split(","):
+                    view[f[0]] = f[6]
+            views.append(view)
+    except redis.exceptions.BusyLoadingError:
+        return False
+    first = views[0]
+    return len(set(first.values())) == len(first) and all(v == first for v in views)
+
+
 def write_and_read(entry, count):
     rc = RedisCluster(host="127.0.0.1", port=entry.port, decode_responses=True)
     try:

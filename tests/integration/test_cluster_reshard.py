@@ -32,7 +32,8 @@ from redis.crc import key_slot
 
 from conftest import TARGET, RawConnection
 from helpers import Err, parse, resp, wait_for
-from test_cluster_bus import Cluster, SLOW, all_ok, check, cli, create, myid, nodes_of
+from test_cluster_bus import Cluster, SLOW, all_ok, check, cli, create, epochs_settled, myid, \
+    nodes_of
 
 pytestmark = [
     pytest.mark.skipif(TARGET == "redis", reason="strata nodes (redis nodes are started beside)"),
@@ -85,6 +86,7 @@ def two_masters(cluster, kind):
     sc.close()
     dc.close()
     wait_for(lambda: all_ok([src, dst]), 20 * SLOW, "the two masters to agree")
+    wait_for(lambda: epochs_settled([src, dst]), 20 * SLOW, "distinct config epochs")
     return src, dst
 
 
@@ -616,6 +618,7 @@ def test_a_master_that_gives_away_its_last_slot_becomes_a_replica_of_the_taker(c
         nc.close()
     nodes = [a, b, c]
     wait_for(lambda: all_ok(nodes), 20 * SLOW, "the three masters to agree")
+    wait_for(lambda: epochs_settled(nodes), 20 * SLOW, "distinct config epochs")
     bid, cid = myid(b), myid(c)
     tag = tag_in_slot(16383)
     cc = c.client(decode_responses=True)
