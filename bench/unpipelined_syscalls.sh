@@ -14,12 +14,19 @@
 #
 # Options (environment): STRATA_BIN (build/server/strata-server), REDIS_BIN
 # (redis-server), SERVER_CPU (0), CLIENT_CPU (1), KEYS (100000), REQUESTS (200000),
-# CLIENTS (50), ROUNDS (3), LABEL (unpipelined-syscalls).
+# CLIENTS (50), ROUNDS (3), LABEL (unpipelined-syscalls), BEFORE_BIN (unset: a previous
+# strata-server binary, measured as "strata-before" with batched sends, for an A/B in
+# the same rounds), WAKEUP_BATCH (8: io-uring-wakeup-batch for "strata-wakeup-batch"),
+# SERVERS (the list measured, in this order on odd rounds and reversed on even ones;
+# default strata-batched strata-wakeup-batch strata-direct redis, plus strata-before
+# after strata-batched when BEFORE_BIN is set).
 # Results: a table on stdout, plus bench/results/<date>-<label>.md.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STRATA_BIN="${STRATA_BIN:-$ROOT/build/server/strata-server}"
+BEFORE_BIN="${BEFORE_BIN:-}"
+WAKEUP_BATCH="${WAKEUP_BATCH:-8}"
 REDIS_BIN="${REDIS_BIN:-redis-server}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
@@ -48,12 +55,14 @@ free_port() {
 start() {
   PORT="$(free_port)"
   case "$1" in
-    strata-batched | strata-direct)
-      local batched=yes
+    strata-batched | strata-direct | strata-before | strata-wakeup-batch)
+      local batched=yes bin="$STRATA_BIN" extra=()
       [[ "$1" == strata-direct ]] && batched=no
-      taskset -c "$SERVER_CPU" "$STRATA_BIN" --port "$PORT" --bind 127.0.0.1 --threads 1 \
+      [[ "$1" == strata-before ]] && bin="$BEFORE_BIN"
+      [[ "$1" == strata-wakeup-batch ]] && extra=(--io-uring-wakeup-batch "$WAKEUP_BATCH")
+      taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 --threads 1 \
         --save "" --dir "$WORK" --io-backend io_uring --io-uring-batched-sends "$batched" \
-        >"$WORK/server.log" 2>&1 &
+        "${extra[@]}" >"$WORK/server.log" 2>&1 &
       ;;
     redis)
       taskset -c "$SERVER_CPU" "$REDIS_BIN" --port "$PORT" --bind 127.0.0.1 --save "" \
@@ -86,10 +95,19 @@ measure() {
 }
 
 declare -A SYS CPU
-SERVERS=(strata-batched strata-direct redis)
+if [[ -n "${SERVERS:-}" ]]; then
+  read -r -a SERVERS <<<"$SERVERS"
+elif [[ -n "$BEFORE_BIN" ]]; then
+  SERVERS=(strata-batched strata-before strata-wakeup-batch strata-direct redis)
+else
+  SERVERS=(strata-batched strata-wakeup-batch strata-direct redis)
+fi
 for round in $(seq 1 "$ROUNDS"); do
   order=("${SERVERS[@]}")
-  if ((round % 2 == 0)); then order=(redis strata-direct strata-batched); fi
+  if ((round % 2 == 0)); then
+    order=()
+    for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do order+=("${SERVERS[$i]}"); done
+  fi
   for s in "${order[@]}"; do
     start "$s"
     for t in get set; do
@@ -109,8 +127,10 @@ OUT="$ROOT/bench/results/$STAMP-$LABEL.md"
   echo "# System calls and CPU per request, pipeline 1"
   echo
   echo "Command: \`$(printf '%q ' "$0" "$@")\`; ROUNDS=$ROUNDS REQUESTS=$REQUESTS CLIENTS=$CLIENTS"
+  echo "WAKEUP_BATCH=$WAKEUP_BATCH (strata-wakeup-batch: --io-uring-wakeup-batch $WAKEUP_BATCH)"
   echo "KEYS=$KEYS; server on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU; $(date -u)."
   echo "strata: $("$STRATA_BIN" --version 2>/dev/null | head -1); redis: $("$REDIS_BIN" --version | head -1)"
+  [[ -n "$BEFORE_BIN" ]] && echo "strata-before: $(basename "$BEFORE_BIN")"
   echo
   echo "| server | GET syscalls/req | GET cpu us/req | SET syscalls/req | SET cpu us/req |"
   echo "|---|---:|---:|---:|---:|"

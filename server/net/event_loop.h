@@ -74,6 +74,14 @@ class EventLoop {
   // io_uring_enter, instead of a send(2) first (io-uring-batched-sends). Set before the
   // first connection; epoll ignores it.
   virtual void SetBatchedSends(bool on) { (void)on; }
+  // io_uring: a loop with nothing to do sleeps until `completions` have arrived (requests,
+  // mostly), or `usec` passed, rather than waking on the first (io-uring-wakeup-batch,
+  // io-uring-wakeup-batch-usec; 1 = wake on the first). Set before the first connection;
+  // epoll ignores it.
+  virtual void SetWakeupBatch(unsigned completions, unsigned usec) {
+    (void)completions;
+    (void)usec;
+  }
   virtual void Close(IoConn* c) = 0;
   // An eventfd that other threads write to wake this loop; on_wake runs when it fires.
   virtual void SetWakeFd(int efd, std::function<void()> on_wake) = 0;

@@ -13,6 +13,27 @@
 //     or any with the setting off, is a direct send() first and the remainder (if any)
 //     a submission;
 //   - the wake eventfd: a read that is re-armed after each completion.
+// The turn's closing io_uring_enter submits and waits in one call. A batched send is
+// submitted with MSG_DONTWAIT, so it completes inside that call, before the wait starts:
+// sent (in whole or part), or -EAGAIN when the socket is full, never parked on a poll.
+// A wait for "one completion" would return at once on those, and every turn would take
+// a second io_uring_enter to sleep; so the wait asks for one completion more than the
+// batched sends it submits. What a batched send left unsent (a full socket) goes in an
+// ordinary send submission, which completes whenever the socket has room.
+//
+// Wake-up batching (io-uring-wakeup-batch N > 1, off by default): each wake-up of a
+// sleeping worker costs a context switch and a system call, which at pipeline 1 is paid
+// per request. With N > 1 the wait asks for up to N completions beyond the sends, bounded
+// by io-uring-wakeup-batch-usec, so one wake-up serves several clients. What it asks for
+// adapts, so that a light load keeps its latency:
+//   - at most half the connections that sent input in the last ~2 ms: one client at a
+//     time (waiting for its reply before sending again) always wakes the loop at once;
+//   - a level that grows by one after each wait that filled and halves after one that
+//     ran out of time, capped at N;
+//   - none while other threads woke this loop in the last ~2 ms: a wake (another
+//     worker's commands or replies, a pub/sub message...) is one completion, and a wait
+//     for several would hold the work it brings.
+// The cost is up to the bound in added latency while the level is above what arrives.
 // Closing a connection shuts the socket down, which completes its pending operations;
 // the fd is closed and OnClosed() called when none is left in flight.
 // Submissions are batched: they are flushed together when Poll() enters the kernel.
@@ -43,6 +64,8 @@ constexpr size_t kRecvBufferBytes = static_cast<size_t>(kRecvBuffers) * kRecvBuf
 constexpr int kRecvBufferGroup = 1;
 // io-uring-batched-sends: replies up to this size wait for the turn's submission.
 constexpr size_t kBatchedSendMaxBytes = 4096;
+// Wake-up batching: the window over which connections that sent input are counted.
+constexpr int64_t kActiveWindowUs = 2000;
 
 enum class OpKind : uint8_t { kRecv, kSend, kAccept, kWake };
 
@@ -81,6 +104,8 @@ struct ConnOps {
   bool eof = false;
   int error = 0;
   bool in_ready = false;
+  bool send_nowait = false;  // the send in flight is a batched one (MSG_DONTWAIT)
+  uint64_t input_window = 0;  // wake-up batching: the last window this one sent input in
 };
 
 struct ListenerOp {
@@ -212,11 +237,20 @@ class UringLoop final : public EventLoop {
     }
     d += multishot_accept_ ? ", multishot accept" : ", single accept";
     d += multishot_recv_ ? ", multishot recv with provided buffers" : ", single recv";
-    d += batched_sends_ ? ", batched sends)" : ", direct sends)";
+    d += batched_sends_ ? ", batched sends" : ", direct sends";
+    if (wakeup_batch_ > 1) {
+      d += ", wake-up batches of up to " + std::to_string(wakeup_batch_) + " within " +
+           std::to_string(wakeup_batch_us_) + " us";
+    }
+    d += ")";
     return d;
   }
 
   void SetBatchedSends(bool on) override { batched_sends_ = on; }
+  void SetWakeupBatch(unsigned completions, unsigned usec) override {
+    wakeup_batch_ = std::clamp(completions, 1u, kRingEntries / 2);
+    wakeup_batch_us_ = std::max(1u, usec);
+  }
 
   void AddListener(int fd, AcceptFn on_accept) override {
     ListenerOp* l = new ListenerOp{};
@@ -269,7 +303,7 @@ class UringLoop final : public EventLoop {
       c->send_ptr = data;
       c->send_left = len;
       c->send_active = true;
-      SubmitSend(c);
+      SubmitBatchedSend(c);
       return false;
     }
     // Most replies fit in the socket buffer: a direct send completes them without a
@@ -306,19 +340,31 @@ class UringLoop final : public EventLoop {
   void Poll(int timeout_ms) override {
     if (HasReadyWork()) timeout_ms = 0;
     io_uring_cqe* cqe = nullptr;
+    // The batched sends complete before the wait; it waits for one completion more (or
+    // a batch of them).
+    unsigned want = timeout_ms != 0 && wakeup_batch_ > 1 ? BatchWanted() : 1;
+    unsigned wait_nr = want + std::min(batched_sends_submitted_, kRingEntries);
+    batched_sends_submitted_ = 0;
     if (timeout_ms == 0) {
       // Enter the kernel even with nothing to submit: with deferred task running,
       // completions are only posted on an io_uring_enter that asks for events, so a loop
       // kept busy by other work (a snapshot, loading, lazy freeing) would otherwise
       // never see its sockets.
       io_uring_submit_and_get_events(&ring_);
+    } else if (want > 1) {
+      long us = wakeup_batch_us_;
+      if (timeout_ms > 0) us = std::min<long>(us, timeout_ms * 1000L);
+      __kernel_timespec ts{};
+      ts.tv_sec = us / 1000000;
+      ts.tv_nsec = (us % 1000000) * 1000L;
+      io_uring_submit_and_wait_timeout(&ring_, &cqe, wait_nr, &ts, nullptr);
     } else if (timeout_ms < 0) {
-      io_uring_submit_and_wait(&ring_, 1);
+      io_uring_submit_and_wait(&ring_, wait_nr);
     } else {
       __kernel_timespec ts{};
       ts.tv_sec = timeout_ms / 1000;
       ts.tv_nsec = static_cast<long>(timeout_ms % 1000) * 1000000L;
-      io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+      io_uring_submit_and_wait_timeout(&ring_, &cqe, wait_nr, &ts, nullptr);
     }
     unsigned head;
     unsigned seen = 0;
@@ -330,6 +376,10 @@ class UringLoop final : public EventLoop {
       seen++;
     }
     io_uring_cq_advance(&ring_, seen);
+    if (timeout_ms != 0 && wakeup_batch_ > 1) {
+      batch_level_ = seen >= wait_nr ? std::min(batch_level_ + 1, wakeup_batch_)
+                                     : std::max(1u, batch_level_ / 2);
+    }
     for (const Completion& done : completions_) Handle(done);
     RunReady();
     std::vector<std::pair<IoConn*, int>> failed;
@@ -412,6 +462,31 @@ class UringLoop final : public EventLoop {
     ready_scratch_.clear();
   }
 
+  // Wake-up batching: how many completions beyond the sends the next wait asks for.
+  unsigned BatchWanted() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t now_us = static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
+    if (now_us - window_start_us_ >= kActiveWindowUs) {
+      bool gap = now_us - window_start_us_ >= 2 * kActiveWindowUs;
+      inputs_before_ = gap ? 0 : inputs_now_;
+      wakes_before_ = !gap && wakes_now_;
+      inputs_now_ = 0;
+      wakes_now_ = false;
+      input_window_++;
+      window_start_us_ = now_us;
+    }
+    if (wakes_now_ || wakes_before_) return 1;
+    unsigned active = std::max(inputs_now_, inputs_before_);
+    return std::clamp(std::min(batch_level_, active / 2), 1u, wakeup_batch_);
+  }
+
+  void NoteInput(ConnOps* ops) {
+    if (ops->input_window == input_window_) return;
+    ops->input_window = input_window_;
+    inputs_now_++;
+  }
+
   void ReturnBuffer(unsigned bid) {
     io_uring_buf_ring_add(buf_ring_, recv_buffers_ + static_cast<size_t>(bid) * kRecvBufferSize,
                           kRecvBufferSize, static_cast<unsigned short>(bid),
@@ -423,6 +498,7 @@ class UringLoop final : public EventLoop {
     auto* ops = static_cast<ConnOps*>(c->loop_state);
     bool more = done.flags & IORING_CQE_F_MORE;
     if (done.res > 0 && (done.flags & IORING_CQE_F_BUFFER)) {
+      if (wakeup_batch_ > 1) NoteInput(ops);
       unsigned bid = done.flags >> IORING_CQE_BUFFER_SHIFT;
       const char* data = recv_buffers_ + static_cast<size_t>(bid) * kRecvBufferSize;
       size_t n = static_cast<size_t>(done.res);
@@ -479,10 +555,24 @@ class UringLoop final : public EventLoop {
     io_uring_sqe_set_data(sqe, &wake_op_);
   }
 
+  // A send that completes in the io_uring_enter that submits it (see the top).
+  void SubmitBatchedSend(IoConn* c) {
+    auto* ops = static_cast<ConnOps*>(c->loop_state);
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_send(sqe, c->fd, c->send_ptr, c->send_left, MSG_NOSIGNAL | MSG_DONTWAIT);
+    io_uring_sqe_set_data(sqe, &ops->send);
+    ops->send_nowait = true;
+    batched_sends_submitted_++;
+    c->ops_in_flight++;
+  }
+
+  // A send that completes once the socket took it all, or failed.
   void SubmitSend(IoConn* c) {
+    auto* ops = static_cast<ConnOps*>(c->loop_state);
     io_uring_sqe* sqe = GetSqe();
     io_uring_prep_send(sqe, c->fd, c->send_ptr, c->send_left, MSG_NOSIGNAL);
-    io_uring_sqe_set_data(sqe, &static_cast<ConnOps*>(c->loop_state)->send);
+    io_uring_sqe_set_data(sqe, &ops->send);
+    ops->send_nowait = false;
     c->ops_in_flight++;
   }
 
@@ -509,6 +599,7 @@ class UringLoop final : public EventLoop {
     Op* op = done.op;
     switch (op->kind) {
       case OpKind::kWake:
+        wakes_now_ = true;
         on_wake_();
         ArmWake();
         return;
@@ -539,6 +630,7 @@ class UringLoop final : public EventLoop {
           if (c->ops_in_flight == 0) Finish(c);
           return;
         }
+        if (done.res > 0 && wakeup_batch_ > 1) NoteInput(static_cast<ConnOps*>(c->loop_state));
         c->OnRecv(done.res);
         if (c->closing && c->ops_in_flight == 0 && c->loop_state != nullptr) Finish(c);
         return;
@@ -549,6 +641,10 @@ class UringLoop final : public EventLoop {
         if (c->closing) {
           c->send_active = false;
           if (c->ops_in_flight == 0) Finish(c);
+          return;
+        }
+        if (done.res == -EAGAIN && static_cast<ConnOps*>(c->loop_state)->send_nowait) {
+          SubmitSend(c);  // the socket was full: wait for room
           return;
         }
         if (done.res < 0) {
@@ -584,6 +680,17 @@ class UringLoop final : public EventLoop {
   bool multishot_recv_ = false;
   bool batched_sends_ = false;
   bool ever_multishot_data_ = false;
+  unsigned batched_sends_submitted_ = 0;  // since the last io_uring_enter
+  // Wake-up batching (see the top).
+  unsigned wakeup_batch_ = 1;        // io-uring-wakeup-batch
+  unsigned wakeup_batch_us_ = 100;   // io-uring-wakeup-batch-usec
+  unsigned batch_level_ = 1;         // grows while waits fill, halves when one runs out
+  uint64_t input_window_ = 1;        // the window connections' input is counted in
+  int64_t window_start_us_ = 0;
+  unsigned inputs_now_ = 0;          // connections that sent input in this window
+  unsigned inputs_before_ = 0;       // and in the one before
+  bool wakes_now_ = false;           // another thread woke this loop in this window
+  bool wakes_before_ = false;        // and in the one before
   unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;
   int wake_fd_ = -1;

@@ -9,6 +9,8 @@ Environment:
   STRATA_SERVER_BIN    path to strata-server (default: build/server/strata-server)
   STRATA_TEST_THREADS  worker threads for strata (default 2)
   STRATA_TEST_IO_BACKEND  --io-backend for strata (default: the server's own default)
+  STRATA_TEST_SERVER_ARGS  more arguments for every strata-server, split on spaces
+                       (e.g. "--io-uring-wakeup-batch 8")
   STRATA_SANITIZED     1 when the server is a sanitizer build (skips RSS-based checks)
 """
 import os
@@ -27,6 +29,7 @@ STRATA_BIN = os.environ.get(
     "STRATA_SERVER_BIN", os.path.join(REPO, "build", "server", "strata-server"))
 THREADS = int(os.environ.get("STRATA_TEST_THREADS", "2"))
 IO_BACKEND = os.environ.get("STRATA_TEST_IO_BACKEND", "")
+SERVER_ARGS = os.environ.get("STRATA_TEST_SERVER_ARGS", "").split()
 START_TIMEOUT_S = 10.0
 
 
@@ -61,6 +64,7 @@ class Server:
             cmd = [STRATA_BIN] + args + ["--threads", str(threads or THREADS)]
             if IO_BACKEND:
                 cmd += ["--io-backend", IO_BACKEND]
+            cmd += SERVER_ARGS
         cmd += list(extra_args or [])
         self.cmd = cmd
         self.log = open(self.log_path, "w")
