@@ -10,9 +10,16 @@
 //     sdscatrepr does, secrets as "(redacted)"); admin commands are not shown, as in
 //     Redis.
 //   - Each worker gathers its turn's lines in one buffer and, at the end of the turn,
-//     posts a copy to each worker that has monitors (one task per destination per turn),
-//     which pushes it to its monitors. Each worker's commands thus reach every monitor in
-//     the order they ran on that worker; lines of different workers interleave by turn.
+//     pushes it to its own monitors and posts a copy to each other worker that has
+//     monitors (one task per destination per turn), which pushes it to its monitors.
+//     Each worker's commands thus reach every monitor in the order they ran on that
+//     worker; lines of different workers interleave by turn.
+//   - Causal order across workers, as Pub/Sub messages keep it (pubsub.h): a command a
+//     client sends after another one's reply shows after it, wherever each ran. The
+//     feed goes out before the turn's replies and its tasks to other workers (a feed is
+//     posted as a message, which leaves first, and a worker's own monitors get it at
+//     once, not in a later turn), and a receiving worker runs the feeds and messages it
+//     took from all its rings in their process-wide order, before its other tasks.
 //   - A monitor's output is bounded like a subscriber's: it takes the pubsub class of
 //     client-output-buffer-limit (32mb 8mb 60 by default) and is closed past it.
 // Commands run inside scripts are not shown (the script's EVAL/FCALL is).
@@ -35,6 +42,7 @@ namespace {
 
 struct FeedTask {
   std::string bytes;
+  uint64_t seq;  // NextDeliverySeq
 };
 
 void DeliverFeed(void* p) {
@@ -44,6 +52,9 @@ void DeliverFeed(void* p) {
 }
 
 }  // namespace
+
+bool IsMonitorFeedDelivery(const Task& t) { return t.fn == DeliverFeed; }
+uint64_t MonitorFeedSeq(const Task& t) { return static_cast<FeedTask*>(t.arg)->seq; }
 
 void Worker::AddMonitor(Client* c) {
   if (c->monitor) return;
@@ -84,8 +95,10 @@ void Worker::FeedMonitors(const CommandSpec* spec, CmdArgs args, uint32_t db, co
 
 void Worker::FlushMonitorFeed() {
   for (uint32_t w = 0; w < engine_->shard_count(); w++) {
-    if (engine_->monitors_on(w)) Post(w, Task{DeliverFeed, new FeedTask{monitor_feed_}});
+    if (w == index_ || !engine_->monitors_on(w)) continue;
+    PostMessage(w, Task{DeliverFeed, new FeedTask{monitor_feed_, NextDeliverySeq()}});
   }
+  if (!monitors_.empty()) DeliverMonitorFeed(monitor_feed_);
   monitor_feed_.clear();
 }
 

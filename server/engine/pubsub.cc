@@ -451,7 +451,7 @@ size_t Publish(PubSubKind kind, std::string_view channel, std::string_view messa
   if (remote > 0) {
     auto* m = new PubSubMessage;
     m->refs.store(remote, std::memory_order_relaxed);
-    m->seq = g_message_seq.fetch_add(1, std::memory_order_relaxed);
+    m->seq = NextDeliverySeq();
     m->kind = kind;
     m->channel.assign(channel);
     m->message.assign(message);
@@ -494,6 +494,7 @@ void PublishKeyspaceEvent(uint32_t cls, std::string_view event, std::string_view
 // ---- Delivery order (worker.cc's DrainInbox)
 
 bool IsPubSubDelivery(const Task& t) { return t.fn == DeliverTask; }
+uint64_t NextDeliverySeq() { return g_message_seq.fetch_add(1, std::memory_order_relaxed); }
 uint64_t PubSubDeliverySeq(const Task& t) { return static_cast<PubSubMessage*>(t.arg)->seq; }
 
 }  // namespace strata

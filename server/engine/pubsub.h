@@ -229,5 +229,8 @@ bool PubSubInUse();
 // delivery tasks and their sequence.
 bool IsPubSubDelivery(const Task& t);
 uint64_t PubSubDeliverySeq(const Task& t);
+// The next number of that process-wide sequence, for other deliveries that keep the
+// same causal order (MONITOR's feed, monitor.cc).
+uint64_t NextDeliverySeq();
 
 }  // namespace strata

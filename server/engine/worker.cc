@@ -334,7 +334,7 @@ void Worker::PopInbox(std::vector<Task>* messages, std::vector<Task>* tasks) {
   for (auto& r : inbox_) {
     // Bounded per call so that I/O keeps being served under a flood of messages.
     for (int i = 0; i < 4096 && r->Pop(&t); i++) {
-      if (IsPubSubDelivery(t)) [[unlikely]] {
+      if (IsPubSubDelivery(t) || IsMonitorFeedDelivery(t)) [[unlikely]] {
         messages->push_back(t);
       } else {
         tasks->push_back(t);
@@ -344,9 +344,11 @@ void Worker::PopInbox(std::vector<Task>* messages, std::vector<Task>* tasks) {
 }
 
 void Worker::RunInPublishOrder(std::vector<Task>& messages) {
-  std::stable_sort(messages.begin(), messages.end(), [](const Task& a, const Task& b) {
-    return PubSubDeliverySeq(a) < PubSubDeliverySeq(b);
-  });
+  auto seq = [](const Task& t) {
+    return IsPubSubDelivery(t) ? PubSubDeliverySeq(t) : MonitorFeedSeq(t);
+  };
+  std::stable_sort(messages.begin(), messages.end(),
+                   [&](const Task& a, const Task& b) { return seq(a) < seq(b); });
   for (const Task& m : messages) m.Run();
 }
 

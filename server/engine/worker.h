@@ -443,6 +443,8 @@ class Worker {
   std::vector<uint64_t> monitors_;  // client ids
   std::string monitor_feed_;        // this turn's lines, for every worker's monitors
   void FeedMonitors(const CommandSpec* spec, CmdArgs args, uint32_t db, const Client* who);
+  // At the end of a turn: this worker's monitors get the turn's lines at once, the other
+  // workers' as a message (monitor.cc, "Causal order").
   void FlushMonitorFeed();
   int64_t next_expire_ms_ = 0;
   int64_t poll_until_us_ = 0;  // PollAwhile
@@ -453,5 +455,9 @@ class Worker {
 
 int64_t WallClockMs();
 int64_t WallClockUs();
+
+// MONITOR feed tasks, which DrainInbox orders with Pub/Sub messages (monitor.cc).
+bool IsMonitorFeedDelivery(const Task& t);
+uint64_t MonitorFeedSeq(const Task& t);
 
 }  // namespace strata

@@ -294,6 +294,47 @@ def test_monitor_shows_what_redis_shows(servers):
     assert got[0][0] == b'[0 ADDR] "SET" "k" "a \\"quoted\\"\\n\\x01 value"'
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_monitor_keeps_the_order_a_client_sent_in_across_workers(server_factory, threads):
+    """A command sent after another one's reply shows after it, wherever each ran: a GET
+    of a key on another worker, then a command run on the client's own worker."""
+    from conftest import RawConnection
+    from helpers import keys_on_distinct_shards, resp
+    s = server_factory(threads=threads)
+    mon = RawConnection(s.port)
+    mon.send(resp("MONITOR"))
+    assert mon.read_reply() == b"+OK\r\n"
+    clients = [s.client() for _ in range(threads)]  # dealt to the workers
+    keys = keys_on_distinct_shards(clients[0], threads, "mo") if TARGET == "strata" \
+        else ["a", "b", "c"][:threads]
+    # The probes of keys_on_distinct_shards show in the feed too: a marker ends them.
+    clients[0].execute_command("ECHO", "start")
+    while True:
+        line = mon.read_reply()
+        if line.endswith(b'"ECHO" "start"\r\n'):
+            break
+    sent = {}
+    rounds = 300 // threads
+    for r in range(rounds):
+        for n, c in enumerate(clients):
+            for k in keys:
+                c.execute_command("GET", k)
+                c.execute_command("ECHO", "%d-%d-%s" % (r, n, k))
+                sent.setdefault(n, []).extend([b'"GET" "%s"' % k.encode(),
+                                               b'"ECHO" "%d-%d-%s"' % (r, n, k.encode())])
+    addrs = {c.client_info()["addr"].encode(): n for n, c in enumerate(clients)}
+    lines = monitor_lines(mon, sum(len(v) for v in sent.values()))
+    seen = {n: [] for n in sent}
+    for ln in lines:
+        head, args = ln.split(b"] ", 1)
+        seen[addrs[head.split(b" ")[1]]].append(args)
+    for n in sent:
+        assert seen[n] == sent[n]
+    mon.close()
+    for c in clients:
+        c.close()
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="strata's workers")
 def test_monitor_order_under_pipelined_traffic_on_several_workers(server_factory):
     from conftest import RawConnection
