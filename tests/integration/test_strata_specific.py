@@ -48,6 +48,31 @@ def test_io_backend_bogus_refuses_to_start(server_factory):
     assert "io-backend" in log or "bogus" in log, log
 
 
+@pytest.mark.parametrize("backend", ["io_uring", "epoll"])
+def test_io_uring_wakeup_batch_is_told_in_the_log(server_factory, backend):
+    """io-uring-wakeup-batch serves requests with either backend; the start-up log says
+    it is in use with io_uring, and that it does nothing with epoll."""
+    s = server_factory(threads=1, extra_args=["--io-backend", backend,
+                                              "--io-uring-wakeup-batch", "8"])
+    c = s.client(decode_responses=True)
+    if c.info("server")["io_backend"] != backend:
+        pytest.skip("io_uring unavailable here")
+    clients = [s.client(decode_responses=True) for _ in range(20)]
+    for round_ in range(20):
+        for i, cl in enumerate(clients):
+            assert cl.set("k%d" % i, round_) is True
+            assert cl.get("k%d" % i) == str(round_)
+    assert c.config_get("io-uring-wakeup-batch") == {"io-uring-wakeup-batch": "8"}
+    log = s.read_log()
+    if backend == "io_uring":
+        assert "wake-up batches of up to 8 within 100 us" in log, log
+        assert "has no effect" not in log
+    else:
+        assert "io-uring-wakeup-batch 8 has no effect with the epoll backend" in log, log
+    for cl in clients + [c]:
+        cl.close()
+
+
 # ---------------------------------------------------------------- worker threads
 
 @pytest.mark.parametrize("threads", [1, 4])
