@@ -157,8 +157,9 @@ bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
       return;
     }
     loop_->SetBatchedSends(engine_->config().Bool("io-uring-batched-sends"));
-    loop_->SetWakeupBatch(static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch")),
-                          static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch-usec")));
+    loop_->SetWakeupBatch(
+        static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch")),
+        static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch-usec")));
     loop_->SetWakeFd(wake_fd_, [] {});
     for (int fd : listen_fds) loop_->AddListener(fd, on_accept);
     ready.set_value(true);

@@ -104,7 +104,7 @@ struct ConnOps {
   bool eof = false;
   int error = 0;
   bool in_ready = false;
-  bool send_nowait = false;  // the send in flight is a batched one (MSG_DONTWAIT)
+  bool send_nowait = false;   // the send in flight is a batched one (MSG_DONTWAIT)
   uint64_t input_window = 0;  // wake-up batching: the last window this one sent input in
 };
 
@@ -682,15 +682,15 @@ class UringLoop final : public EventLoop {
   bool ever_multishot_data_ = false;
   unsigned batched_sends_submitted_ = 0;  // since the last io_uring_enter
   // Wake-up batching (see the top).
-  unsigned wakeup_batch_ = 1;        // io-uring-wakeup-batch
-  unsigned wakeup_batch_us_ = 100;   // io-uring-wakeup-batch-usec
-  unsigned batch_level_ = 1;         // grows while waits fill, halves when one runs out
-  uint64_t input_window_ = 1;        // the window connections' input is counted in
+  unsigned wakeup_batch_ = 1;       // io-uring-wakeup-batch
+  unsigned wakeup_batch_us_ = 100;  // io-uring-wakeup-batch-usec
+  unsigned batch_level_ = 1;        // grows while waits fill, halves when one runs out
+  uint64_t input_window_ = 1;       // the window connections' input is counted in
   int64_t window_start_us_ = 0;
-  unsigned inputs_now_ = 0;          // connections that sent input in this window
-  unsigned inputs_before_ = 0;       // and in the one before
-  bool wakes_now_ = false;           // another thread woke this loop in this window
-  bool wakes_before_ = false;        // and in the one before
+  unsigned inputs_now_ = 0;     // connections that sent input in this window
+  unsigned inputs_before_ = 0;  // and in the one before
+  bool wakes_now_ = false;      // another thread woke this loop in this window
+  bool wakes_before_ = false;   // and in the one before
   unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;
   int wake_fd_ = -1;
