@@ -139,7 +139,10 @@ void ClusterService::RebuildLocked() {
   const Config& cfg = engine_->config();
   built_full_coverage_ = cfg.Int("cluster-require-full-coverage") != 0;
   built_reads_when_down_ = cfg.Int("cluster-allow-reads-when-down") != 0;
-  routing_ = state_->BuildRouting(built_full_coverage_, built_reads_when_down_);
+  // Published before the mutex is released: whoever reads the state after this sees a
+  // layout no older at every worker (routing_board.h).
+  engine_->routing_board().Publish(
+      state_->BuildRouting(built_full_coverage_, built_reads_when_down_));
 }
 
 std::string ClusterService::Change(const std::function<bool(ClusterState&, std::string*)>& fn,
@@ -215,14 +218,7 @@ void ClusterService::DropKeysInSlots(std::vector<uint32_t> slots) {
   }
 }
 
-void ClusterService::InstallLatest(Worker& w) {
-  std::shared_ptr<const SlotRouting> r;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    r = routing_;
-  }
-  w.set_routing(std::move(r));
-}
+void ClusterService::InstallLatest(Worker& w) { w.TakeLatestRouting(); }
 
 void ClusterService::OnTimer(Worker& w) {
   const Config& cfg = engine_->config();

@@ -10,10 +10,10 @@
 //     save), so two servers cannot share one, as in Redis.
 //   - Change(fn), from any worker: runs fn on the state under the service's mutex; when
 //     fn changed it, writes the file (a temporary file, fsync, rename, fsync of the
-//     directory) and builds the new routing, before the mutex is released. The command
-//     then installs the latest routing on every worker (InstallLatest, through a hop to
-//     each) before it replies, so no client is served by the old layout after the
-//     reply. The file is written on the calling worker: layout changes are rare and
+//     directory) and builds and publishes the new routing (routing_board.h), before the
+//     mutex is released: from then on every worker routes by it. The command then
+//     installs it on every worker (InstallLatest, through a hop to each) before it
+//     replies. The file is written on the calling worker: layout changes are rare and
 //     small (Redis writes it on its one thread too).
 //   - Read(fn): runs fn on the state under the mutex (CLUSTER NODES, SLOTS, INFO...).
 //   - cluster-require-full-coverage and cluster-allow-reads-when-down are read when the
@@ -21,8 +21,9 @@
 //     and applies a changed cluster-announce-ip, -port or -hostname to this node (saved).
 //
 //   - BusUpdate(fn), from the cluster bus's thread: what the bus learns (cluster_bus.h,
-//     cluster_gossip.h) goes into the state the same way, and the routing reaches the
-//     workers through a task posted to each.
+//     cluster_gossip.h) goes into the state the same way. The routing is published
+//     before the mutex is released, so a client that saw the change (CLUSTER NODES)
+//     is routed by it on every worker; a task posted to each installs it too.
 //
 // Thread-safety: Load() on the main thread before Start; the rest from any worker.
 #pragma once
@@ -62,8 +63,8 @@ class ClusterService final : public ShardService {
   void Read(const std::function<void(const ClusterState&)>& fn) const;
   // The cluster bus's thread: runs fn(state) under the mutex. fn returns the gossip's
   // effects, or null for none: when they say so, the file is saved, and a new routing
-  // is built and installed on every worker (posted to each; they take it in their next
-  // turn).
+  // is built and published (every worker routes by it from its next command; a task
+  // posted to each installs it too).
   void BusUpdate(const std::function<GossipEffects*(ClusterState&)>& fn);
   // Writes the file now (CLUSTER SAVECONFIG); "" or the error.
   std::string Save();
@@ -101,7 +102,6 @@ class ClusterService final : public ShardService {
   Engine* engine_;
   mutable std::mutex mu_;
   std::unique_ptr<ClusterState> state_;
-  std::shared_ptr<const SlotRouting> routing_;
   bool built_full_coverage_ = true;
   bool built_reads_when_down_ = false;
   std::string dir_;

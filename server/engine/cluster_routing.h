@@ -5,10 +5,11 @@
 // Design
 //   The cluster's state (server/cluster/) changes rarely: a slot assigned or moved, a
 //   node failing, the cluster going down. Each change builds a new immutable
-//   SlotRouting and hands every worker its own reference through a task on that worker
-//   (Worker::set_routing), so a command reads its worker's routing with no lock and no
-//   atomic. A worker keeps the old one alive until the new one replaces it, so a reader
-//   never sees it freed.
+//   SlotRouting and publishes it on the engine's RoutingBoard (routing_board.h). Every
+//   worker holds its own reference, and takes the latest when the board's version moved
+//   (Worker::routing: one acquire load, no lock), so no command routes by a layout older
+//   than what its client has already seen. A worker keeps the old one alive until the
+//   new one replaces it, so a reader never sees it freed.
 //   With `cluster-enabled no` or `emulated` a worker has no routing and the dispatcher's
 //   check is one predictable branch.
 //

@@ -28,6 +28,7 @@
 
 #include "server/engine/repl_log.h"
 #include "server/engine/replication_state.h"
+#include "server/engine/routing_board.h"
 #include "server/engine/tracking.h"
 
 namespace strata {
@@ -220,6 +221,10 @@ class Engine {
   // (repl_log.h); each worker's feed adds to it (repl_feed.h).
   ReplLog& repl_log() { return *repl_log_; }
 
+  // cluster-enabled yes: the latest slot layout, which every worker routes by
+  // (routing_board.h; the cluster service publishes it).
+  RoutingBoard& routing_board() { return routing_board_; }
+
   // Which workers have subscribers of each channel and pattern (pubsub.h).
   PubSubDirectory& pubsub() { return *pubsub_; }
   // Client-side caching: BCAST prefixes, and how many clients track (tracking.h).
@@ -254,6 +259,7 @@ class Engine {
   Config* config_;
   uint32_t shard_count_;
   std::unique_ptr<PubSubDirectory> pubsub_;
+  RoutingBoard routing_board_;
   BcastRegistry bcast_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<ShardService*> services_;

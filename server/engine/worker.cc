@@ -109,6 +109,7 @@ Worker::Worker(Engine* engine, uint32_t index)
   for (uint32_t i = 0; i < n; i++) hop_slots_[i].store(nullptr, std::memory_order_relaxed);
   open_batches_.assign(n, nullptr);
   stats_.commands.resize(CommandRegistry::Get().size());
+  routing_board_ = &engine->routing_board();
   // On a replica expired keys stay until the master's DEL (Keyspace::set_replica_flag).
   keyspace_.set_replica_flag(&engine->replication().replica_flag());
   // Cluster mode: database 0's keys by hash slot, kept from the first key loaded on.
@@ -118,6 +119,8 @@ Worker::Worker(Engine* engine, uint32_t index)
 Worker::~Worker() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
+
+void Worker::TakeLatestRouting() { routing_ = routing_board_->Latest(&routing_version_); }
 
 Worker* Worker::Current() { return t_current; }
 

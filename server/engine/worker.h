@@ -39,6 +39,7 @@
 #include "server/engine/pubsub.h"
 #include "server/engine/remote_batch.h"
 #include "server/engine/repl_feed.h"
+#include "server/engine/routing_board.h"
 #include "server/engine/shard_eviction.h"
 #include "server/engine/spsc_ring.h"
 #include "server/engine/task.h"
@@ -160,10 +161,16 @@ class Worker {
   // bytes the tier charges to this worker's used memory (its share of the spill
   // store's cache and its I/O buffers).
   ColdGate* cold_gate() const { return cold_gate_; }
-  // cluster-enabled yes: the slot layout this worker routes by (null otherwise; see
-  // cluster_routing.h). Set on this worker's thread only.
-  const SlotRouting* routing() const { return routing_.get(); }
-  void set_routing(std::shared_ptr<const SlotRouting> r) { routing_ = std::move(r); }
+  // cluster-enabled yes: the slot layout this worker routes by, the latest the cluster
+  // service published (routing_board.h; null otherwise, see cluster_routing.h). This
+  // worker's thread only.
+  const SlotRouting* routing() {
+    if (routing_ != nullptr && routing_version_ != routing_board_->version()) [[unlikely]]
+      TakeLatestRouting();
+    return routing_.get();
+  }
+  // Takes the board's latest layout (the first one at the worker's start).
+  void TakeLatestRouting();
   void set_cold_gate(ColdGate* g) { cold_gate_ = g; }
   void set_tier_bytes(size_t n) { tier_bytes_ = n; }
   // Over maxmemory while the spill tier can still free memory: writes wait (up to
@@ -422,6 +429,8 @@ class Worker {
   ShardEviction eviction_{*this, keyspace_};
   ColdGate* cold_gate_ = nullptr;
   std::shared_ptr<const SlotRouting> routing_;
+  uint64_t routing_version_ = 0;
+  const RoutingBoard* routing_board_ = nullptr;
   size_t tier_bytes_ = 0;
   static constexpr uint8_t kGateSpill = 1;  // spill_wait
   static constexpr uint8_t kGatePause = 2;  // pause_gate

@@ -15,6 +15,7 @@
 
 #include "server/base/config.h"
 #include "server/engine/blocking.h"
+#include "server/engine/cluster_routing.h"
 #include "server/engine/worker.h"
 #include "server/net/event_loop.h"  // IoBackend, as the process chooses it
 #include "tests/unit/server/run_on_worker.h"
@@ -111,6 +112,66 @@ TEST(EngineTest, DeliveriesGoOutBeforeTheTurnsOtherTasks) {
   release.set_value();
   EXPECT_TRUE(WaitFor([&] { return other_ran.load(); }));
   EXPECT_TRUE(WaitFor([&] { return delivered.load() == Worker::kRingCapacity + 1; }));
+  engine.Stop();
+}
+
+// Installs the published slot layout at each worker's start, as the cluster service does.
+class RoutingService final : public ShardService {
+ public:
+  void OnWorkerStart(Worker& w) override { w.TakeLatestRouting(); }
+};
+
+std::shared_ptr<const SlotRouting> LayoutServedBy(uint16_t owner) {
+  auto r = std::make_shared<SlotRouting>();
+  r->owner.fill(owner);
+  return r;
+}
+
+// A layout published on the board is what every worker routes by from its next use, with
+// no task to install it: the cluster bus publishes a change under the cluster state's
+// mutex, and a client that read the state (CLUSTER NODES) then sent a command to a
+// worker that had not yet run its install task was routed by the old layout.
+TEST(EngineTest, AWorkerRoutesByTheLatestPublishedLayoutWithoutATask) {
+  Config config;
+  Engine engine(&config, 2);
+  RoutingService service;
+  engine.AddService(&service);
+  engine.routing_board().Publish(LayoutServedBy(1));
+  std::string error;
+  ASSERT_TRUE(engine.Start(IoBackend::kEpoll, {}, {}, &error)) << error;
+  std::atomic<int> seen[2] = {-1, -1};
+  for (uint32_t i = 0; i < 2; i++)
+    RunOnWorker(engine, i, [&seen, i](Worker& w) { seen[i] = w.routing()->owner[0]; });
+  EXPECT_EQ(seen[0], 1);
+  EXPECT_EQ(seen[1], 1);
+  // Worker 1 is busy when the layout changes; the first thing it does after is route.
+  std::promise<void> release;
+  std::shared_future<void> go = release.get_future().share();
+  std::atomic<bool> busy{false};
+  engine.worker(1).PostExternal(MakeTask([go, &busy, &seen] {
+    busy = true;
+    go.wait();
+    seen[1] = Worker::Current()->routing()->owner[0];
+  }));
+  ASSERT_TRUE(WaitFor([&] { return busy.load(); }));
+  engine.routing_board().Publish(LayoutServedBy(2));
+  release.set_value();
+  EXPECT_TRUE(WaitFor([&] { return seen[1].load() == 2; })) << seen[1].load();
+  RunOnWorker(engine, 0, [&seen](Worker& w) { seen[0] = w.routing()->owner[0]; });
+  EXPECT_EQ(seen[0], 2);
+  engine.Stop();
+}
+
+// Without a cluster there is no layout, whatever the board holds.
+TEST(EngineTest, AWorkerWithoutAClusterHasNoRouting) {
+  Config config;
+  Engine engine(&config, 1);
+  std::string error;
+  ASSERT_TRUE(engine.Start(IoBackend::kEpoll, {}, {}, &error)) << error;
+  engine.routing_board().Publish(LayoutServedBy(1));
+  std::atomic<bool> none{false};
+  RunOnWorker(engine, 0, [&none](Worker& w) { none = w.routing() == nullptr; });
+  EXPECT_TRUE(none.load());
   engine.Stop();
 }
 
