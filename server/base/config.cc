@@ -68,12 +68,15 @@ Config::Config() {
                      "completions (requests, mostly) have arrived, or io-uring-wakeup-batch-usec "
                      "has passed; 1 wakes on the first. More means fewer wake-ups per request "
                      "under many concurrent unpipelined clients, for up to that bound in added "
-                     "latency (it adapts to the load; one client at a time is never held)");
+                     "latency (it adapts to the load: it waits for no more requests than the "
+                     "arrival rate brings within half the bound, and one client at a time is "
+                     "never held)");
   wakeup.min = 1;
   wakeup.max = 256;
   auto& wakeup_us = Add("io-uring-wakeup-batch-usec", Kind::kInt, "100", false,
                         "io_uring: the longest a sleeping worker waits for a wake-up batch "
-                        "(io-uring-wakeup-batch), in microseconds");
+                        "(io-uring-wakeup-batch), in microseconds; a longer bound lets batches "
+                        "form at lower request rates");
   wakeup_us.min = 1;
   wakeup_us.max = 100000;
   Add("thread-affinity", Kind::kBool, "no", false,

@@ -25,15 +25,10 @@
 // sleeping worker costs a context switch and a system call, which at pipeline 1 is paid
 // per request. With N > 1 the wait asks for up to N completions beyond the sends, bounded
 // by io-uring-wakeup-batch-usec, so one wake-up serves several clients. What it asks for
-// adapts, so that a light load keeps its latency:
-//   - at most half the connections that sent input in the last ~2 ms: one client at a
-//     time (waiting for its reply before sending again) always wakes the loop at once;
-//   - a level that grows by one after each wait that filled and halves after one that
-//     ran out of time, capped at N;
-//   - none while other threads woke this loop in the last ~2 ms: a wake (another
-//     worker's commands or replies, a pub/sub message...) is one completion, and a wait
-//     for several would hold the work it brings.
-// The cost is up to the bound in added latency while the level is above what arrives.
+// adapts, so that a light load keeps its latency (wakeup_batch_policy.h): never more than
+// the arrival rate promises within half the bound, nor than half the clients that are
+// sending, nor while other threads wake the loop. The cost is up to the bound in added
+// latency when a batch the rate promised does not come.
 // Closing a connection shuts the socket down, which completes its pending operations;
 // the fd is closed and OnClosed() called when none is left in flight.
 // Submissions are batched: they are flushed together when Poll() enters the kernel.
@@ -53,6 +48,7 @@
 #include "server/base/heap_bytes.h"
 #include "server/base/log.h"
 #include "server/net/event_loop.h"
+#include "server/net/wakeup_batch_policy.h"
 
 namespace strata {
 namespace {
@@ -64,8 +60,6 @@ constexpr size_t kRecvBufferBytes = static_cast<size_t>(kRecvBuffers) * kRecvBuf
 constexpr int kRecvBufferGroup = 1;
 // io-uring-batched-sends: replies up to this size wait for the turn's submission.
 constexpr size_t kBatchedSendMaxBytes = 4096;
-// Wake-up batching: the window over which connections that sent input are counted.
-constexpr int64_t kActiveWindowUs = 2000;
 
 enum class OpKind : uint8_t { kRecv, kSend, kAccept, kWake };
 
@@ -238,9 +232,9 @@ class UringLoop final : public EventLoop {
     d += multishot_accept_ ? ", multishot accept" : ", single accept";
     d += multishot_recv_ ? ", multishot recv with provided buffers" : ", single recv";
     d += batched_sends_ ? ", batched sends" : ", direct sends";
-    if (wakeup_batch_ > 1) {
-      d += ", wake-up batches of up to " + std::to_string(wakeup_batch_) + " within " +
-           std::to_string(wakeup_batch_us_) + " us";
+    if (batch_policy_.on()) {
+      d += ", wake-up batches of up to " + std::to_string(batch_policy_.max_batch()) + " within " +
+           std::to_string(batch_policy_.bound_us()) + " us";
     }
     d += ")";
     return d;
@@ -248,8 +242,7 @@ class UringLoop final : public EventLoop {
 
   void SetBatchedSends(bool on) override { batched_sends_ = on; }
   void SetWakeupBatch(unsigned completions, unsigned usec) override {
-    wakeup_batch_ = std::clamp(completions, 1u, kRingEntries / 2);
-    wakeup_batch_us_ = std::max(1u, usec);
+    batch_policy_.Configure(std::clamp(completions, 1u, kRingEntries / 2), usec);
   }
 
   void AddListener(int fd, AcceptFn on_accept) override {
@@ -342,7 +335,7 @@ class UringLoop final : public EventLoop {
     io_uring_cqe* cqe = nullptr;
     // The batched sends complete before the wait; it waits for one completion more (or
     // a batch of them).
-    unsigned want = timeout_ms != 0 && wakeup_batch_ > 1 ? BatchWanted() : 1;
+    unsigned want = timeout_ms != 0 && batch_policy_.on() ? BatchWanted() : 1;
     unsigned wait_nr = want + std::min(batched_sends_submitted_, kRingEntries);
     batched_sends_submitted_ = 0;
     if (timeout_ms == 0) {
@@ -352,7 +345,7 @@ class UringLoop final : public EventLoop {
       // never see its sockets.
       io_uring_submit_and_get_events(&ring_);
     } else if (want > 1) {
-      long us = wakeup_batch_us_;
+      long us = batch_policy_.bound_us();
       if (timeout_ms > 0) us = std::min<long>(us, timeout_ms * 1000L);
       __kernel_timespec ts{};
       ts.tv_sec = us / 1000000;
@@ -376,10 +369,7 @@ class UringLoop final : public EventLoop {
       seen++;
     }
     io_uring_cq_advance(&ring_, seen);
-    if (timeout_ms != 0 && wakeup_batch_ > 1) {
-      batch_level_ = seen >= wait_nr ? std::min(batch_level_ + 1, wakeup_batch_)
-                                     : std::max(1u, batch_level_ / 2);
-    }
+    if (timeout_ms != 0 && batch_policy_.on()) batch_policy_.AfterWait(seen, wait_nr);
     for (const Completion& done : completions_) Handle(done);
     RunReady();
     std::vector<std::pair<IoConn*, int>> failed;
@@ -466,25 +456,7 @@ class UringLoop final : public EventLoop {
   unsigned BatchWanted() {
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t now_us = static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000;
-    if (now_us - window_start_us_ >= kActiveWindowUs) {
-      bool gap = now_us - window_start_us_ >= 2 * kActiveWindowUs;
-      inputs_before_ = gap ? 0 : inputs_now_;
-      wakes_before_ = !gap && wakes_now_;
-      inputs_now_ = 0;
-      wakes_now_ = false;
-      input_window_++;
-      window_start_us_ = now_us;
-    }
-    if (wakes_now_ || wakes_before_) return 1;
-    unsigned active = std::max(inputs_now_, inputs_before_);
-    return std::clamp(std::min(batch_level_, active / 2), 1u, wakeup_batch_);
-  }
-
-  void NoteInput(ConnOps* ops) {
-    if (ops->input_window == input_window_) return;
-    ops->input_window = input_window_;
-    inputs_now_++;
+    return batch_policy_.Wanted(static_cast<int64_t>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
   }
 
   void ReturnBuffer(unsigned bid) {
@@ -498,7 +470,7 @@ class UringLoop final : public EventLoop {
     auto* ops = static_cast<ConnOps*>(c->loop_state);
     bool more = done.flags & IORING_CQE_F_MORE;
     if (done.res > 0 && (done.flags & IORING_CQE_F_BUFFER)) {
-      if (wakeup_batch_ > 1) NoteInput(ops);
+      if (batch_policy_.on()) batch_policy_.NoteInput(&ops->input_window);
       unsigned bid = done.flags >> IORING_CQE_BUFFER_SHIFT;
       const char* data = recv_buffers_ + static_cast<size_t>(bid) * kRecvBufferSize;
       size_t n = static_cast<size_t>(done.res);
@@ -599,7 +571,7 @@ class UringLoop final : public EventLoop {
     Op* op = done.op;
     switch (op->kind) {
       case OpKind::kWake:
-        wakes_now_ = true;
+        batch_policy_.NoteWake();
         on_wake_();
         ArmWake();
         return;
@@ -630,7 +602,8 @@ class UringLoop final : public EventLoop {
           if (c->ops_in_flight == 0) Finish(c);
           return;
         }
-        if (done.res > 0 && wakeup_batch_ > 1) NoteInput(static_cast<ConnOps*>(c->loop_state));
+        if (done.res > 0 && batch_policy_.on())
+          batch_policy_.NoteInput(&static_cast<ConnOps*>(c->loop_state)->input_window);
         c->OnRecv(done.res);
         if (c->closing && c->ops_in_flight == 0 && c->loop_state != nullptr) Finish(c);
         return;
@@ -681,16 +654,7 @@ class UringLoop final : public EventLoop {
   bool batched_sends_ = false;
   bool ever_multishot_data_ = false;
   unsigned batched_sends_submitted_ = 0;  // since the last io_uring_enter
-  // Wake-up batching (see the top).
-  unsigned wakeup_batch_ = 1;       // io-uring-wakeup-batch
-  unsigned wakeup_batch_us_ = 100;  // io-uring-wakeup-batch-usec
-  unsigned batch_level_ = 1;        // grows while waits fill, halves when one runs out
-  uint64_t input_window_ = 1;       // the window connections' input is counted in
-  int64_t window_start_us_ = 0;
-  unsigned inputs_now_ = 0;     // connections that sent input in this window
-  unsigned inputs_before_ = 0;  // and in the one before
-  bool wakes_now_ = false;      // another thread woke this loop in this window
-  bool wakes_before_ = false;   // and in the one before
+  WakeupBatchPolicy batch_policy_;        // wake-up batching (see the top)
   unsigned setup_flags_ = 0;
   bool multishot_accept_ = true;
   int wake_fd_ = -1;

@@ -85,6 +85,32 @@ def test_short_run_counts_every_request(server, tmp_path):
     r.close()
 
 
+def test_rate_limiting_paces_each_connection(server, tmp_path):
+    """--rate-limiting N: each connection sends N requests a second, on a schedule, so
+    a run of R requests per connection lasts about R / N seconds whatever the server's
+    speed."""
+    start = time.monotonic()
+    proc, j = run_bench(server.port, "-t", 1, "-c", 4, "-n", 100, "--rate-limiting", 200,
+                        "--ratio", "1:1", "--key-maximum", 99, "--hide-histogram",
+                        "--show-config", json_path=str(tmp_path / "r.json"))
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    assert "200 requests/s per client" in proc.stderr
+    stats = j["ALL STATS"]
+    assert stats["Totals"]["Count"] == 400
+    assert stats["Totals"]["Connection Errors"] == 0
+    # 100 requests at 200 a second: half a second, never less (the last one leaves at
+    # 99 intervals after the first).
+    assert took >= 0.49, took
+    assert stats["Totals"]["Ops/sec"] <= 4 * 200 * 1.05
+    # Unpaced, the same run is far quicker than that.
+    start = time.monotonic()
+    proc, _ = run_bench(server.port, "-t", 1, "-c", 4, "-n", 100, "--ratio", "1:1",
+                        "--key-maximum", 99, "--hide-histogram")
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - start < took
+
+
 def test_allkeys_populates_every_key_then_gets_all_hit(server, tmp_path):
     proc, _ = run_bench(server.port, "-t", 2, "-c", 3, "--ratio", "1:0", "--key-pattern", "P:P",
                         "-n", "allkeys", "--key-minimum", 1, "--key-maximum", 5000, "-d", 20,

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <limits>
 
 #include "storage/mono_clock.h"
 
@@ -89,10 +91,21 @@ void BenchThread::Run(uint64_t start_ns) {
   uint64_t next_housekeeping = now + kHousekeepingNs;
   epoll_event events[kMaxEvents];
   while (live_ > 0) {
-    const int n = ::epoll_wait(ctx_.epoll_fd, events, kMaxEvents, kWaitMs);
+    // --rate-limiting: wake for the next request due, to the microsecond.
+    int64_t wait_ns = int64_t{kWaitMs} * 1'000'000;
+    if (options_.rate_limiting > 0) {
+      uint64_t due = std::numeric_limits<uint64_t>::max();
+      for (auto& c : connections_) due = std::min(due, c->NextSendNs());
+      if (due != std::numeric_limits<uint64_t>::max()) {
+        const uint64_t at = NowNs();
+        wait_ns = due > at ? std::min<int64_t>(wait_ns, static_cast<int64_t>(due - at)) : 0;
+      }
+    }
+    const timespec wait{static_cast<time_t>(wait_ns / 1'000'000'000), wait_ns % 1'000'000'000};
+    const int n = ::epoll_pwait2(ctx_.epoll_fd, events, kMaxEvents, &wait, nullptr);
     if (n < 0 && errno != EINTR) {
       // Cannot wait for sockets any more: fail what is left rather than spin.
-      const std::string why = std::string("epoll_wait: ") + std::strerror(errno);
+      const std::string why = std::string("epoll_pwait2: ") + std::strerror(errno);
       for (auto& c : connections_) {
         if (!c->finished()) c->CheckTimeout(UINT64_MAX, 0);
       }
@@ -101,6 +114,9 @@ void BenchThread::Run(uint64_t start_ns) {
     }
     for (int i = 0; i < n; ++i) connections_[events[i].data.u64]->OnEvents(events[i].events);
     now = NowNs();
+    if (options_.rate_limiting > 0) {
+      for (auto& c : connections_) c->OnTick(now);
+    }
     if (!stopping && ((deadline != 0 && now >= deadline) ||
                       (stop_ != nullptr && stop_->load(std::memory_order_relaxed)))) {
       stopping = true;

@@ -54,6 +54,10 @@ Connection::Connection(const ConnectionContext& ctx, uint32_t client_index, uint
   } else {
     target_ = o_.requests;
   }
+  if (o_.rate_limiting > 0) {
+    interval_ns_ = 1'000'000'000 / o_.rate_limiting;
+    phase_ns_ = interval_ns_ * client_index / std::max<uint64_t>(1, o_.total_clients());
+  }
 }
 
 Connection::~Connection() { Close(); }
@@ -136,6 +140,7 @@ void Connection::OnConnected(uint64_t now_ns) {
     return;
   }
   state_ = State::kRunning;
+  next_send_ns_ = now_ns + phase_ns_;
   Fill(now_ns);
 }
 
@@ -204,6 +209,7 @@ void Connection::OnReadable() {
       in_.Consume(consumed);
       if (--setup_pending_ == 0) {
         state_ = State::kRunning;
+        next_send_ns_ = now + phase_ns_;
         Fill(now);
         if (finished()) return;
       }
@@ -244,7 +250,8 @@ void Connection::Fill(uint64_t now_ns) {
   const RequestKind get_kind = o_.multi_key_get > 0 ? RequestKind::kMGet : RequestKind::kGet;
   uint32_t slot = head_ + inflight_;
   if (slot >= o_.pipeline) slot -= o_.pipeline;
-  while (inflight_ < o_.pipeline && !stop_sending_ && sent_ < target_) {
+  while (inflight_ < o_.pipeline && !stop_sending_ && sent_ < target_ &&
+         (interval_ns_ == 0 || now_ns >= next_send_ns_)) {
     const bool is_set = ratio_.NextIsSet();
     size_t bytes = 0;
     if (is_set) {
@@ -263,6 +270,11 @@ void Connection::Fill(uint64_t now_ns) {
     slot = slot + 1 == o_.pipeline ? 0 : slot + 1;
     ++inflight_;
     ++sent_;
+    if (interval_ns_ != 0) {
+      // On schedule; a connection that fell behind (its replies slow) sends the next one
+      // at once, without a burst to catch up.
+      next_send_ns_ = std::max(next_send_ns_ + interval_ns_, now_ns);
+    }
   }
   if (out_.readable() > 0) {
     if (!Flush(now_ns)) return;
@@ -270,6 +282,18 @@ void Connection::Fill(uint64_t now_ns) {
   if (inflight_ == 0 && out_.readable() == 0 && (stop_sending_ || sent_ >= target_)) {
     Finish(now_ns);
   }
+}
+
+uint64_t Connection::NextSendNs() const {
+  if (interval_ns_ == 0 || state_ != State::kRunning || stop_sending_ || sent_ >= target_ ||
+      inflight_ >= o_.pipeline) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return next_send_ns_;
+}
+
+void Connection::OnTick(uint64_t now_ns) {
+  if (state_ == State::kRunning && NextSendNs() <= now_ns) Fill(now_ns);
 }
 
 uint32_t Connection::NextValueSize() {

@@ -64,6 +64,10 @@ class Connection {
   void StopSending(uint64_t now_ns);
   // Fails the connection when it has been waiting for longer than timeout_ns.
   void CheckTimeout(uint64_t now_ns, uint64_t timeout_ns);
+  // --rate-limiting: when the next request is due (UINT64_MAX: none is waiting for its
+  // time), and sending what is due by now.
+  uint64_t NextSendNs() const;
+  void OnTick(uint64_t now_ns);
 
   bool finished() const { return state_ == State::kDone || state_ == State::kFailed; }
 
@@ -100,6 +104,11 @@ class Connection {
   uint32_t inflight_ = 0;
 
   uint64_t sent_ = 0;
+  // --rate-limiting: the interval between requests, and when the next one may go. The
+  // connections' schedules are spread evenly over one interval.
+  uint64_t interval_ns_ = 0;
+  uint64_t phase_ns_ = 0;
+  uint64_t next_send_ns_ = 0;
   uint64_t target_ = 0;  // requests to send (UINT64_MAX with --test-time)
   uint64_t last_activity_ns_ = 0;
 

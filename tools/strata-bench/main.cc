@@ -92,6 +92,7 @@ void PrintConfig(const Options& o, std::ostream& err) {
   if (o.expiry_max > 0) err << ", expiry " << o.expiry_min << "-" << o.expiry_max << " s";
   if (o.multi_key_get > 0) err << ", MGET of " << o.multi_key_get;
   if (o.multi_key_set > 0) err << ", MSET of " << o.multi_key_set;
+  if (o.rate_limiting > 0) err << ", " << o.rate_limiting << " requests/s per client";
   err << ", seed " << o.seed << (o.distinct_client_seed ? " (distinct per client)" : "");
   if (o.cluster_mode) err << ", cluster mode";
   err << "\n";

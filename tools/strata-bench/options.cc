@@ -25,6 +25,7 @@ constexpr uint32_t kMaxDataSize = 512u * 1024 * 1024;  // Redis's largest string
 constexpr uint32_t kMaxMultiKeys = 100'000;
 constexpr uint32_t kMaxTestTime = 30 * 24 * 3600;
 constexpr uint32_t kMaxReplyTimeout = 24 * 3600;
+constexpr uint32_t kMaxRate = 10'000'000;  // requests a second per connection
 // One connection's out buffer holds a pipeline of requests; keep that under 1 GiB.
 constexpr uint64_t kMaxBatchBytes = 1ull << 30;
 // Requests in flight over all connections (each keeps a 9-byte slot per request).
@@ -199,6 +200,10 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
                  "Fail a connection that waits this many seconds for a reply or to connect")
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxReplyTimeout));
+  app.add_option("--rate-limiting", o->rate_limiting,
+                 "At most this many requests a second per connection (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, kMaxRate));
   app.add_flag("--show-config", o->show_config, "Print the effective settings first");
   app.add_flag("--cluster-mode", o->cluster_mode,
                "Redis Cluster: send each request to the master of its key's slot");
@@ -276,6 +281,9 @@ ParseOutcome ParseOptions(int argc, const char* const* argv, Options* o, std::os
     return Usage(err,
                  "--cluster-mode cannot be combined with --multi-key-get or --multi-key-set "
                  "(the keys of one request would span slots)");
+  }
+  if (o->cluster_mode && o->rate_limiting > 0) {
+    return Usage(err, "--cluster-mode cannot be combined with --rate-limiting");
   }
   // A SET carries its value (MSET one per key): bound one connection's pipeline of them.
   const uint64_t keys_per_set = std::max<uint32_t>(1, o->multi_key_set);

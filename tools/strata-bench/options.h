@@ -57,7 +57,10 @@ struct Options {
   std::string out_file;         // -o/--out-file (default stdout)
   std::vector<double> percentiles = {50, 99, 99.9};  // --print-percentiles
   uint32_t reply_timeout_s = 10;  // --reply-timeout: no reply for this long fails a connection
-  bool show_config = false;       // --show-config
+  // --rate-limiting: at most this many requests a second per connection, sent on a
+  // schedule (0: each as soon as the pipeline has room).
+  uint32_t rate_limiting = 0;
+  bool show_config = false;  // --show-config
   // --cluster-mode: --server/--port name one node of a Redis Cluster; its CLUSTER SLOTS
   // reply decides where each key's requests go. Not with --multi-key-get/--multi-key-set.
   bool cluster_mode = false;

@@ -197,6 +197,9 @@ TEST(StrataBenchOptions, BadValuesAreUsageErrorsNamingTheValue) {
       {{"--data-size-range", "1-600000000"}, "MAX is over"},
       {{"--data-size-range", "1-2", "-d", "5"}, "excludes"},
       {{"--data-size-pattern", "Z"}, "'Z'"},
+      {{"--rate-limiting", "-1"}, "rate-limiting"},
+      {{"--rate-limiting", "20000000"}, "rate-limiting"},
+      {{"--rate-limiting", "100", "--cluster-mode"}, "--rate-limiting"},
       {{"-s", ""}, "--server"},
   };
   for (const auto& [args, needle] : cases) {
