@@ -63,17 +63,17 @@ Config::Config() {
   Add("io-uring-batched-sends", Kind::kBool, "yes", false,
       "io_uring: replies leave in the loop turn's one submission instead of a send(2) per "
       "connection (fewer system calls per request when unpipelined)");
-  auto& wakeup = Add("io-uring-wakeup-batch", Kind::kInt, "1", false,
+  auto& wakeup = Add("io-uring-wakeup-batch", Kind::kInt, "1", true,
                      "io_uring: a worker with nothing to do sleeps until up to this many "
                      "completions (requests, mostly) have arrived, or io-uring-wakeup-batch-usec "
                      "has passed; 1 wakes on the first. More means fewer wake-ups per request "
                      "under many concurrent unpipelined clients, for up to that bound in added "
                      "latency (it adapts to the load: it waits for no more requests than the "
                      "arrival rate brings within half the bound, and one client at a time is "
-                     "never held)");
+                     "never held). CONFIG SET reaches every worker within 1/hz s");
   wakeup.min = 1;
   wakeup.max = 256;
-  auto& wakeup_us = Add("io-uring-wakeup-batch-usec", Kind::kInt, "100", false,
+  auto& wakeup_us = Add("io-uring-wakeup-batch-usec", Kind::kInt, "100", true,
                         "io_uring: the longest a sleeping worker waits for a wake-up batch "
                         "(io-uring-wakeup-batch), in microseconds; a longer bound lets batches "
                         "form at lower request rates");

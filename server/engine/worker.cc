@@ -160,9 +160,7 @@ bool Worker::Start(IoBackend backend, std::vector<int> listen_fds,
       return;
     }
     loop_->SetBatchedSends(engine_->config().Bool("io-uring-batched-sends"));
-    loop_->SetWakeupBatch(
-        static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch")),
-        static_cast<unsigned>(engine_->config().Int("io-uring-wakeup-batch-usec")));
+    ApplyWakeupBatch(/*at_start=*/true);
     loop_->SetWakeFd(wake_fd_, [] {});
     for (int fd : listen_fds) loop_->AddListener(fd, on_accept);
     ready.set_value(true);
@@ -560,6 +558,8 @@ void Worker::RunTimers() {
     pause_mode_seen_ = mode;
   }
   if (now_ms_ < next_expire_ms_) return;
+  if (engine_->config().generation() != wakeup_config_gen_) [[unlikely]]
+    ApplyWakeupBatch(/*at_start=*/false);
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
@@ -576,6 +576,30 @@ void Worker::RunTimers() {
   loop_->RefreshBufferBytes();
   // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.
   if (index_ == 0) engine_->UpdatePeakMemory(engine_->UsedMemory());
+}
+
+void Worker::ApplyWakeupBatch(bool at_start) {
+  const Config& cfg = engine_->config();
+  wakeup_config_gen_ = cfg.generation();
+  int64_t batch = cfg.Int("io-uring-wakeup-batch");
+  int64_t usec = cfg.Int("io-uring-wakeup-batch-usec");
+  if (!at_start && batch == wakeup_batch_ && usec == wakeup_batch_us_) return;
+  wakeup_batch_ = batch;
+  wakeup_batch_us_ = usec;
+  loop_->SetWakeupBatch(static_cast<unsigned>(batch), static_cast<unsigned>(usec));
+  // The start-up log says it once for all workers (engine.cc); a CONFIG SET, worker 0.
+  if (at_start || index_ != 0) return;
+  if (engine_->process().io_backend != "io_uring") {
+    if (batch > 1) {
+      LogWarning("io-uring-wakeup-batch %lld has no effect with the %s backend",
+                 static_cast<long long>(batch), engine_->process().io_backend.c_str());
+    }
+  } else if (batch > 1) {
+    LogNotice("io-uring-wakeup-batch set: wake-up batches of up to %lld within %lld us",
+              static_cast<long long>(batch), static_cast<long long>(usec));
+  } else {
+    LogNotice("io-uring-wakeup-batch set to 1: wake-up batching off");
+  }
 }
 
 namespace {

@@ -456,6 +456,12 @@ class Worker {
   // workers' as a message (monitor.cc, "Causal order").
   void FlushMonitorFeed();
   int64_t next_expire_ms_ = 0;
+  // io-uring-wakeup-batch and -usec as this worker's loop last applied them, and the
+  // config generation they were read at (CONFIG SET reaches the loop on the timer).
+  uint64_t wakeup_config_gen_ = 0;
+  int64_t wakeup_batch_ = 1;
+  int64_t wakeup_batch_us_ = 100;
+  void ApplyWakeupBatch(bool at_start);
   int64_t poll_until_us_ = 0;  // PollAwhile
   std::atomic<bool> script_busy_{false};
   uint64_t rng_state_;

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+import redis
 
 from conftest import TARGET, RawConnection, Server
 from helpers import cmd, error_of
@@ -69,6 +70,56 @@ def test_io_uring_wakeup_batch_is_told_in_the_log(server_factory, backend):
         assert "has no effect" not in log
     else:
         assert "io-uring-wakeup-batch 8 has no effect with the epoll backend" in log, log
+    for cl in clients + [c]:
+        cl.close()
+
+
+@pytest.mark.parametrize("backend", ["io_uring", "epoll"])
+def test_io_uring_wakeup_batch_can_be_set_at_run_time(server_factory, backend):
+    """CONFIG SET io-uring-wakeup-batch and -usec reach every worker's loop (on its timer)
+    and the log says so; requests are served throughout; out-of-range values are
+    refused."""
+    s = server_factory(threads=2, extra_args=["--io-backend", backend])
+    c = s.client(decode_responses=True)
+    if c.info("server")["io_backend"] != backend:
+        pytest.skip("io_uring unavailable here")
+    clients = [s.client(decode_responses=True) for _ in range(10)]
+
+    def traffic(round_):
+        for i, cl in enumerate(clients):
+            assert cl.set("k%d" % i, round_) is True
+            assert cl.get("k%d" % i) == str(round_)
+
+    def logged(text):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if text in s.read_log():
+                return True
+            time.sleep(0.05)
+        return False
+
+    traffic(0)
+    assert c.config_set("io-uring-wakeup-batch-usec", 400) is True
+    assert c.config_set("io-uring-wakeup-batch", 8) is True
+    assert c.config_get("io-uring-wakeup-batch*") == {
+        "io-uring-wakeup-batch": "8", "io-uring-wakeup-batch-usec": "400"}
+    if backend == "io_uring":
+        assert logged("wake-up batches of up to 8 within 400 us"), s.read_log()
+    else:
+        assert logged("io-uring-wakeup-batch 8 has no effect with the epoll backend"), \
+            s.read_log()
+    for round_ in range(1, 20):
+        traffic(round_)
+    assert c.config_set("io-uring-wakeup-batch", 1) is True
+    if backend == "io_uring":
+        assert logged("wake-up batching off"), s.read_log()
+    traffic(20)
+    for bad in ("0", "257", "x"):
+        with pytest.raises(redis.exceptions.ResponseError):
+            c.config_set("io-uring-wakeup-batch", bad)
+    with pytest.raises(redis.exceptions.ResponseError):
+        c.config_set("io-uring-wakeup-batch-usec", 0)
+    assert c.config_get("io-uring-wakeup-batch") == {"io-uring-wakeup-batch": "1"}
     for cl in clients + [c]:
         cl.close()
 
