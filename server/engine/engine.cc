@@ -64,11 +64,6 @@ bool Engine::Start(IoBackend backend, const std::vector<int>& listen_fds,
       if (!worker_note.empty()) LogWarning("%s", worker_note.c_str());
       process_.io_backend = workers_[0]->backend_name();
       LogNotice("I/O backend: %s", workers_[0]->backend_description().c_str());
-      if (process_.io_backend != "io_uring" && config_->Int("io-uring-wakeup-batch") > 1) {
-        LogWarning("io-uring-wakeup-batch %lld has no effect with the %s backend",
-                   static_cast<long long>(config_->Int("io-uring-wakeup-batch")),
-                   process_.io_backend.c_str());
-      }
     }
   }
   if (!listen_fds.empty()) {

@@ -587,13 +587,17 @@ void Worker::ApplyWakeupBatch(bool at_start) {
   wakeup_batch_ = batch;
   wakeup_batch_us_ = usec;
   loop_->SetWakeupBatch(static_cast<unsigned>(batch), static_cast<unsigned>(usec));
-  // The start-up log says it once for all workers (engine.cc); a CONFIG SET, worker 0.
-  if (at_start || index_ != 0) return;
-  if (engine_->process().io_backend != "io_uring") {
+  // Worker 0 says it for all. At start-up, with io_uring, the backend's line names the
+  // batch (engine.cc); other backends ignore it, which is said at start-up and on a
+  // CONFIG SET alike.
+  if (index_ != 0) return;
+  if (std::string_view(loop_->name()) != "io_uring") {
     if (batch > 1) {
       LogWarning("io-uring-wakeup-batch %lld has no effect with the %s backend",
-                 static_cast<long long>(batch), engine_->process().io_backend.c_str());
+                 static_cast<long long>(batch), loop_->name());
     }
+  } else if (at_start) {
+    return;
   } else if (batch > 1) {
     LogNotice("io-uring-wakeup-batch set: wake-up batches of up to %lld within %lld us",
               static_cast<long long>(batch), static_cast<long long>(usec));
