@@ -849,9 +849,28 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   CompleteSlot(seq, reply);
 }
 
+void ClientConnection::CompleteSlots(const RemoteBatch& batch, size_t first, size_t end) {
+  bool grew = false;
+  size_t filled = 0;
+  for (size_t i = first; i < end; i++) {
+    const RemoteBatch::Item& item = batch.items[i];
+    if (item.detached) continue;
+    grew |= FillSlot(item.seq,
+                     std::string_view(batch.replies.data() + item.reply_offset, item.reply_len));
+    filled++;
+  }
+  if (filled == 0) return;
+  inflight_ -= filled;
+  AfterSlotsFilled(grew);
+}
+
 void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {
   bool grew = FillSlot(seq, data);
   inflight_--;
+  AfterSlotsFilled(grew);
+}
+
+void ClientConnection::AfterSlotsFilled(bool grew) {
   if (grew && !closing()) CheckOutputLimits();
   if (closing()) {
     MaybeDestroy();

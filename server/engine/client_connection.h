@@ -40,6 +40,8 @@
 
 namespace strata {
 
+struct RemoteBatch;
+
 class ClientConnection;
 
 // A single command queued behind a lock on its shard (from a batch or a local client).
@@ -79,6 +81,11 @@ class ClientConnection final : public Connection, public Client {
   void WakeFromPause();
   // A remote command's reply arrived (this worker's thread).
   void CompleteSlot(uint64_t seq, std::string_view data);
+  // The replies of a run of this connection's commands in one batch came back: each
+  // fills its slot, then the output's limits, the flush and a paused input are seen to
+  // once for the run (DeliverRemoteBatch). Detached items are skipped (theirs come back
+  // on their own).
+  void CompleteSlots(const RemoteBatch& batch, size_t first, size_t end);
 
   // Queues rc on the current worker's lock table; it runs when its keys are free.
   static void QueueBehindLocks(RemoteCommand* rc, const std::vector<std::string_view>& keys);
@@ -200,6 +207,9 @@ class ClientConnection final : public Connection, public Client {
   // counted as Redis does). Cheap when no limit is set.
   void OnLargeReply(std::string* target);
   void CheckOutputLimits();
+  // After replies filled their slots (grew: the output grew by a block or more): the
+  // output's limits, then the flush, and input paused for them is resumed.
+  void AfterSlotsFilled(bool grew);
 
   // MULTI/EXEC/DISCARD/WATCH/UNWATCH (transaction.cc).
   struct QueuedCall {

@@ -51,10 +51,15 @@ namespace {
 // Runs on the origin worker: hands every reply to its connection.
 void DeliverRemoteBatch(void* p) {
   auto* batch = static_cast<RemoteBatch*>(p);
-  for (const RemoteBatch::Item& item : batch->items) {
-    if (item.detached) continue;
-    item.conn->CompleteSlot(
-        item.seq, std::string_view(batch->replies.data() + item.reply_offset, item.reply_len));
+  // A connection's commands are added in runs (its input is parsed a read at a time), so
+  // its replies are handed over a run at a time.
+  size_t n = batch->items.size();
+  for (size_t i = 0; i < n;) {
+    ClientConnection* conn = batch->items[i].conn;
+    size_t end = i + 1;
+    while (end < n && batch->items[end].conn == conn) end++;
+    conn->CompleteSlots(*batch, i, end);
+    i = end;
   }
   Worker::Current()->RecycleBatch(batch);
 }
