@@ -49,6 +49,11 @@ uint64_t DecodeKey(const rocksdb::Slice& k) {
   return seq;
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: ColdStore::Impl, which has linkage, holds one.
+namespace cold_store_internal {
+
 // The records freed by the keyspace that are still in the memtables or the files.
 // Erases add to it (the I/O thread); the filter below drops them when a flush or a
 // compaction meets them (RocksDB's background threads); reads treat them as absent.
@@ -64,6 +69,12 @@ struct DeadSet {
     return seqs.Contains(seq);
   }
 };
+
+}  // namespace cold_store_internal
+
+namespace {
+
+using cold_store_internal::DeadSet;
 
 // Drops dead records from what a flush or a compaction writes. Keys arrive in order:
 // a dead number between two keys of the input is in none of the files (records are
@@ -162,7 +173,7 @@ size_t ColdCache::capacity_bytes() const { return impl_->capacity; }
 size_t ColdCache::UsageBytes() const { return impl_->cache->GetUsage(); }
 
 struct ColdStore::Impl {
-  std::shared_ptr<DeadSet> dead = std::make_shared<DeadSet>();
+  std::shared_ptr<cold_store_internal::DeadSet> dead = std::make_shared<DeadSet>();
   std::shared_ptr<rocksdb::Statistics> stats;
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;

@@ -223,7 +223,8 @@ void Engine::PauseClients(int64_t end_ms, PauseMode mode, PausePurpose purpose) 
   std::lock_guard<std::mutex> l(pause_mu_);
   Pause& p = pause_[purpose];
   int64_t cur_end = p.end_ms.load(std::memory_order_relaxed);
-  uint8_t cur_mode = cur_end == 0 ? kPauseNone : p.mode.load(std::memory_order_relaxed);
+  uint8_t cur_mode =
+      cur_end == 0 ? static_cast<uint8_t>(kPauseNone) : p.mode.load(std::memory_order_relaxed);
   p.mode.store(std::max<uint8_t>(cur_mode, mode), std::memory_order_relaxed);
   p.end_ms.store(std::max(cur_end, end_ms), std::memory_order_release);
 }

@@ -307,7 +307,9 @@ TEST_F(SnapshotJobTest, AKeyExpiredInTheBaseButLiveInADeltaIsNotToldAsDropped) {
   while (!done) {
     Status st = job.Step(1000000, 5000, &done);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    if (!done) EXPECT_TRUE(hook.told.empty());  // told only once the chain is loaded
+    if (!done) {
+      EXPECT_TRUE(hook.told.empty());  // told only once the chain is loaded
+    }
   }
   EXPECT_NE(loaded.FindMeta(0, "back", 5000), nullptr);
   EXPECT_EQ(loaded.FindMeta(0, "gone", 5000), nullptr);
