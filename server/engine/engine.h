@@ -48,6 +48,9 @@ class ShardService {
   virtual void OnWorkerStart(Worker& w) {}
   // True when this worker has work for the service now (its loop must not sleep).
   virtual bool HasWork(const Worker& w) const { return false; }
+  // The longest this worker may sleep in its loop for the service's sake, in ms; -1 for
+  // no bound (work that cannot wait says so with HasWork instead).
+  virtual int64_t SleepBoundMs(const Worker& w) const { return -1; }
   // Once per loop turn. turn_ns: what the rest of the turn took; busy: it ran commands.
   virtual void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {}
   // Worker 0's timer (hz): schedules that belong to the whole process.

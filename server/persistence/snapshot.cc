@@ -42,9 +42,6 @@ void Arrive(Worker& w, std::atomic<uint32_t>& a, uint32_t n) {
   }
 }
 
-constexpr int64_t kMinStepNs = 20 * 1000;          // the smallest slice worth taking
-constexpr int64_t kIdleStepNs = 1000 * 1000;       // the slice of an idle turn
-constexpr int64_t kActiveWindowNs = 1000 * 1000;   // no command for this long: idle
 constexpr int64_t kLoadStepNs = 20 * 1000 * 1000;  // loading: clients only get -LOADING
 constexpr int kMaxCutAttempts = 100000;
 constexpr int kReportCutAttempts = 10000;       // a cut that keeps conflicting is logged
@@ -55,8 +52,7 @@ constexpr int64_t kRetryAfterFailureMs = 5000;  // as Redis's CONFIG_BGSAVE_RETR
 struct SnapshotManager::Shard {
   std::unique_ptr<ShardSnapshotJob> job;
   bool reported = false;
-  int64_t credit_ns = 0;  // snapshot time earned by serving clients
-  int64_t last_busy_ns = 0;
+  SnapshotPace pace;  // the traversal's share of the worker's time
   std::unique_ptr<LoadJob> load;
   std::unique_ptr<DirtyRanges> tracker;
   uint64_t changes_at_cut = 0;
@@ -359,7 +355,16 @@ void SnapshotManager::StepLoad(Worker& w, Shard& sh) {
 
 bool SnapshotManager::HasWork(const Worker& w) const {
   const Shard& sh = *shards_[w.index()];
-  return sh.load != nullptr || (sh.job != nullptr && !sh.reported);
+  if (sh.load != nullptr) return true;
+  // A traversal waiting for its share while clients are served lets the worker sleep
+  // until input comes (SnapshotPace: spinning would spend the time it rations).
+  return sh.job != nullptr && !sh.reported && sh.pace.Ready(MonoNs());
+}
+
+int64_t SnapshotManager::SleepBoundMs(const Worker& w) const {
+  const Shard& sh = *shards_[w.index()];
+  if (sh.job == nullptr || sh.reported) return -1;
+  return (SnapshotPace::kSleepBoundNs + 999999) / 1000000;
 }
 
 void SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
@@ -372,20 +377,14 @@ void SnapshotManager::OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) {
   if (sh.job == nullptr || sh.reported) return;
   // Idle: a long slice. Busy: a budget earned from the time spent serving clients, so
   // a loop turn that runs only a few commands cannot hand most of its time over.
-  int64_t budget = kIdleStepNs;
-  int64_t now = MonoNs();
-  if (busy) sh.last_busy_ns = now;
   // Clients count as active until a while after their last command: between two
   // batches of requests a turn often runs none.
-  if (now - sh.last_busy_ns < kActiveWindowNs) {
-    sh.credit_ns = std::min(sh.credit_ns + turn_ns / kShareDivisor, kIdleStepNs);
-    if (sh.credit_ns < kMinStepNs) return;
-    budget = sh.credit_ns;
-  }
   int64_t t0 = MonoNs();
+  int64_t budget = sh.pace.OnTurn(t0, turn_ns, busy);
+  if (budget == 0) return;
   bool done = sh.job->Step(budget);
   // A step finishes its chunk past the budget: the overrun is owed by later turns.
-  sh.credit_ns = std::max<int64_t>(-kIdleStepNs, sh.credit_ns - (MonoNs() - t0));
+  sh.pace.Stepped(MonoNs() - t0);
   sh.bytes_written.store(sh.job->bytes_written(), std::memory_order_relaxed);
   sh.keys_visited.store(sh.job->keys_visited(), std::memory_order_relaxed);
   sh.buffer_bytes.store(sh.job->buffer_bytes(), std::memory_order_relaxed);

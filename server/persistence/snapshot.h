@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "server/base/cron_schedule.h"
+#include "server/persistence/snapshot_pace.h"
 #include "server/engine/engine.h"
 #include "storage/dirty_ranges.h"
 #include "storage/manifest.h"
@@ -109,11 +110,14 @@ class SnapshotManager final : public ShardService {
   void OnWorkerStart(Worker& w) override;
   // Steps this shard's load or snapshot job. turn_ns: time the rest of this loop turn
   // took; busy: it ran commands. While clients are served, a snapshot gets at most
-  // 1/kShareDivisor of the time.
+  // 1/kShareDivisor of the time (snapshot_pace.h).
   void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) override;
-  static constexpr int64_t kShareDivisor = 10;  // snapshot time <= 1/10 of client time
-  // True while this shard has a load or a snapshot job to step (the loop must not sleep).
+  static constexpr int64_t kShareDivisor = SnapshotPace::kShareDivisor;
+  // True while this shard has a load to step, or a snapshot job that may step now (the
+  // loop must not sleep). A job waiting for its share while clients are served is not
+  // work now: the worker may sleep, for at most SleepBoundMs.
   bool HasWork(const Worker& w) const override;
+  int64_t SleepBoundMs(const Worker& w) const override;
   // Worker 0's timer: `save` rules and snapshot-cron.
   void OnTimer(Worker& w) override;
 
