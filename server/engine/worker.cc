@@ -722,7 +722,8 @@ void Worker::Run() {
         if (b->deadline_ms != 0 && b->deadline_ms < wake) wake = b->deadline_ms;
       }
       for (const ShardService* svc : services) {
-        if (int64_t bound = svc->SleepBoundMs(*this); bound >= 0) wake = std::min(wake, now_ms_ + bound);
+        if (int64_t bound = svc->SleepBoundMs(*this); bound >= 0)
+          wake = std::min(wake, now_ms_ + bound);
       }
       timeout = static_cast<int>(std::max<int64_t>(0, wake - now_ms_));
       if (poll_until_us_ != 0) [[unlikely]] {

@@ -68,8 +68,8 @@
 #include <vector>
 
 #include "server/base/cron_schedule.h"
-#include "server/persistence/snapshot_pace.h"
 #include "server/engine/engine.h"
+#include "server/persistence/snapshot_pace.h"
 #include "storage/dirty_ranges.h"
 #include "storage/manifest.h"
 #include "storage/snapshot_job.h"
