@@ -41,17 +41,9 @@ for tool in perf redis-benchmark redis-cli taskset; do
   command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }
 done
 
-WORK="$(mktemp -d)"
-PID=""
-cleanup() {
-  [[ -n "$PID" ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# WORK, PID, free_port, wait_for_ping, stop_server, round_order.
+# shellcheck source=bench/lib/server_turns.sh
+source "$ROOT/bench/lib/server_turns.sh"
 
 # start NAME -> sets PORT and PID
 start() {
@@ -74,18 +66,9 @@ start() {
       ;;
   esac
   PID=$!
-  for _ in $(seq 1 100); do
-    redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  wait_for_ping "$PORT"
   taskset -c "$CLIENT_CPU" redis-benchmark -p "$PORT" -t set -n "$KEYS" -r "$KEYS" -d 100 \
     -P 16 -q >/dev/null 2>&1
-}
-
-stop() {
-  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-  wait "$PID" 2>/dev/null || true
-  PID=""
 }
 
 # measure TEST EVENT -> the event's count per request
@@ -107,18 +90,14 @@ else
   SERVERS=(strata-batched strata-wakeup-batch strata-direct redis)
 fi
 for round in $(seq 1 "$ROUNDS"); do
-  order=("${SERVERS[@]}")
-  if ((round % 2 == 0)); then
-    order=()
-    for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do order+=("${SERVERS[$i]}"); done
-  fi
+  mapfile -t order < <(round_order "$round")
   for s in "${order[@]}"; do
     start "$s"
     for t in get set; do
       SYS[$s,$t]+="$(measure "$t" raw_syscalls:sys_enter) "
       CPU[$s,$t]+="$(measure "$t" task-clock) "
     done
-    stop
+    stop_server "$PORT"
     echo "  round $round: $s" >&2
   done
 done

@@ -42,17 +42,9 @@ for tool in perf redis-cli taskset; do
 done
 [[ -x "$BENCH_BIN" ]] || { echo "strata-bench not built at $BENCH_BIN" >&2; exit 1; }
 
-WORK="$(mktemp -d)"
-PID=""
-cleanup() {
-  [[ -n "$PID" ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# WORK, PID, free_port, wait_for_ping, stop_server, round_order.
+# shellcheck source=bench/lib/server_turns.sh
+source "$ROOT/bench/lib/server_turns.sh"
 
 # start NAME -> sets PORT and PID
 start() {
@@ -72,19 +64,10 @@ start() {
       ;;
   esac
   PID=$!
-  for _ in $(seq 1 100); do
-    redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  wait_for_ping "$PORT"
   taskset -c "$CLIENT_CPU" "$BENCH_BIN" -s 127.0.0.1 -p "$PORT" -t 1 -c 10 --pipeline 16 \
     --ratio 1:0 -n allkeys --key-pattern P:P -d 100 --key-minimum 0 \
     --key-maximum "$((KEYS - 1))" --key-prefix key: --hide-histogram >/dev/null 2>&1
-}
-
-stop() {
-  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-  wait "$PID" 2>/dev/null || true
-  PID=""
 }
 
 # measure LOAD -> "ops/s p50 p99 p99.9 cpu_us_per_req"
@@ -121,15 +104,11 @@ else
 fi
 read -r -a LOAD_LIST <<<"$LOADS"
 for round in $(seq 1 "$ROUNDS"); do
-  order=("${SERVERS[@]}")
-  if ((round % 2 == 0)); then
-    order=()
-    for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do order+=("${SERVERS[$i]}"); done
-  fi
+  mapfile -t order < <(round_order "$round")
   for s in "${order[@]}"; do
     start "$s"
     for l in "${LOAD_LIST[@]}"; do RES[$s,$l]+="$(measure "$l");"; done
-    stop
+    stop_server "$PORT"
     echo "  round $round: $s" >&2
   done
 done

@@ -110,9 +110,8 @@ class SnapshotManager final : public ShardService {
   void OnWorkerStart(Worker& w) override;
   // Steps this shard's load or snapshot job. turn_ns: time the rest of this loop turn
   // took; busy: it ran commands. While clients are served, a snapshot gets at most
-  // 1/kShareDivisor of the time (snapshot_pace.h).
+  // 1/SnapshotPace::kShareDivisor of the time (snapshot_pace.h).
   void OnWorkerTurn(Worker& w, int64_t turn_ns, bool busy) override;
-  static constexpr int64_t kShareDivisor = SnapshotPace::kShareDivisor;
   // True while this shard has a load to step, or a snapshot job that may step now (the
   // loop must not sleep). A job waiting for its share while clients are served is not
   // work now: the worker may sleep, for at most SleepBoundMs.
