@@ -158,9 +158,14 @@ class Keyspace {
   //     SCAN and RANDOMKEY skip expired keys without deleting them.
   //   - Under a MasterCallScope (the master's own commands, applied on a replica):
   //     an expired key is live. The master ran the command and found the key there.
+  //   - While clients are paused (set_pause_hold), a master reads as a replica does: a
+  //     paused dataset stays as it is (Redis's expireIfNeeded during a pause), so its
+  //     replicas' offset can reach the master's; the key goes once the pause ends.
   // The flag is the process's replication role (any thread writes it); it is read
   // only when a lookup meets an expired key.
   void set_replica_flag(const std::atomic<bool>* f) { replica_flag_ = f; }
+  // The owning worker, when it sees a client pause begin and end.
+  void set_pause_hold(bool on) { pause_hold_ = on; }
   bool keeps_expired() const {
     return replica_flag_ != nullptr && replica_flag_->load(std::memory_order_relaxed);
   }
@@ -442,10 +447,11 @@ class Keyspace {
   template <bool kWrite>
   ExpiredIs OnExpired() const {
     if (expired_live_) return ExpiredIs::kLive;
-    if (!kWrite && keeps_expired()) return ExpiredIs::kHidden;
+    if (!kWrite && (pause_hold_ || keeps_expired())) return ExpiredIs::kHidden;
     return ExpiredIs::kDeleted;
   }
   const std::atomic<bool>* replica_flag_ = nullptr;
+  bool pause_hold_ = false;
   bool expired_live_ = false;
   ColdHook* cold_hook_ = nullptr;
   size_t cold_keys_ = 0;

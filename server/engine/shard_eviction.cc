@@ -70,6 +70,7 @@ size_t ShardEviction::ProcessUsed() const {
 }
 
 void ShardEviction::EvictForWrite(size_t request_bytes) {
+  if (worker_.pause_gate()) return;  // a paused dataset stays as it is (as Redis)
   Evict(kWriteFreeFactor * request_bytes + kWriteFreeMinBytes, budget_us_);
 }
 
@@ -113,6 +114,7 @@ void ShardEviction::Evict(size_t share, int64_t budget_us) {
 }
 
 void ShardEviction::CatchUp() {
+  if (worker_.pause_gate()) return;  // a paused dataset stays as it is (as Redis)
   int64_t limit = worker_.engine().config().maxmemory().load(std::memory_order_relaxed);
   size_t used = ProcessUsed();
   if (limit <= 0 || used <= static_cast<size_t>(limit)) return;

@@ -12,7 +12,9 @@
 //   - once per loop turn (OnTurn), its share of the excess: the excess times its part
 //     of the used bytes of the shards that still have something to evict, so memory
 //     written through a shard that has nothing left to evict is freed elsewhere.
-// No shard evicts while the process is under its limit.
+// No shard evicts while the process is under its limit, nor while clients are paused
+// (CLIENT PAUSE, a failover's pause): as Redis, a paused dataset stays as it is, and the
+// turns after the pause catch up.
 //
 // Bounded work: the catch-up on each turn, and each write's own eviction, stop after
 // Redis's tenacity time (maxmemory-eviction-tenacity) capped at kTurnCapUs; the clock

@@ -181,11 +181,15 @@ class Worker {
   // a client pause this worker knows of): one byte, looked at per command.
   bool input_gated() const { return input_gates_ != 0; }
   // CLIENT PAUSE (or a manual failover's) is on: set on every worker before CLIENT PAUSE
-  // replies; cleared when it ends (RunTimers, or CLIENT UNPAUSE's task).
+  // replies; cleared when it ends (RunTimers, or CLIENT UNPAUSE's task). While it is on
+  // the shard's dataset stays as it is, as Redis keeps a paused one: reads of expired
+  // keys delete nothing (Keyspace::set_pause_hold) and nothing is evicted
+  // (ShardEviction); active expiry waits too (RunTimers).
   bool pause_gate() const { return input_gates_ & kGatePause; }
   void SetPauseGate(bool on) {
     input_gates_ =
         static_cast<uint8_t>(on ? (input_gates_ | kGatePause) : (input_gates_ & ~kGatePause));
+    keyspace_.set_pause_hold(on);
   }
   // A connection whose next command is a write waiting for memory: it is woken when
   // memory is under the limit again or its wait ran out (owning thread only).

@@ -251,7 +251,9 @@ void ReplMaster::Drop(const std::shared_ptr<Peer>& p, const std::string& why) {
 void ReplMaster::OnWorkerTurn(Worker& w, int64_t, bool) {
   uint32_t i = w.index();
   if (i == 0) {
-    if (getack_due_ && stream_on_) {
+    // As Redis: no GETACK while clients are paused (it would move the offset a
+    // failover's replica is waiting to reach); it goes once the pause ends.
+    if (getack_due_ && stream_on_ && engine_->PauseModeAt(w.now_ms()) == Engine::kPauseNone) {
       w.repl_feed().Record(ReplLog::kNoDb, kGetAck);
       getack_due_ = false;
     }

@@ -115,6 +115,61 @@ def test_a_paused_server_does_not_expire_keys_actively(server, paused):
     other.close()
 
 
+def test_a_paused_server_keeps_the_expired_keys_it_reads(server, paused):
+    """As Redis's expireIfNeeded during a pause: a read answers as if an expired key were
+    gone, but the dataset stays as it is (nothing deleted, nothing for the replicas)
+    until the pause ends."""
+    other = server.client(decode_responses=True)
+    other.set("pause:r", "v", px=50)
+    other.set("pause:live", "v")
+    expired = other.info("stats")["expired_keys"]
+    assert paused.execute_command("CLIENT", "PAUSE", 5000, "WRITE") == "OK"
+    time.sleep(0.3)
+    assert other.get("pause:r") is None
+    assert other.exists("pause:r") == 0
+    assert other.ttl("pause:r") == -2
+    assert other.keys("pause:*") == ["pause:live"]
+    assert other.scan(0, match="pause:*", count=100)[1] == ["pause:live"]
+    assert other.dbsize() == 2  # read, and still held
+    assert other.info("stats")["expired_keys"] == expired
+    assert paused.execute_command("CLIENT", "UNPAUSE") == "OK"
+    assert other.get("pause:r") is None
+    deadline = time.monotonic() + 10
+    while other.dbsize() != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert other.dbsize() == 1
+    assert other.info("stats")["expired_keys"] == expired + 1
+    other.close()
+
+
+def test_a_paused_server_does_not_evict(server_factory):
+    """As Redis: while clients are paused no key is evicted, even over maxmemory; the
+    eviction catches up once the pause ends."""
+    s = server_factory()
+    c = s.client(decode_responses=True)
+    c.config_set("maxmemory-policy", "allkeys-random")
+    pipe = c.pipeline(transaction=False)
+    for i in range(3000):
+        pipe.set("pause:ev:%d" % i, "x" * 1000)
+    pipe.execute()
+    used = c.info("memory")["used_memory"]
+    try:
+        assert c.execute_command("CLIENT", "PAUSE", 20000, "WRITE") == "OK"
+        c.config_set("maxmemory", str(used - 1000 * 1000))
+        time.sleep(0.5)
+        assert c.dbsize() == 3000
+        assert c.info("stats")["evicted_keys"] == 0
+    finally:
+        c.execute_command("CLIENT", "UNPAUSE")
+    deadline = time.monotonic() + 10
+    while c.dbsize() == 3000 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert c.dbsize() < 3000
+    assert c.info("stats")["evicted_keys"] > 0
+    c.config_set("maxmemory", "0")
+    c.close()
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="strata's CLIENT HELP lines")
 def test_client_help_names_pause_and_unpause(server):
     lines = server.client(decode_responses=True).execute_command("CLIENT", "HELP")

@@ -1042,6 +1042,46 @@ def test_wait_with_one_replica(master, replicas):
     assert 0.19 <= time.monotonic() - t0 < 2.0
 
 
+def test_a_paused_master_keeps_its_stream_still(server_factory, replicas):
+    """As Redis: while clients are paused (CLIENT PAUSE, or a failover's pause) the
+    master's offset stays where the pause found it, so a replica can reach it: a read
+    of an expired key deletes nothing, and WAIT's GETACK waits for the end of the pause.
+    Both go out after it. (No PING meanwhile: its period is longer than the test.)"""
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
+                                   "--repl-ping-replica-period", "60"])
+    mc = m.client()
+    r = replicas(m)
+    mc.set("live", "v")
+    mc.set("short", "v", px=2000)
+    expires_at = time.monotonic() + 2.0
+    wait_synced(m, r)
+    # The master has the replica's ACK of everything so far (WAIT then counts it).
+    wait_for(lambda: info(m).get("slave0", {}).get("offset") == info(m)["master_repl_offset"],
+             what="the replica's ACK")
+    rc = r.client()
+    assert rc.dbsize() == 2
+    try:
+        assert mc.execute_command("CLIENT", "PAUSE", 20000, "WRITE") == b"OK"
+        offset = info(m)["master_repl_offset"]
+        time.sleep(max(0.0, expires_at + 0.2 - time.monotonic()))
+        assert mc.get("short") is None
+        assert mc.exists("short") == 0
+        t0 = time.monotonic()
+        assert mc.execute_command("WAIT", 2, 300) == 1  # blocks: one replica only
+        assert time.monotonic() - t0 >= 0.29
+        time.sleep(0.2)
+        assert info(m)["master_repl_offset"] == offset
+        assert rc.dbsize() == 2
+        assert info(r)["master_repl_offset"] == offset
+    finally:
+        mc.execute_command("CLIENT", "UNPAUSE")
+    # The DEL (the next read, or the expiry cycle) and the GETACK follow the pause.
+    assert mc.get("short") is None
+    wait_for(lambda: rc.dbsize() == 1, what="the DEL to reach the replica")
+    wait_synced(m, r)
+    assert info(m)["master_repl_offset"] > offset
+
+
 # ---------------------------------------------------------------- 6. INFO, ROLE, CLIENT LIST
 
 def info_lines(c, section):

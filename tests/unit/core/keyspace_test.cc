@@ -74,6 +74,29 @@ TEST(KeyspaceTest, ReplicaKeepsExpiredKeysForItsMaster) {
   EXPECT_EQ(ks.DbSize(0), 1u);
 }
 
+// While clients are paused a master's dataset stays as it is (Redis's expireIfNeeded):
+// reads see an expired key missing but keep it, and no expiry is counted; once the
+// pause ends the next read deletes it.
+TEST(KeyspaceTest, APausedMasterKeepsTheExpiredKeysItReads) {
+  Keyspace ks(1);
+  ks.SetString(0, "k", "v", 1000);
+  ks.SetString(0, "other", "v", Entry::kNoExpire);
+  ks.set_pause_hold(true);
+  EXPECT_EQ(ks.FindMeta(0, "k", 2000), nullptr);
+  EXPECT_EQ(ks.FindRead(0, "k", 2000), nullptr);
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    Entry* e = ks.RandomKey(0, 2000, seed);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->Key(), "other");
+  }
+  EXPECT_EQ(ks.DbSize(0), 2u);
+  EXPECT_EQ(ks.stats().expired_keys, 0u);
+  ks.set_pause_hold(false);
+  EXPECT_EQ(ks.FindMeta(0, "k", 2000), nullptr);
+  EXPECT_EQ(ks.DbSize(0), 1u);
+  EXPECT_EQ(ks.stats().expired_keys, 1u);
+}
+
 TEST(KeyspaceTest, SetExpireAddsAndRemovesField) {
   Keyspace ks(1);
   ks.SetString(0, "k", "value", Entry::kNoExpire);
