@@ -414,8 +414,12 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
                      "allowed in this context");
     return true;
   }
-  if (engine.busy_scripts() != 0) [[unlikely]] {
+  if (engine.busy_scripts() != 0 && !is_master_) [[unlikely]] {
     // A script has run past busy-reply-threshold: only what Redis lets through then.
+    // Not for the master's stream (a replica's read-only script): its commands are not
+    // refused but wait where the script holds a shard - behind it in that worker's
+    // inbox, or for its locks - as Redis's replica stops reading its master meanwhile;
+    // refused, a write would be lost while the offset moved past it.
     if (!(spec->flags & kCmdAllowBusy) &&
         !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
       worker_->stats().commands[spec->id].rejected_calls++;

@@ -9,6 +9,7 @@ import time
 import pytest
 import redis
 
+import conftest
 import helpers
 from helpers import read_value, replica_synced as synced, start_redis_server
 
@@ -411,6 +412,45 @@ def test_scripts_on_a_read_only_replica(master, server_factory):
     # The master's scripts reach the replica (as their effects).
     mc.eval("return redis.call('SET', KEYS[1], 'from-master')", 1, "k")
     wait_for(lambda: rc.get("k") == b"from-master", what="the script's write")
+
+
+BUSY_SCRIPT = """
+local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+repeat
+  t = redis.call('TIME')
+until t[1] * 1000000 + t[2] - start > tonumber(ARGV[1])
+return 1
+"""
+
+
+def test_the_stream_waits_for_a_busy_script_on_the_replica(master, server_factory):
+    """A read-only script past busy-reply-threshold on the replica: its master's writes
+    wait for it and are all applied after it (as Redis's replica stops reading its
+    master meanwhile), not refused with -BUSY and lost. With several workers the script
+    runs on each of two, so that one round's is not the master client's."""
+    r = replica_of(server_factory, master, "--busy-reply-threshold", "100",
+                   "--enable-debug-command", "yes")
+    wait_for(lambda: synced(master, r), what="the sync")
+    if conftest.TARGET == "redis":
+        clients = [r.client(), r.client()]
+    else:
+        clients = list(other_workers(r))
+    mc = master.client()
+    rc = r.client()
+    for round_, c in enumerate(clients):
+        t = threading.Thread(target=c.eval, args=(BUSY_SCRIPT, 0, 1000000))
+        t.start()
+        time.sleep(0.3)  # past the threshold: busy
+        p = mc.pipeline(transaction=False)
+        for i in range(100):
+            p.set("busy:%d:%d" % (round_, i), i)
+        p.execute()
+        t.join(10)
+        wait_for(lambda: rc.dbsize() == 100 * (round_ + 1),
+                 what="every write of the master on the replica")
+        assert rc.get("busy:%d:99" % round_) == b"99"
+        wait_for(lambda: synced(master, r), what="the offsets to meet")
 
 
 def test_serve_stale_data_no(master, server_factory):
