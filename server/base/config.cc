@@ -153,6 +153,14 @@ Config::Config() {
                   "recent use (lru), least frequent use (lfu), nearest expiry (ttl) or at "
                   "random");
   pol.enum_values = MaxmemoryPolicyNames();
+  {
+    Option& o = Add("replica-ignore-maxmemory", Kind::kBool, "yes", true,
+                    "a replica neither evicts nor refuses writes over maxmemory: its keys go "
+                    "by its master's DELs, so it keeps what its master has (no = it applies "
+                    "maxmemory-policy itself, and may lose keys its master still holds)");
+    o.aliases.push_back("slave-ignore-maxmemory");
+    by_name_["slave-ignore-maxmemory"] = &o;
+  }
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("tracking-table-max-keys", Kind::kInt, "1000000", true,
       "keys the client-side caching tables remember in all (CLIENT TRACKING); past it the "

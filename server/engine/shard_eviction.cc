@@ -53,6 +53,7 @@ void ShardEviction::Refresh(int64_t now_ms) {
     policy_ = p;
   }
   samples_ = static_cast<int>(std::min<int64_t>(cfg.maxmemory_samples(), INT32_MAX));
+  replica_ignores_limit_ = cfg.Bool("replica-ignore-maxmemory");
   budget_us_ = BudgetUs(cfg.eviction_tenacity());
   keyspace_.SetAccessClock(
       access::Clock::At(now_ms, AccessModeFor(p), cfg.lfu_log_factor(), cfg.lfu_decay_time()));

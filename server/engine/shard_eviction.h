@@ -78,6 +78,9 @@ class ShardEviction {
       CatchUp();
   }
 
+  // replica-ignore-maxmemory as of the last refresh: on a replica, maxmemory is then not
+  // this shard's to enforce (Worker::UpdateMemoryState).
+  bool replica_ignores_limit() const { return replica_ignores_limit_; }
   bool active() const { return active_; }
   EvictionPolicy policy() const { return policy_; }
   bool exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
@@ -103,6 +106,7 @@ class ShardEviction {
   EvictionPolicy policy_ = EvictionPolicy::kNoEviction;
   bool active_ = false;  // over maxmemory with an evicting policy
   std::atomic<bool> exhausted_{false};
+  bool replica_ignores_limit_ = true;
   int samples_ = 5;
   int64_t budget_us_ = 0;        // per write, and per turn for the catch-up
   int64_t next_refresh_ms_ = 0;  // the next second's start

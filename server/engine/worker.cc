@@ -461,7 +461,10 @@ void Worker::UpdateMemoryState() {
   PublishUsed();
   published_client_.store(client_bytes_, std::memory_order_relaxed);
   int64_t limit = engine_->config().maxmemory().load(std::memory_order_relaxed);
-  bool over = limit > 0 && engine_->UsedMemory() > static_cast<size_t>(limit);
+  // A replica that ignores maxmemory (the default, as Redis's) is never over it: it
+  // neither evicts (its master's DELs remove keys) nor refuses its own clients' writes.
+  bool over = limit > 0 && engine_->UsedMemory() > static_cast<size_t>(limit) &&
+              !(eviction_.replica_ignores_limit() && engine_->replication().is_replica());
   if (index_ == 0 && over != noted_over_) {
     noted_over_ = over;
     engine_->NoteOverMemory(over, now_ms_);

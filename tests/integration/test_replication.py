@@ -453,6 +453,34 @@ def test_the_stream_waits_for_a_busy_script_on_the_replica(master, server_factor
         wait_for(lambda: synced(master, r), what="the offsets to meet")
 
 
+def test_a_replica_ignores_maxmemory_unless_told_otherwise(master, server_factory):
+    """replica-ignore-maxmemory yes (the default): a replica over maxmemory evicts
+    nothing and refuses nothing; its keys go only by its master's DELs, so it keeps
+    what its master has. With no it evicts by its own policy, as Redis's does."""
+    r = replica_of(server_factory, master, "--maxmemory", "2mb",
+                   "--maxmemory-policy", "allkeys-random")
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client(decode_responses=True)
+    assert rc.config_get("replica-ignore-maxmemory") == {"replica-ignore-maxmemory": "yes"}
+    assert rc.config_get("slave-ignore-maxmemory") == {"slave-ignore-maxmemory": "yes"}
+    mc = master.client()
+    p = mc.pipeline(transaction=False)
+    for i in range(4000):
+        p.set("big:%d" % i, "x" * 1000)
+    p.execute()
+    wait_for(lambda: synced(master, r), what="the writes")
+    assert rc.info("memory")["used_memory"] > 2 * 1024 * 1024
+    assert rc.dbsize() == 4000
+    assert rc.info("stats")["evicted_keys"] == 0
+    rc.config_set("replica-read-only", "no")
+    assert rc.set("local", "v")  # no OOM for its own clients either
+    assert rc.config_set("replica-ignore-maxmemory", "no")
+    wait_for(lambda: rc.dbsize() < 4000, what="the replica's own eviction")
+    assert rc.info("stats")["evicted_keys"] > 0
+    with pytest.raises(redis.ResponseError):
+        rc.config_set("replica-ignore-maxmemory", "maybe")
+
+
 def test_serve_stale_data_no(master, server_factory):
     mc = master.client()
     mc.set("k", "v")
