@@ -130,6 +130,7 @@ class Config {
   }
 
  private:
+  void AddRedisOnlySettings();
   Option& Add(std::string name, Kind kind, std::string def, bool mut, std::string help);
   Option* FindMutable(std::string_view name);
   std::string Apply(Option& o, std::string_view value);

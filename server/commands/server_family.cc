@@ -389,10 +389,10 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       // next loop turn); a shorter slowlog-max-len drops the oldest entries now.
       c->worker().RefreshSlowLimits();
       srv.slowlog().Trim(static_cast<size_t>(cfg.slowlog_max_len()));
-      // A replica's refusals (replica-read-only, replica-serve-stale-data) hold from the
-      // next command on, as in Redis (worker 0's timer re-reads them too).
-      srv.replication().Configure(cfg.Bool("replica-read-only"),
-                                  cfg.Bool("replica-serve-stale-data"));
+      // The dispatcher's refusals (replica-read-only, replica-serve-stale-data,
+      // stop-writes-on-bgsave-error) hold from the next command on, as in Redis (worker
+      // 0's timer re-reads them too).
+      srv.replication().ConfigureFrom(cfg);
       rb.Ok();
     }
   } else if (sub == "set" && args.size() >= 3) {

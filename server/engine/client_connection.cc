@@ -327,6 +327,9 @@ bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args)
       RouteOf(*r, spec, args, cluster_asking).kind == RouteDecision::kRedirect)
     return true;
   uint8_t rf = engine.replication().dispatch_flags();
+  if ((rf & ReplicationState::kRefuseMisconf) &&
+      ((spec->is_write() && !(spec->flags & kCmdScript)) || spec->name == "ping"))
+    return true;
   return (rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript);
 }
 
@@ -387,6 +390,14 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
       worker_->stats().commands[spec->id].rejected_calls++;
       Refuse(spec,
              "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+      return true;
+    }
+    // As Redis: a failed save (stop-writes-on-bgsave-error) refuses writes, and PING so
+    // that a monitor notices; a script's writes are refused where it makes them.
+    if ((rf & ReplicationState::kRefuseMisconf) &&
+        ((spec->is_write() && !(spec->flags & kCmdScript)) || spec->name == "ping")) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec, ReplicationState::kMisconfError);
       return true;
     }
     // A script's own writes are refused where it makes them (lua_vm.cc), as in Redis.

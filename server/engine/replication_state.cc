@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <random>
 
+#include "server/base/config.h"
+
 namespace strata {
 
 std::string RandomHexId() {
@@ -23,6 +25,7 @@ void ReplicationState::RecomputeLocked() {
   if (replica && !serve_stale_ && link_.load(std::memory_order_acquire) != Link::kUp) {
     f |= kRefuseStale;
   }
+  if (save_failed_ && stop_writes_on_save_error_) f |= kRefuseMisconf;
   dispatch_.store(f, std::memory_order_relaxed);
 }
 
@@ -49,11 +52,28 @@ int64_t ReplicationState::down_since_ms() const {
   return down_since_ms_;
 }
 
-void ReplicationState::Configure(bool read_only, bool serve_stale) {
+void ReplicationState::Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error) {
   std::lock_guard<std::mutex> l(mu_);
-  if (read_only == read_only_ && serve_stale == serve_stale_) return;
+  if (read_only == read_only_ && serve_stale == serve_stale_ &&
+      stop_writes_on_save_error == stop_writes_on_save_error_)
+    return;
   read_only_ = read_only;
   serve_stale_ = serve_stale;
+  stop_writes_on_save_error_ = stop_writes_on_save_error;
+  RecomputeLocked();
+}
+
+void ReplicationState::ConfigureFrom(const Config& c) {
+  // As Redis: a failed save stops writes only while save rules are set.
+  bool save_rules = !c.String("save").empty() || !c.String("snapshot-cron").empty();
+  Configure(c.Bool("replica-read-only"), c.Bool("replica-serve-stale-data"),
+            save_rules && c.Bool("stop-writes-on-bgsave-error"));
+}
+
+void ReplicationState::SetSaveFailed(bool failed) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (failed == save_failed_) return;
+  save_failed_ = failed;
   RecomputeLocked();
 }
 

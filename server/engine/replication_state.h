@@ -21,6 +21,8 @@
 
 namespace strata {
 
+class Config;
+
 class ReplicationState {
  public:
   enum class Link { kNone, kConnecting, kTransfer, kLoading, kUp, kDown };
@@ -30,8 +32,21 @@ class ReplicationState {
   // Read on every command's path: what a replica refuses its clients (not its master).
   static constexpr uint8_t kRefuseWrites = 1;  // replica-read-only yes
   static constexpr uint8_t kRefuseStale = 2;   // link down and replica-serve-stale-data no
+  // The last snapshot failed, with save rules and stop-writes-on-bgsave-error yes: writes
+  // and PING get -MISCONF (Redis ties it to the same per-command check, so it lives in
+  // this byte too).
+  static constexpr uint8_t kRefuseMisconf = 4;
   uint8_t dispatch_flags() const { return dispatch_.load(std::memory_order_relaxed); }
   bool refuses_writes() const { return dispatch_flags() & kRefuseWrites; }
+  bool refuses_writes_for_save_error() const { return dispatch_flags() & kRefuseMisconf; }
+  // Redis 7.0's reply while kRefuseMisconf holds: to a write or PING, to a script's
+  // write, and to a script with flags (or a function) that may write.
+  static constexpr const char* kMisconfError =
+      "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+      "persist to disk. Commands that may modify the data set are disabled, because this "
+      "instance is configured to report errors during writes if RDB snapshotting fails "
+      "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "
+      "the RDB error.";
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
   const std::atomic<bool>& replica_flag() const { return is_replica_; }
   Link link() const { return link_.load(std::memory_order_acquire); }
@@ -41,8 +56,13 @@ class ReplicationState {
   void BecomeMaster();  // REPLICAOF NO ONE: keeps the data, starts a new history
   // now_ms: when the link went down, for master_link_down_since_seconds.
   void SetLink(Link l, int64_t now_ms);
-  // Worker 0's timer: replica-read-only and replica-serve-stale-data as configured now.
-  void Configure(bool read_only, bool serve_stale);
+  // Worker 0's timer and CONFIG SET: replica-read-only, replica-serve-stale-data and
+  // whether a failed save stops writes (stop-writes-on-bgsave-error with save rules), as
+  // configured now.
+  void Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error);
+  void ConfigureFrom(const Config& c);
+  // The snapshot manager, after each snapshot: whether it failed (rdb_last_bgsave_status).
+  void SetSaveFailed(bool failed);
   // The master's replication id and the offset of its stream this replica has applied.
   void SetMasterStream(const std::string& replid, int64_t offset);
   bool MasterOf(std::string* host, int* port) const;
@@ -103,6 +123,8 @@ class ReplicationState {
   int64_t second_offset_ = -1;
   bool read_only_ = true;
   bool serve_stale_ = true;
+  bool stop_writes_on_save_error_ = false;
+  bool save_failed_ = false;
   int64_t down_since_ms_ = 0;  // when the link last went down (0: never up)
 };
 

@@ -573,8 +573,7 @@ void Worker::RunTimers() {
   if (index_ == 0) {
     for (ShardService* s : engine_->services()) s->OnTimer(*this);
     if (master_conn_ != nullptr) MasterLinkTimer();
-    engine_->replication().Configure(engine_->config().Bool("replica-read-only"),
-                                     engine_->config().Bool("replica-serve-stale-data"));
+    engine_->replication().ConfigureFrom(engine_->config());
   }
   loop_->RefreshBufferBytes();
   // Peak memory is sampled on the expiry tick (hz) by worker 0 and on every INFO/MEMORY.

@@ -383,7 +383,9 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
       return Status::InvalidArgument("unable to AUTH to MASTER: " + reply);
     }
   }
-  std::string port = std::to_string(c.Int("port"));
+  // replica-announce-port: the port the master (and so Sentinel) lists this replica by.
+  int64_t announced_port = c.Int("replica-announce-port");
+  std::string port = std::to_string(announced_port != 0 ? announced_port : c.Int("port"));
   s = io.Command({"REPLCONF", "listening-port", port}, &reply);
   if (!s.ok()) return s;
   if (!reply.empty() && reply[0] == '-') {

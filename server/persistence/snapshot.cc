@@ -808,6 +808,7 @@ void SnapshotManager::Finish(const Status& st) {
     LogWarning("Snapshot %" PRIu64 " failed: %s", run_->seq, st.message().c_str());
   }
   last_failed_ = !ok;
+  engine_->replication().SetSaveFailed(!ok);  // -MISCONF (stop-writes-on-bgsave-error)
   for (Request_& r : run_->waiters) {
     if (r.image_done) {
       // Opened now, on worker 0, before another snapshot can start (and delete them).

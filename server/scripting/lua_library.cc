@@ -387,6 +387,11 @@ LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, Reply
     rb.Error("READONLY You can't write against a read only replica.");
     return RunResult::kDone;
   }
+  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes_for_save_error()) {
+    rb.Error(ReplicationState::kMisconfError);
+    return RunResult::kDone;
+  }
   lua_State* L = L_;
   lua_pushcfunction(L, ErrorHandler);
   lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);

@@ -259,6 +259,10 @@ int CallImpl(lua_State* L, bool raise) {
   if (spec->is_write() && !ctx.from_master && w.engine().replication().refuses_writes()) {
     return fail("READONLY You can't write against a read only replica.");
   }
+  if (spec->is_write() && !ctx.from_master &&
+      w.engine().replication().refuses_writes_for_save_error()) {
+    return fail(ReplicationState::kMisconfError);
+  }
   if ((spec->flags & kCmdDenyOom) && !(st->flags & kScriptAllowOom) && w.over_memory_limit()) {
     return fail("OOM command not allowed when used memory > 'maxmemory'.");
   }
@@ -1053,6 +1057,11 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
       ctx.worker.engine().replication().refuses_writes()) {
     rb.Error("READONLY You can't write against a read only replica.");
+    return RunResult::kDone;
+  }
+  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes_for_save_error()) {
+    rb.Error(ReplicationState::kMisconfError);
     return RunResult::kDone;
   }
   lua_State* L = L_;

@@ -341,6 +341,13 @@ def test_replica_announce_ip_is_what_the_master_lists(master, server_factory):
     assert r.client().config_get("replica-announce-ip") == {"replica-announce-ip": "127.0.0.9"}
 
 
+def test_replica_announce_port_is_what_the_master_lists(master, server_factory):
+    r = replica_of(server_factory, master, "--slave-announce-port", "16999")
+    wait_for(lambda: synced(master, r), what="the sync")
+    assert master.client().info("replication")["slave0"]["port"] == 16999
+    assert r.client().config_get("replica-announce-port") == {"replica-announce-port": "16999"}
+
+
 def test_replicaof_errors(server_factory):
     s = server_factory()
     c = s.client()

@@ -325,3 +325,61 @@ def test_config_rewrite_without_a_file(r):
         "The server is running without a config file")
     assert error_of(r.execute_command, "CONFIG", "REWRITE", "x") == (
         "wrong number of arguments for 'config|rewrite' command")
+
+
+# Settings a config file names in other ways than CONFIG GET shows them, or that pick
+# this test's own process (its port, files and log).
+_CONF_OWN = {"port", "bind", "dir", "logfile", "pidfile", "daemonize", "save", "appendonly",
+             "unixsocket"}
+
+
+def _conf_line(name, value):
+    return '%s "%s"' % (name, value.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+def test_a_config_file_of_every_redis_default_loads(server_factory):
+    """A redis.conf written for Redis 7 loads: every setting redis-server reports (CONFIG
+    GET *) at its default, in one file, and each reads back as that file gave it."""
+    import helpers
+    ref = helpers.start_redis_server()
+    try:
+        defaults = ref.client(decode_responses=True).config_get("*")
+    finally:
+        ref.stop()
+    lines = [_conf_line(k, v) for k, v in sorted(defaults.items()) if k not in _CONF_OWN]
+    s = server_factory(config_text="\n".join(lines) + "\n")
+    got = s.client(decode_responses=True).config_get("*")
+    missing = sorted(k for k in defaults if k not in got)
+    assert missing == [], missing
+    for name in ("stop-writes-on-bgsave-error", "appendfsync", "activedefrag", "io-threads",
+                 "oom-score-adj-values", "proc-title-template", "min-replicas-to-write"):
+        assert got[name] == defaults[name], name
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="what strata does not have")
+def test_redis_settings_strata_cannot_honour_are_refused(r):
+    """A Redis setting whose value would ask for what strata does not have is refused
+    with the reason, at start-up as with CONFIG SET; the values that describe what
+    strata does are accepted."""
+    for name, value, why in [("activedefrag", "yes", "no active defragmentation"),
+                             ("unixsocket", "/tmp/x.sock", "not supported"),
+                             ("tls-port", "6380", "TLS is not supported"),
+                             ("min-replicas-to-write", "1", "not supported"),
+                             ("oom-score-adj", "yes", "not supported"),
+                             ("aclfile", "/etc/users.acl", "ACL users are not supported")]:
+        with pytest.raises(redis.ResponseError, match=why):
+            r.config_set(name, value)
+    for name, value in [("activedefrag", "no"), ("appendfsync", "always"), ("io-threads", "4"),
+                        ("repl-diskless-load", "swapdb"), ("supervised", "systemd")]:
+        assert r.config_set(name, value), name
+    with pytest.raises(redis.ResponseError):
+        r.config_set("appendfsync", "sometimes")
+
+
+@pytest.mark.skipif(TARGET == "redis", reason="strata's start-up message")
+def test_an_unsupported_value_in_the_config_file_stops_the_start(server_factory):
+    s = server_factory(config_text="activedefrag yes\n", expect_fail=True)
+    assert s.wait_exit(10) not in (None, 0)
+    log = s.read_log()
+    assert "FATAL CONFIG FILE ERROR" in log and "activedefrag yes" in log
+    assert "no active defragmentation" in log
