@@ -162,14 +162,17 @@ void Config::AddRedisOnlySettings() {
   }
   tuning("shutdown-timeout", Kind::kInt, "10", "strata does not wait for replicas to catch up");
   {
-    Option* o = only("min-replicas-to-write", Kind::kInt, "0", {"0"},
-                     "min-replicas-to-write is not supported by strata yet");
-    o->aliases.push_back("min-slaves-to-write");
-    by_name_["min-slaves-to-write"] = o;
-    Option* lag =
-        tuning("min-replicas-max-lag", Kind::kInt, "10", "used only with min-replicas-to-write");
-    lag->aliases.push_back("min-slaves-max-lag");
-    by_name_["min-slaves-max-lag"] = lag;
+    Option& o = Add("min-replicas-to-write", Kind::kInt, "0", true,
+                    "a master refuses writes (-NOREPLICAS) while fewer replicas than this "
+                    "are online and acknowledged within min-replicas-max-lag seconds; 0 = "
+                    "off");
+    o.aliases.push_back("min-slaves-to-write");
+    by_name_["min-slaves-to-write"] = &o;
+    Option& lag = Add("min-replicas-max-lag", Kind::kInt, "10", true,
+                      "seconds since a replica's last acknowledgement within which it counts "
+                      "for min-replicas-to-write; 0 turns min-replicas-to-write off");
+    lag.aliases.push_back("min-slaves-max-lag");
+    by_name_["min-slaves-max-lag"] = &lag;
   }
   only("propagation-error-behavior", Kind::kString, "ignore", {"ignore"},
        "only ignore is supported by strata (a replica goes on after its master's command "

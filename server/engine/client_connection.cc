@@ -330,6 +330,8 @@ bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args)
   if ((rf & ReplicationState::kRefuseMisconf) &&
       ((spec->is_write() && !(spec->flags & kCmdScript)) || spec->name == "ping"))
     return true;
+  if ((rf & ReplicationState::kRefuseNoReplicas) && spec->is_write() && !(spec->flags & kCmdScript))
+    return true;
   return (rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript);
 }
 
@@ -398,6 +400,13 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
         ((spec->is_write() && !(spec->flags & kCmdScript)) || spec->name == "ping")) {
       worker_->stats().commands[spec->id].rejected_calls++;
       Refuse(spec, ReplicationState::kMisconfError);
+      return true;
+    }
+    // min-replicas-to-write, as Redis: too few good replicas refuse writes.
+    if ((rf & ReplicationState::kRefuseNoReplicas) && spec->is_write() &&
+        !(spec->flags & kCmdScript)) {
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec, ReplicationState::kNoReplicasError);
       return true;
     }
     // A script's own writes are refused where it makes them (lua_vm.cc), as in Redis.

@@ -26,6 +26,7 @@ void ReplicationState::RecomputeLocked() {
     f |= kRefuseStale;
   }
   if (save_failed_ && stop_writes_on_save_error_) f |= kRefuseMisconf;
+  if (!replica && min_replicas_ > 0 && good_replicas_ < min_replicas_) f |= kRefuseNoReplicas;
   dispatch_.store(f, std::memory_order_relaxed);
 }
 
@@ -52,22 +53,33 @@ int64_t ReplicationState::down_since_ms() const {
   return down_since_ms_;
 }
 
-void ReplicationState::Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error) {
+void ReplicationState::Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error,
+                                 int64_t min_replicas) {
   std::lock_guard<std::mutex> l(mu_);
   if (read_only == read_only_ && serve_stale == serve_stale_ &&
-      stop_writes_on_save_error == stop_writes_on_save_error_)
+      stop_writes_on_save_error == stop_writes_on_save_error_ && min_replicas == min_replicas_)
     return;
   read_only_ = read_only;
   serve_stale_ = serve_stale;
   stop_writes_on_save_error_ = stop_writes_on_save_error;
+  min_replicas_ = min_replicas;
   RecomputeLocked();
 }
 
 void ReplicationState::ConfigureFrom(const Config& c) {
-  // As Redis: a failed save stops writes only while save rules are set.
+  // As Redis: a failed save stops writes only while save rules are set, and
+  // min-replicas-to-write holds only while min-replicas-max-lag is above 0.
   bool save_rules = !c.String("save").empty() || !c.String("snapshot-cron").empty();
+  int64_t min_replicas = c.Int("min-replicas-max-lag") > 0 ? c.Int("min-replicas-to-write") : 0;
   Configure(c.Bool("replica-read-only"), c.Bool("replica-serve-stale-data"),
-            save_rules && c.Bool("stop-writes-on-bgsave-error"));
+            save_rules && c.Bool("stop-writes-on-bgsave-error"), min_replicas);
+}
+
+void ReplicationState::SetGoodReplicas(int64_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (n == good_replicas_) return;
+  good_replicas_ = n;
+  RecomputeLocked();
 }
 
 void ReplicationState::SetSaveFailed(bool failed) {
@@ -178,6 +190,7 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
     line("role", "master");
   }
   line("connected_slaves", std::to_string(m.connected));
+  if (min_replicas_ > 0) line("min_slaves_good_slaves", std::to_string(good_replicas_));
   out += m.replica_lines;
   line("master_failover_state", "no-failover");
   line("master_replid", replid_);

@@ -36,9 +36,14 @@ class ReplicationState {
   // and PING get -MISCONF (Redis ties it to the same per-command check, so it lives in
   // this byte too).
   static constexpr uint8_t kRefuseMisconf = 4;
+  // A master with min-replicas-to-write set has fewer good replicas (online, acknowledged
+  // within min-replicas-max-lag seconds): writes get -NOREPLICAS.
+  static constexpr uint8_t kRefuseNoReplicas = 8;
   uint8_t dispatch_flags() const { return dispatch_.load(std::memory_order_relaxed); }
   bool refuses_writes() const { return dispatch_flags() & kRefuseWrites; }
   bool refuses_writes_for_save_error() const { return dispatch_flags() & kRefuseMisconf; }
+  bool refuses_writes_for_replicas() const { return dispatch_flags() & kRefuseNoReplicas; }
+  static constexpr const char* kNoReplicasError = "NOREPLICAS Not enough good replicas to write.";
   // Redis 7.0's reply while kRefuseMisconf holds: to a write or PING, to a script's
   // write, and to a script with flags (or a function) that may write.
   static constexpr const char* kMisconfError =
@@ -59,10 +64,15 @@ class ReplicationState {
   // Worker 0's timer and CONFIG SET: replica-read-only, replica-serve-stale-data and
   // whether a failed save stops writes (stop-writes-on-bgsave-error with save rules), as
   // configured now.
-  void Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error);
+  // min_replicas: min-replicas-to-write while min-replicas-max-lag is above 0, else 0.
+  void Configure(bool read_only, bool serve_stale, bool stop_writes_on_save_error,
+                 int64_t min_replicas = 0);
   void ConfigureFrom(const Config& c);
   // The snapshot manager, after each snapshot: whether it failed (rdb_last_bgsave_status).
   void SetSaveFailed(bool failed);
+  // The replicas' owner (worker 0's timer): replicas online that acknowledged within
+  // min-replicas-max-lag seconds (INFO's min_slaves_good_slaves).
+  void SetGoodReplicas(int64_t n);
   // The master's replication id and the offset of its stream this replica has applied.
   void SetMasterStream(const std::string& replid, int64_t offset);
   bool MasterOf(std::string* host, int* port) const;
@@ -125,6 +135,8 @@ class ReplicationState {
   bool serve_stale_ = true;
   bool stop_writes_on_save_error_ = false;
   bool save_failed_ = false;
+  int64_t min_replicas_ = 0;
+  int64_t good_replicas_ = 0;
   int64_t down_since_ms_ = 0;  // when the link last went down (0: never up)
 };
 

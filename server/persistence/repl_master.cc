@@ -505,8 +505,24 @@ void ReplMaster::Remove(const std::shared_ptr<Peer>& p) {
   CheckWaits();
 }
 
+void ReplMaster::CountGoodReplicas(int64_t now_ms) {
+  // min-replicas-to-write's count, as Redis's: online replicas whose last
+  // acknowledgement is at most min-replicas-max-lag whole seconds old.
+  int64_t lag_s = engine_->config().Int("min-replicas-max-lag");
+  int64_t good = 0;
+  {
+    std::lock_guard<std::mutex> l(peers_mu_);
+    for (const auto& p : peers_) {
+      if (p->closed.load() || p->state.load() != Peer::kOnline) continue;
+      if ((now_ms - p->ack_ms.load(std::memory_order_relaxed)) / 1000 <= lag_s) good++;
+    }
+  }
+  engine_->replication().SetGoodReplicas(good);
+}
+
 void ReplMaster::OnTimer(Worker& w) {
   int64_t now = w.now_ms();
+  CountGoodReplicas(now);
   if (!stream_on_) return;
   if (engine_->replication().is_replica()) {
     // REPLICAOF: as Redis, the replicas are dropped (they resync with the new chain's

@@ -117,6 +117,8 @@ class ReplMaster final : public ShardService {
   void OnImage(std::shared_ptr<Peer> p, const Status& st, SnapshotManager::Image image);
   void Remove(const std::shared_ptr<Peer>& p);
   void CheckWaits();
+  // Worker 0's timer: the good replicas min-replicas-to-write counts.
+  void CountGoodReplicas(int64_t now_ms);
   void RequestMerge(Worker& from);
   // The replica's worker.
   void Pump(Worker& w, Peer& p);

@@ -392,6 +392,11 @@ LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, Reply
     rb.Error(ReplicationState::kMisconfError);
     return RunResult::kDone;
   }
+  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes_for_replicas()) {
+    rb.Error(ReplicationState::kNoReplicasError);
+    return RunResult::kDone;
+  }
   lua_State* L = L_;
   lua_pushcfunction(L, ErrorHandler);
   lua_getfield(L, LUA_REGISTRYINDEX, kFcallsKey);

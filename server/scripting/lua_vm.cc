@@ -263,6 +263,10 @@ int CallImpl(lua_State* L, bool raise) {
       w.engine().replication().refuses_writes_for_save_error()) {
     return fail(ReplicationState::kMisconfError);
   }
+  if (spec->is_write() && !ctx.from_master &&
+      w.engine().replication().refuses_writes_for_replicas()) {
+    return fail(ReplicationState::kNoReplicasError);
+  }
   if ((spec->flags & kCmdDenyOom) && !(st->flags & kScriptAllowOom) && w.over_memory_limit()) {
     return fail("OOM command not allowed when used memory > 'maxmemory'.");
   }
@@ -1062,6 +1066,11 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
   if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
       ctx.worker.engine().replication().refuses_writes_for_save_error()) {
     rb.Error(ReplicationState::kMisconfError);
+    return RunResult::kDone;
+  }
+  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
+      ctx.worker.engine().replication().refuses_writes_for_replicas()) {
+    rb.Error(ReplicationState::kNoReplicasError);
     return RunResult::kDone;
   }
   lua_State* L = L_;

@@ -1082,6 +1082,41 @@ def test_a_paused_master_keeps_its_stream_still(server_factory, replicas):
     assert info(m)["master_repl_offset"] > offset
 
 
+def test_min_replicas_to_write(server_factory, replicas):
+    """min-replicas-to-write (alias min-slaves-to-write), as Redis: with fewer good
+    replicas (online, acknowledged within min-replicas-max-lag seconds) a master refuses
+    writes, a script's writes and a transaction with -NOREPLICAS, and reads go on; INFO
+    says how many are good."""
+    m = server_factory(extra_args=["--repl-diskless-sync-delay", "0",
+                                   "--min-slaves-to-write", "1", "--min-replicas-max-lag", "2"])
+    mc = m.client()
+    for args in (("SET", "k", "v"), ("INCR", "n")):
+        with pytest.raises(redis.ResponseError, match="^NOREPLICAS Not enough good replicas"):
+            mc.execute_command(*args)
+    with pytest.raises(redis.ResponseError, match="^NOREPLICAS"):
+        mc.eval("return redis.call('SET', KEYS[1], 'x')", 1, "k")
+    p = mc.pipeline(transaction=True)
+    p.set("k", "t")
+    with pytest.raises(redis.ResponseError):
+        p.execute()
+    assert mc.get("k") is None
+    assert mc.ping()
+    assert info(m)["min_slaves_good_slaves"] == 0
+    r = replicas(m)
+    wait_synced(m, r)
+    wait_for(lambda: info(m)["min_slaves_good_slaves"] == 1, what="a good replica")
+    assert mc.set("k", "v")
+    assert mc.eval("return redis.call('SET', KEYS[1], 'x')", 1, "k") == b"OK"
+    r.stop()
+    wait_for(lambda: info(m)["min_slaves_good_slaves"] == 0, what="the replica to go")
+    with pytest.raises(redis.ResponseError, match="^NOREPLICAS"):
+        mc.set("k", "w")
+    assert mc.config_set("min-replicas-max-lag", "0")  # off
+    assert mc.set("k", "w")
+    assert "min_slaves_good_slaves" not in info(m)
+    assert mc.config_get("min-replicas-to-write") == {"min-replicas-to-write": "1"}
+
+
 # ---------------------------------------------------------------- 6. INFO, ROLE, CLIENT LIST
 
 def info_lines(c, section):

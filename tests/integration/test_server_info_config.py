@@ -364,7 +364,6 @@ def test_redis_settings_strata_cannot_honour_are_refused(r):
     for name, value, why in [("activedefrag", "yes", "no active defragmentation"),
                              ("unixsocket", "/tmp/x.sock", "not supported"),
                              ("tls-port", "6380", "TLS is not supported"),
-                             ("min-replicas-to-write", "1", "not supported"),
                              ("oom-score-adj", "yes", "not supported"),
                              ("aclfile", "/etc/users.acl", "ACL users are not supported")]:
         with pytest.raises(redis.ResponseError, match=why):
