@@ -7,6 +7,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,13 +75,66 @@ Server::~Server() {
   tier_.reset();  // the workers have stopped; the keyspaces it hooks go with the engine
   engine_.reset();
   for (int fd : listen_fds_) close(fd);
+  if (!unix_path_.empty()) unlink(unix_path_.c_str());
 }
 
 int Server::exit_code() const { return engine_ ? engine_->exit_code() : 0; }
 
 bool Server::OpenListeners(std::string* error) {
   port_ = static_cast<int>(config_->Int("port"));
+  if (!OpenUnixListener(error)) return false;
+  // As Redis: port 0 with a Unix socket listens on the socket only.
+  if (port_ == 0 && !unix_path_.empty()) return true;
   return OpenTcpListeners(port_, &listen_fds_, error);
+}
+
+bool Server::OpenUnixListener(std::string* error) {
+  std::string path = config_->String("unixsocket");
+  if (path.empty()) return true;
+  sockaddr_un sa{};
+  if (path.size() >= sizeof(sa.sun_path)) {
+    *error = "unixsocket: path too long (at most " + std::to_string(sizeof(sa.sun_path) - 1) +
+             " bytes): " + path;
+    return false;
+  }
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.data(), path.size());
+  // A socket left by a process that died is replaced; one that still answers is another
+  // server's, and so is refused. Anything else at the path is left alone (bind fails).
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool live = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+    if (probe >= 0) close(probe);
+    if (live) {
+      *error = "Failed opening Unix socket: another server listens on " + path;
+      return false;
+    }
+    unlink(path.c_str());
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  int backlog = static_cast<int>(config_->Int("tcp-backlog"));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || listen(fd, backlog) != 0) {
+    int err = errno;
+    close(fd);
+    *error = "Failed opening Unix socket " + path + ": " + std::strerror(err);
+    return false;
+  }
+  unix_path_ = path;
+  listen_fds_.push_back(fd);
+  // unixsocketperm holds the octal digits as written (700 is rwx------).
+  std::string digits = std::to_string(config_->Int("unixsocketperm"));
+  auto mode = static_cast<mode_t>(std::strtol(digits.c_str(), nullptr, 8));
+  if (mode != 0 && chmod(path.c_str(), mode) != 0) {
+    *error =
+        "Failed to set the Unix socket's permissions (" + digits + "): " + std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 bool Server::OpenTcpListeners(int port, std::vector<int>* fds, std::string* error) {

@@ -47,6 +47,8 @@ class Server {
   // Listening sockets on every `bind` address at this port (the client port, the
   // cluster bus's).
   bool OpenTcpListeners(int port, std::vector<int>* fds, std::string* error);
+  // unixsocket set: a listening Unix socket at that path (unixsocketperm applied).
+  bool OpenUnixListener(std::string* error);
 
   Config* config_;
   std::unique_ptr<Engine> engine_;
@@ -58,6 +60,7 @@ class Server {
   std::unique_ptr<ClusterBus> bus_;          // cluster-enabled yes, once started
   std::unique_ptr<MetricsServer> metrics_;   // metrics-port set
   std::vector<int> listen_fds_;
+  std::string unix_path_;  // the Unix socket this process made (removed at exit)
   std::string run_id_;
   std::string executable_;
   int port_ = 0;

@@ -152,9 +152,16 @@ void Config::AddRedisOnlySettings() {
   tuning("tls-session-caching", Kind::kBool, "yes", "TLS is not supported by strata");
   tuning("tls-session-cache-size", Kind::kInt, "20480", "TLS is not supported by strata");
   tuning("tls-session-cache-timeout", Kind::kInt, "300", "TLS is not supported by strata");
-  only("unixsocket", Kind::kString, "", {""},
-       "unixsocket is not supported by strata yet (it listens on TCP only)");
-  tuning("unixsocketperm", Kind::kInt, "0", "used only with unixsocket");
+  Add("unixsocket", Kind::kString, "", false,
+      "also listen on this Unix socket path (with port 0, only on it); a stale socket left "
+      "there is replaced, a live one refused");
+  Add("unixsocketperm", Kind::kInt, "0", false,
+      "the Unix socket's permissions, in octal as chmod takes them (0 = the umask's)")
+      .validate = [](std::string_view v) -> std::string {
+    return v.find_first_not_of("01234567") == std::string_view::npos
+               ? ""
+               : "unixsocketperm must be octal digits";
+  };
   for (const char* name : {"shutdown-on-sigint", "shutdown-on-sigterm"}) {
     only(name, Kind::kString, "default", {"default"},
          "only default is supported by strata (a signal saves when save rules are set, as "

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +36,13 @@ std::string SockName(int fd, bool peer) {
   int r = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len)
                : getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
   if (r != 0) return "?:0";
+  if (ss.ss_family == AF_UNIX) {
+    // A Unix socket's client has no name of its own: both ends show the socket's path,
+    // as Redis shows them ("/path:0").
+    if (peer) return SockName(fd, false);
+    auto* un = reinterpret_cast<sockaddr_un*>(&ss);
+    return std::string(un->sun_path, strnlen(un->sun_path, sizeof(un->sun_path))) + ":0";
+  }
   char host[INET6_ADDRSTRLEN] = "?";
   int port = 0;
   if (ss.ss_family == AF_INET) {

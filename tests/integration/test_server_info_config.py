@@ -362,7 +362,6 @@ def test_redis_settings_strata_cannot_honour_are_refused(r):
     with the reason, at start-up as with CONFIG SET; the values that describe what
     strata does are accepted."""
     for name, value, why in [("activedefrag", "yes", "no active defragmentation"),
-                             ("unixsocket", "/tmp/x.sock", "not supported"),
                              ("tls-port", "6380", "TLS is not supported"),
                              ("oom-score-adj", "yes", "not supported"),
                              ("aclfile", "/etc/users.acl", "ACL users are not supported")]:
