@@ -330,7 +330,7 @@ def test_config_rewrite_without_a_file(r):
 # Settings a config file names in other ways than CONFIG GET shows them, or that pick
 # this test's own process (its port, files and log).
 _CONF_OWN = {"port", "bind", "dir", "logfile", "pidfile", "daemonize", "save", "appendonly",
-             "unixsocket"}
+             "unixsocket", "replicaof", "slaveof"}
 
 
 def _conf_line(name, value):
