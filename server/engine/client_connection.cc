@@ -33,6 +33,8 @@ std::string UnknownCommandError(CmdArgs args) {
 
 void DeliverReply(void* p) {
   auto* rc = static_cast<RemoteCommand*>(p);
+  if (rc->conn->is_master() && !rc->reply.empty() && rc->reply[0] == '-') [[unlikely]]
+    ClientConnection::NoteErrorToMaster(rc->spec, rc->reply);
   rc->conn->CompleteSlot(rc->seq, rc->reply);
   delete rc;
 }
@@ -717,8 +719,10 @@ bool ClientConnection::DispatchLocal(const CommandSpec* spec, CmdArgs args) {
     // The parsed request's bytes can go to the replicas as they came.
     w.Propagate(spec, args, db, std::string_view(*t).substr(start), RawRequestOf(args));
   }
-  w.CountCall(spec, CycleClock::Now() - t0, t->size() > start && (*t)[start] == '-', args, db, this,
-              false);
+  bool failed = t->size() > start && (*t)[start] == '-';
+  w.CountCall(spec, CycleClock::Now() - t0, failed, args, db, this, false);
+  if (failed && is_master_) [[unlikely]]
+    NoteErrorToMaster(spec, std::string_view(*t).substr(start));
   CommitReply(t, suppress, start);
   if (IsLarge(t)) [[unlikely]]
     OnLargeReply(t);
@@ -857,8 +861,10 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   fiber_running_ = false;
   // The fiber is the last command dispatched (input waits while it runs): an error
   // reply counts as its failed call, as the shard paths count theirs.
-  if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]]
+  if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]] {
     worker_->stats().commands[last_spec_->id].failed_calls++;
+    if (is_master_) NoteErrorToMaster(last_spec_, reply);
+  }
   if (fiber_t0_ != 0 && last_spec_ != nullptr) {
     // Its wall time, hops and lock waits included: what the client waited for.
     uint64_t ticks = CycleClock::Now() - fiber_t0_;
@@ -874,6 +880,14 @@ void ClientConnection::FinishFiber(std::string&& reply) {
 }
 
 void ClientConnection::CompleteSlots(const RemoteBatch& batch, size_t first, size_t end) {
+  if (is_master_) [[unlikely]] {
+    for (size_t i = first; i < end; i++) {
+      const RemoteBatch::Item& item = batch.items[i];
+      if (!item.detached && item.reply_len > 0 && batch.replies[item.reply_offset] == '-')
+        NoteErrorToMaster(
+            item.spec, std::string_view(batch.replies).substr(item.reply_offset, item.reply_len));
+    }
+  }
   bool grew = false;
   size_t filled = 0;
   for (size_t i = first; i < end; i++) {
@@ -886,6 +900,19 @@ void ClientConnection::CompleteSlots(const RemoteBatch& batch, size_t first, siz
   if (filled == 0) return;
   inflight_ -= filled;
   AfterSlotsFilled(grew);
+}
+
+void ClientConnection::NoteErrorToMaster(const CommandSpec* spec, std::string_view reply) {
+  // As Redis: the master never sees a replica's replies, so an error in one (the data
+  // may have gone apart, or a script failed half-way) is logged where an operator looks.
+  // Shown with its '-', as Redis 7.0 shows it.
+  if (!reply.empty() && reply[0] == '-') reply.remove_prefix(1);
+  reply = reply.substr(0, std::min<size_t>(reply.find("\r\n"), 4096));
+  LogWarning(
+      "== CRITICAL == This replica is sending an error to its master: '-%.*s' after "
+      "processing the command '%s'",
+      static_cast<int>(reply.size()), reply.data(),
+      spec != nullptr ? spec->name.c_str() : "<unknown>");
 }
 
 void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {

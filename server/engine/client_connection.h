@@ -80,6 +80,9 @@ class ClientConnection final : public Connection, public Client {
   // CLIENT PAUSE ended (Worker::WaitForPause): input is read again.
   void WakeFromPause();
   // A remote command's reply arrived (this worker's thread).
+  // A replica's master client got an error reply: logged as Redis logs it (any thread
+  // that holds the reply; the log is thread-safe).
+  static void NoteErrorToMaster(const CommandSpec* spec, std::string_view reply);
   void CompleteSlot(uint64_t seq, std::string_view data);
   // The replies of a run of this connection's commands in one batch came back: each
   // fills its slot, then the output's limits, the flush and a paused input are seen to

@@ -148,6 +148,8 @@ void ClientConnection::Refuse(const CommandSpec* spec, std::string_view error) {
   }
   FlagTransaction();
   if (cluster_asking) UseAsking(spec);  // a refused command uses ASKING up too (Redis)
+  if (is_master_) [[unlikely]]
+    NoteErrorToMaster(spec, error);
   ReplyError(error);
 }
 

@@ -73,7 +73,7 @@ def test_full_sync_then_the_stream(master, server_factory, diskless):
     rc = r.client()
     assert image(rc) == image(mc)
     # The stream: every kind of write, a transaction and a script.
-    mc.incr("counter")
+    mc.execute_command("INCR", "counter")
     mc.delete("s1")
     mc.expire("s2", 500)
     mc.lpush("list", "new")
@@ -486,6 +486,24 @@ def test_a_replica_ignores_maxmemory_unless_told_otherwise(master, server_factor
     assert rc.info("stats")["evicted_keys"] > 0
     with pytest.raises(redis.ResponseError):
         rc.config_set("replica-ignore-maxmemory", "maybe")
+
+
+def test_an_error_the_replica_gets_from_its_masters_command_is_logged(master, server_factory):
+    """The master never sees its replica's replies; one that is an error (the data went
+    apart: here a writable replica's own list where the master has a counter) is logged
+    as Redis logs it, and the stream goes on."""
+    r = replica_of(server_factory, master, "--replica-read-only", "no")
+    wait_for(lambda: synced(master, r), what="the sync")
+    rc = r.client()
+    rc.rpush("counter", "local")
+    mc = master.client()
+    mc.execute_command("INCR", "counter")
+    mc.set("after", "1")
+    wait_for(lambda: rc.get("after") == b"1", what="the stream after the error")
+    wait_for(lambda: "sending an error to its master" in r.read_log(), what="the log line")
+    line = [ln for ln in r.read_log().splitlines() if "sending an error to its master" in ln][0]
+    assert "== CRITICAL == This replica is sending an error to its master: '-WRONGTYPE" in line
+    assert "after processing the command 'incr'" in line
 
 
 def test_serve_stale_data_no(master, server_factory):

@@ -934,9 +934,19 @@ def test_partial_resync_after_the_link_drops(master, replicas, side):
     assert full >= 1
     replid = mc.info("replication")["master_replid"]
     # A replica that retried its handshake under load leaves its first connection until
-    # the master reads that connection's end: wait for the one link there is.
-    wait_for(lambda: len(mc.execute_command("CLIENT", "LIST", "TYPE", "replica")
-                         .strip().splitlines()) == 1, what="one replica connection")
+    # the master reads that connection's end, and its new one is a replica only from its
+    # PSYNC on: wait until the one link there is has been the only one for a while.
+    def replica_links():
+        return len(mc.execute_command("CLIENT", "LIST", "TYPE", "replica").strip().splitlines())
+
+    def one_link_settled():
+        for _ in range(5):
+            if replica_links() != 1:
+                return False
+            time.sleep(0.1)
+        return True
+
+    wait_for(one_link_settled, what="one replica connection")
     if side == "master-side":
         assert mc.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
     else:
