@@ -23,197 +23,6 @@
 
 namespace strata {
 
-// Redis 7.0 settings for what strata does its own way or does not have, so that a
-// redis.conf written for Redis (Debian's included) loads. Each accepts the values that
-// describe what strata does; a value that would ask for something strata lacks is
-// refused with the reason, never accepted and ignored.
-void Config::AddRedisOnlySettings() {
-  // Accepted as any valid value: tuning of Redis internals strata does not share.
-  auto tuning = [this](const char* name, Kind kind, const char* def, const char* why) {
-    return &Add(name, kind, def, true, std::string("accepted for compatibility; ") + why);
-  };
-  // Accepted only as `allowed` (case-insensitive); other values are refused with `why`.
-  auto only = [this](const char* name, Kind kind, const char* def, std::vector<std::string> allowed,
-                     const char* why) {
-    Option& o = Add(name, kind, def, true,
-                    std::string("accepted for compatibility as ") + allowed[0] + "; " + why);
-    std::string reason = why;
-    o.validate = [allowed, reason](std::string_view v) -> std::string {
-      for (const std::string& a : allowed) {
-        if (EqualsIgnoreCase(v, a)) return "";
-      }
-      return reason;
-    };
-    return &o;
-  };
-  Add("stop-writes-on-bgsave-error", Kind::kBool, "yes", true,
-      "while save rules are set and the last snapshot failed, writes and PING get -MISCONF "
-      "until a snapshot succeeds");
-  tuning("proc-title-template", Kind::kString, "{title} {listen-addr} {server-mode}",
-         "strata does not rewrite its process title");
-  tuning("rdb-del-sync-files", Kind::kBool, "no",
-         "a full resync's image is never left in dir (sent as it is made, or through an "
-         "unlinked file)");
-  tuning("repl-diskless-sync-max-replicas", Kind::kInt, "0",
-         "each replica's full resync starts at once");
-  only("repl-diskless-load", Kind::kString, "disabled", {"disabled", "on-empty-db", "swapdb"},
-       "repl-diskless-load must be disabled, on-empty-db or swapdb")
-      ->help =
-      "accepted for compatibility; a replica always takes its master's image into a "
-      "temporary file and loads it from there";
-  tuning("repl-disable-tcp-nodelay", Kind::kBool, "no",
-         "replication sockets keep TCP_NODELAY, as every socket here");
-  tuning("acllog-max-len", Kind::kInt, "128", "strata has no ACL log");
-  {
-    Option* o = tuning("replica-lazy-flush", Kind::kBool, "no",
-                       "the flush before a replica's load is strata's own");
-    o->aliases.push_back("slave-lazy-flush");
-    by_name_["slave-lazy-flush"] = o;
-  }
-  only("oom-score-adj", Kind::kString, "no", {"no"},
-       "oom-score-adj is not supported by strata (set the score from the service manager, "
-       "e.g. systemd's OOMScoreAdjust=)");
-  tuning("oom-score-adj-values", Kind::kString, "0 200 800", "used only with oom-score-adj");
-  tuning("disable-thp", Kind::kBool, "yes",
-         "strata never forks, the cost transparent huge pages have for Redis");
-  for (const char* name :
-       {"aof-load-truncated", "aof-use-rdb-preamble", "aof-rewrite-incremental-fsync"}) {
-    tuning(name, Kind::kBool, "yes",
-           "used only with appendonly yes, which strata does not support");
-  }
-  for (const char* name :
-       {"no-appendfsync-on-rewrite", "aof-timestamp-enabled", "aof-disable-auto-gc"}) {
-    tuning(name, Kind::kBool, "no", "used only with appendonly yes, which strata does not support");
-  }
-  tuning("appendfilename", Kind::kString, "appendonly.aof",
-         "used only with appendonly yes, which strata does not support");
-  tuning("appenddirname", Kind::kString, "appendonlydir",
-         "used only with appendonly yes, which strata does not support");
-  Option* fsync = tuning("appendfsync", Kind::kEnum, "everysec",
-                         "used only with appendonly yes, which strata does not support");
-  fsync->enum_values = {"always", "everysec", "no"};
-  tuning("auto-aof-rewrite-percentage", Kind::kInt, "100",
-         "used only with appendonly yes, which strata does not support");
-  tuning("auto-aof-rewrite-min-size", Kind::kMemory, "64mb",
-         "used only with appendonly yes, which strata does not support");
-  tuning("stream-node-max-bytes", Kind::kMemory, "4096", "strata's stream nodes are its own");
-  tuning("stream-node-max-entries", Kind::kInt, "100", "strata's stream nodes are its own");
-  tuning("activerehashing", Kind::kBool, "yes", "strata's tables grow a segment at a time");
-  tuning("dynamic-hz", Kind::kBool, "yes", "hz is what the timers run at");
-  tuning("rdb-save-incremental-fsync", Kind::kBool, "yes",
-         "a snapshot's files are written and fsynced by strata's own rules");
-  tuning("jemalloc-bg-thread", Kind::kBool, "yes", "strata does not use jemalloc");
-  tuning("crash-log-enabled", Kind::kBool, "yes", "strata writes no crash report of its own");
-  tuning("crash-memcheck-enabled", Kind::kBool, "yes", "strata runs no memory test after a crash");
-  {
-    Option* o = tuning("active-expire-effort", Kind::kInt, "1",
-                       "each worker's expiry cycle has its own fixed budget per tick");
-    o->min = 1;
-    o->max = 10;
-  }
-  only("activedefrag", Kind::kBool, "no", {"no"},
-       "Active defragmentation cannot be enabled: strata has no active defragmentation");
-  for (const char* name :
-       {"active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
-        "active-defrag-threshold-upper", "active-defrag-max-scan-fields"}) {
-    tuning(name, Kind::kInt, "0", "used only with activedefrag yes, which strata does not have");
-  }
-  tuning("active-defrag-ignore-bytes", Kind::kMemory, "100mb",
-         "used only with activedefrag yes, which strata does not have");
-  {
-    Option* o = tuning("io-threads", Kind::kInt, "1",
-                       "every worker does its own clients' I/O (--threads sets the workers)");
-    o->min = 1;
-    o->max = 128;
-  }
-  tuning("io-threads-do-reads", Kind::kBool, "no",
-         "every worker does its own clients' I/O (--threads sets the workers)");
-  Option* sup = tuning("supervised", Kind::kEnum, "no",
-                       "strata tells systemd it is ready whenever NOTIFY_SOCKET is set");
-  sup->enum_values = {"no", "upstart", "systemd", "auto"};
-  only("syslog-enabled", Kind::kBool, "no", {"no"},
-       "syslog-enabled yes is not supported by strata (it logs to logfile or stdout)");
-  tuning("syslog-ident", Kind::kString, "redis", "used only with syslog-enabled yes");
-  tuning("syslog-facility", Kind::kString, "local0", "used only with syslog-enabled yes");
-  only("tls-port", Kind::kInt, "0", {"0"}, "TLS is not supported by strata");
-  for (const char* name : {"tls-replication", "tls-cluster"}) {
-    only(name, Kind::kBool, "no", {"no"}, "TLS is not supported by strata");
-  }
-  only("tls-auth-clients", Kind::kString, "yes", {"yes", "no", "optional"},
-       "tls-auth-clients must be yes, no or optional")
-      ->help = "accepted for compatibility; TLS is not supported by strata";
-  for (const char* name :
-       {"tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
-        "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
-        "tls-ca-cert-dir", "tls-protocols", "tls-ciphers", "tls-ciphersuites"}) {
-    tuning(name, Kind::kString, "", "TLS is not supported by strata");
-  }
-  tuning("tls-prefer-server-ciphers", Kind::kBool, "no", "TLS is not supported by strata");
-  tuning("tls-session-caching", Kind::kBool, "yes", "TLS is not supported by strata");
-  tuning("tls-session-cache-size", Kind::kInt, "20480", "TLS is not supported by strata");
-  tuning("tls-session-cache-timeout", Kind::kInt, "300", "TLS is not supported by strata");
-  Add("unixsocket", Kind::kString, "", false,
-      "also listen on this Unix socket path (with port 0, only on it); a stale socket left "
-      "there is replaced, a live one refused");
-  Add("unixsocketperm", Kind::kInt, "0", false,
-      "the Unix socket's permissions, in octal as chmod takes them (0 = the umask's)")
-      .validate = [](std::string_view v) -> std::string {
-    return v.find_first_not_of("01234567") == std::string_view::npos
-               ? ""
-               : "unixsocketperm must be octal digits";
-  };
-  for (const char* name : {"shutdown-on-sigint", "shutdown-on-sigterm"}) {
-    only(name, Kind::kString, "default", {"default"},
-         "only default is supported by strata (a signal saves when save rules are set, as "
-         "SHUTDOWN does)");
-  }
-  tuning("shutdown-timeout", Kind::kInt, "10", "strata does not wait for replicas to catch up");
-  {
-    Option& o = Add("min-replicas-to-write", Kind::kInt, "0", true,
-                    "a master refuses writes (-NOREPLICAS) while fewer replicas than this "
-                    "are online and acknowledged within min-replicas-max-lag seconds; 0 = "
-                    "off");
-    o.aliases.push_back("min-slaves-to-write");
-    by_name_["min-slaves-to-write"] = &o;
-    Option& lag = Add("min-replicas-max-lag", Kind::kInt, "10", true,
-                      "seconds since a replica's last acknowledgement within which it counts "
-                      "for min-replicas-to-write; 0 turns min-replicas-to-write off");
-    lag.aliases.push_back("min-slaves-max-lag");
-    by_name_["min-slaves-max-lag"] = &lag;
-  }
-  only("propagation-error-behavior", Kind::kString, "ignore", {"ignore"},
-       "only ignore is supported by strata (a replica goes on after its master's command "
-       "fails)");
-  tuning("replica-ignore-disk-write-errors", Kind::kBool, "no",
-         "a replica applies its master's writes whatever its own saves do");
-  only("enable-module-command", Kind::kString, "no", {"no"}, "strata does not load modules");
-  {
-    Option* o = only("enable-protected-configs", Kind::kString, "no", {"no", "yes", "local"},
-                     "enable-protected-configs must be no, yes or local");
-    o->help =
-        "accepted for compatibility; dbfilename may be set with CONFIG SET, dir only at "
-        "start";
-  }
-  tuning("ignore-warnings", Kind::kString, "", "strata's start-up checks are its own");
-  only("socket-mark-id", Kind::kInt, "0", {"0"}, "socket-mark-id is not supported by strata");
-  only("bind-source-addr", Kind::kString, "", {""}, "bind-source-addr is not supported by strata");
-  only("aclfile", Kind::kString, "", {""}, "ACL users are not supported by strata yet");
-  Option* acl = tuning("acl-pubsub-default", Kind::kEnum, "resetchannels",
-                       "strata has no ACL users (every client may use every channel)");
-  acl->enum_values = {"allchannels", "resetchannels"};
-  tuning("cluster-allow-pubsubshard-when-down", Kind::kBool, "yes",
-         "shard channels are served while the node owns their slot");
-  only("cluster-announce-bus-port", Kind::kInt, "0", {"0"},
-       "set cluster-port for the bus port CLUSTER NODES shows");
-  only("cluster-announce-tls-port", Kind::kInt, "0", {"0"}, "TLS is not supported by strata");
-  only("cluster-preferred-endpoint-type", Kind::kString, "ip", {"ip"},
-       "only ip is supported by strata");
-  for (const char* name :
-       {"server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist"}) {
-    tuning(name, Kind::kString, "", "pin the workers with --cpus");
-  }
-}
-
 Config::Option& Config::Add(std::string name, Kind kind, std::string def, bool mut,
                             std::string help) {
   auto o = std::make_unique<Option>();
@@ -226,6 +35,11 @@ Config::Option& Config::Add(std::string name, Kind kind, std::string def, bool m
   by_name_[ref.name] = &ref;
   options_.push_back(std::move(o));
   return ref;
+}
+
+void Config::Alias(Option& o, std::string name) {
+  by_name_[name] = &o;
+  o.aliases.push_back(std::move(name));
 }
 
 const std::vector<std::string>& Config::MaxmemoryPolicyNames() {
@@ -349,8 +163,7 @@ Config::Config() {
                     "a replica neither evicts nor refuses writes over maxmemory: its keys go "
                     "by its master's DELs, so it keeps what its master has (no = it applies "
                     "maxmemory-policy itself, and may lose keys its master still holds)");
-    o.aliases.push_back("slave-ignore-maxmemory");
-    by_name_["slave-ignore-maxmemory"] = &o;
+    Alias(o, "slave-ignore-maxmemory");
   }
   Add("maxclients", Kind::kInt, "10000", true, "maximum simultaneous clients").min = 1;
   Add("tracking-table-max-keys", Kind::kInt, "1000000", true,
@@ -367,8 +180,7 @@ Config::Config() {
     Option& o = Add("replicaof", Kind::kString, "", false,
                     "\"<host> <port>\": start as a replica of that master (REPLICAOF changes it "
                     "at runtime); \"\" = a master");
-    o.aliases.push_back("slaveof");
-    by_name_["slaveof"] = &o;
+    Alias(o, "slaveof");
     o.validate = [](std::string_view v) -> std::string {
       if (v.empty()) return "";
       size_t sp = v.find(' ');
@@ -388,15 +200,13 @@ Config::Config() {
   {
     Option& o = Add("replica-read-only", Kind::kBool, "yes", true,
                     "a replica refuses writes from its clients (-READONLY)");
-    o.aliases.push_back("slave-read-only");
-    by_name_["slave-read-only"] = &o;
+    Alias(o, "slave-read-only");
   }
   {
     Option& o = Add("replica-serve-stale-data", Kind::kBool, "yes", true,
                     "a replica whose master link is down still serves its data; no = only "
                     "INFO, PING and the replication commands, others get -MASTERDOWN");
-    o.aliases.push_back("slave-serve-stale-data");
-    by_name_["slave-serve-stale-data"] = &o;
+    Alias(o, "slave-serve-stale-data");
   }
   Add("repl-timeout", Kind::kInt, "60", true,
       "seconds without data from the master before a replica drops the link")
@@ -404,8 +214,7 @@ Config::Config() {
   {
     Option& o = Add("replica-priority", Kind::kInt, "100", true,
                     "Sentinel's preference when promoting a replica (lower first; 0 = never)");
-    o.aliases.push_back("slave-priority");
-    by_name_["slave-priority"] = &o;
+    Alias(o, "slave-priority");
     o.min = 0;
   }
   Add("replica-announced", Kind::kBool, "yes", true,
@@ -429,8 +238,7 @@ Config::Config() {
                     "seconds between the PINGs a master adds to its stream while it has "
                     "replicas");
     o.min = 1;
-    o.aliases.push_back("repl-ping-slave-period");
-    by_name_["repl-ping-slave-period"] = &o;
+    Alias(o, "repl-ping-slave-period");
   }
   {
     // Redis Cluster (docs/ARCHITECTURE.md "Cluster").
@@ -465,15 +273,13 @@ Config::Config() {
                     "cluster-node-timeout x this + repl-ping-replica-period seconds does not "
                     "fail its master over (0: it always may)");
     o.min = 0;
-    o.aliases.push_back("cluster-slave-validity-factor");
-    by_name_["cluster-slave-validity-factor"] = &o;
+    Alias(o, "cluster-slave-validity-factor");
   }
   {
     Option& o = Add("cluster-replica-no-failover", Kind::kBool, "no", true,
                     "a cluster replica never fails its master over on its own (CLUSTER "
                     "FAILOVER still does)");
-    o.aliases.push_back("cluster-slave-no-failover");
-    by_name_["cluster-slave-no-failover"] = &o;
+    Alias(o, "cluster-slave-no-failover");
   }
   Add("cluster-allow-replica-migration", Kind::kBool, "yes", true,
       "a cluster master that loses its last slot to another master becomes that master's "
@@ -519,16 +325,14 @@ Config::Config() {
   {
     Option& o = Add("replica-announce-ip", Kind::kString, "", true,
                     "the address a replica asks its master (and so Sentinel) to list it by");
-    o.aliases.push_back("slave-announce-ip");
-    by_name_["slave-announce-ip"] = &o;
+    Alias(o, "slave-announce-ip");
   }
   {
     Option& o = Add("replica-announce-port", Kind::kInt, "0", true,
                     "the port a replica asks its master (and so Sentinel) to list it by "
                     "(0: its own port)");
     o.max = 65535;
-    o.aliases.push_back("slave-announce-port");
-    by_name_["slave-announce-port"] = &o;
+    Alias(o, "slave-announce-port");
   }
   {
     // Entries store lengths in 32 bits, so one string is at most 4 GiB - 1.
@@ -636,8 +440,7 @@ Config::Config() {
                     "milliseconds a script or function may run before other clients get "
                     "-BUSY (and SCRIPT KILL / FUNCTION KILL may stop it); 0 = never");
     o.min = 0;
-    o.aliases.push_back("lua-time-limit");
-    by_name_["lua-time-limit"] = &o;
+    Alias(o, "lua-time-limit");
   }
   {
     Option& o = Add("script-hop-spin-us", Kind::kInt, "30", true,
@@ -668,10 +471,7 @@ Config::Config() {
     Option& o = Add(name, Kind::kInt, def, true, help);
     o.min = min;
     o.mirror = mirror;
-    if (alias != nullptr) {
-      o.aliases.push_back(alias);
-      by_name_[alias] = &o;
-    }
+    if (alias != nullptr) Alias(o, alias);
   };
   EncodingLimits& lim = GlobalEncodingLimits();
   encoding("hash-max-listpack-entries", "hash-max-ziplist-entries", "512", 0,

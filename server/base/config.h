@@ -130,8 +130,11 @@ class Config {
   }
 
  private:
+  // config_redis_settings.cc: Redis's settings for what strata does its own way or lacks.
   void AddRedisOnlySettings();
   Option& Add(std::string name, Kind kind, std::string def, bool mut, std::string help);
+  // Another name for o (Redis's old slave-* and *-ziplist-* names).
+  void Alias(Option& o, std::string name);
   Option* FindMutable(std::string_view name);
   std::string Apply(Option& o, std::string_view value);
   std::string Render(const Option& o) const;

@@ -41,8 +41,7 @@ class ReplicationState {
   static constexpr uint8_t kRefuseNoReplicas = 8;
   uint8_t dispatch_flags() const { return dispatch_.load(std::memory_order_relaxed); }
   bool refuses_writes() const { return dispatch_flags() & kRefuseWrites; }
-  bool refuses_writes_for_save_error() const { return dispatch_flags() & kRefuseMisconf; }
-  bool refuses_writes_for_replicas() const { return dispatch_flags() & kRefuseNoReplicas; }
+
   static constexpr const char* kNoReplicasError = "NOREPLICAS Not enough good replicas to write.";
   // Redis 7.0's reply while kRefuseMisconf holds: to a write or PING, to a script's
   // write, and to a script with flags (or a function) that may write.
@@ -52,6 +51,17 @@ class ReplicationState {
       "instance is configured to report errors during writes if RDB snapshotting fails "
       "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "
       "the RDB error.";
+  // The error a script's write (or a script that may write) gets from its client's
+  // side now - a read-only replica, a failed save, too few good replicas - or nullptr.
+  const char* ScriptWriteRefusal() const {
+    uint8_t f = dispatch_flags();
+    if (f == 0) [[likely]]
+      return nullptr;
+    if (f & kRefuseWrites) return "READONLY You can't write against a read only replica.";
+    if (f & kRefuseMisconf) return kMisconfError;
+    if (f & kRefuseNoReplicas) return kNoReplicasError;
+    return nullptr;
+  }
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
   const std::atomic<bool>& replica_flag() const { return is_replica_; }
   Link link() const { return link_.load(std::memory_order_acquire); }

@@ -382,20 +382,11 @@ LuaVm::RunResult LuaVm::RunFunction(const ScriptCall& call, ShardCtx& ctx, Reply
     rb.Error("ERR Can not execute a script with write flag using *_ro command.");
     return RunResult::kDone;
   }
-  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes()) {
-    rb.Error("READONLY You can't write against a read only replica.");
-    return RunResult::kDone;
-  }
-  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes_for_save_error()) {
-    rb.Error(ReplicationState::kMisconfError);
-    return RunResult::kDone;
-  }
-  if (!(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes_for_replicas()) {
-    rb.Error(ReplicationState::kNoReplicasError);
-    return RunResult::kDone;
+  if (!(it->second & kScriptNoWrites) && !ctx.from_master) {
+    if (const char* refused = ctx.worker.engine().replication().ScriptWriteRefusal()) {
+      rb.Error(refused);
+      return RunResult::kDone;
+    }
   }
   lua_State* L = L_;
   lua_pushcfunction(L, ErrorHandler);

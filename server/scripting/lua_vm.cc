@@ -256,16 +256,8 @@ int CallImpl(lua_State* L, bool raise) {
   }
   ShardCtx& ctx = *st->ctx;
   Worker& w = ctx.worker;
-  if (spec->is_write() && !ctx.from_master && w.engine().replication().refuses_writes()) {
-    return fail("READONLY You can't write against a read only replica.");
-  }
-  if (spec->is_write() && !ctx.from_master &&
-      w.engine().replication().refuses_writes_for_save_error()) {
-    return fail(ReplicationState::kMisconfError);
-  }
-  if (spec->is_write() && !ctx.from_master &&
-      w.engine().replication().refuses_writes_for_replicas()) {
-    return fail(ReplicationState::kNoReplicasError);
+  if (spec->is_write() && !ctx.from_master) {
+    if (const char* refused = w.engine().replication().ScriptWriteRefusal()) return fail(refused);
   }
   if ((spec->flags & kCmdDenyOom) && !(st->flags & kScriptAllowOom) && w.over_memory_limit()) {
     return fail("OOM command not allowed when used memory > 'maxmemory'.");
@@ -1058,20 +1050,11 @@ LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder&
     rb.Error("ERR Can not execute a script with write flag using *_ro command.");
     return RunResult::kDone;
   }
-  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes()) {
-    rb.Error("READONLY You can't write against a read only replica.");
-    return RunResult::kDone;
-  }
-  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes_for_save_error()) {
-    rb.Error(ReplicationState::kMisconfError);
-    return RunResult::kDone;
-  }
-  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master &&
-      ctx.worker.engine().replication().refuses_writes_for_replicas()) {
-    rb.Error(ReplicationState::kNoReplicasError);
-    return RunResult::kDone;
+  if ((it->second & kScriptHasShebang) && !(it->second & kScriptNoWrites) && !ctx.from_master) {
+    if (const char* refused = ctx.worker.engine().replication().ScriptWriteRefusal()) {
+      rb.Error(refused);
+      return RunResult::kDone;
+    }
   }
   lua_State* L = L_;
   SetArgTable(L, "KEYS", call.keys);
