@@ -790,8 +790,15 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     c->FinishFiber(std::move(out));
     co_return;
   }
-  LogWarning("User requested shutdown...");
   Engine& srv = c->worker().engine();
+  if (!nosave && srv.busy_scripts() > 0) {
+    // As Redis: while a script is busy only SHUTDOWN NOSAVE stops the server (a save
+    // would wait for the script).
+    rb.Error(srv.BusyScriptError());
+    c->FinishFiber(std::move(out));
+    co_return;
+  }
+  LogWarning("User requested shutdown...");
   SnapshotManager& sm = srv.Service<SnapshotManager>();
   if (!nosave && !sm.loading() && (save || sm.AutoSaveEnabled())) {
     LogNotice("Saving the final snapshot before exiting.");

@@ -197,11 +197,17 @@ bool ClientConnection::WaitsForInflightSlow(const CommandSpec* spec, CmdArgs arg
 void ClientConnection::ProcessInput() {
   if (closing()) return;
   ResumeInput();
+  in_input_ = true;
+  struct Leave {
+    bool* flag;
+    ~Leave() { *flag = false; }
+  } leave{&in_input_};
   worker_->RefreshClock();
   if (is_master_) [[unlikely]]
     worker_->engine().replication().NoteMasterIo(worker_->now_ms());
-  // A subscriber reads the messages published before its command ahead of its reply.
-  if (subs != nullptr && subs->total() > 0) [[unlikely]] {
+  // A subscriber reads the messages published before its command ahead of its reply
+  // (not while a script is busy: the caller's reply may be being written).
+  if (subs != nullptr && subs->total() > 0 && !worker_->serving_while_busy()) [[unlikely]] {
     worker_->DeliverPendingMessages();
     if (closing()) return;  // a message took it over its output limit
   }
@@ -252,6 +258,14 @@ void ClientConnection::ProcessInput() {
       break;
     }
     if (worker_->input_gated() && spec != nullptr) [[unlikely]] {
+      if (worker_->serving_while_busy() && !RunsWhileBusy(spec, cmd_args)) {
+        // Read while a script is busy on this worker: this command, and what the
+        // client sent after it, run once the script has ended.
+        PauseInput();
+        inflight_++;  // keeps the connection alive until then
+        DeferProcessInput();
+        break;
+      }
       if (worker_->pause_gate() && WaitsForPause(spec) && !RefusedBeforePause(spec, cmd_args)) {
         // CLIENT PAUSE: this command, and what the client sent after it, wait.
         PauseInput();
@@ -288,8 +302,10 @@ void ClientConnection::ProcessInput() {
       AfterCachingCommand(spec);
     // Invalidations this command caused for this worker's clients go out now: right
     // after its reply, before the next command's (as Redis orders them).
-    if (worker_->tracking().local_pending()) [[unlikely]]
-      worker_->tracking().DeliverLocal();
+    if (worker_->tracking().local_pending()) [[unlikely]] {
+      // Not while a script is busy: the script's caller may be mid-reply.
+      if (!worker_->serving_while_busy()) worker_->tracking().DeliverLocal();
+    }
     if (memory_wait_since_ms_ != 0 && !worker_->spill_wait()) [[unlikely]] {
       memory_wait_since_ms_ = 0;  // memory is under the limit (or spill cannot help)
       memory_wait_expired_ = false;
@@ -297,6 +313,15 @@ void ClientConnection::ProcessInput() {
   }
   FinishInput();
   Recharge();
+}
+
+bool ClientConnection::RunsWhileBusy(const CommandSpec* spec, CmdArgs args) const {
+  if (is_master_) return false;  // as Redis's replica stops reading its master
+  if (!(spec->flags & kCmdAllowBusy) && !(spec->allow_busy != nullptr && spec->allow_busy(args)))
+    return true;  // refused: -BUSY, or an error found before it
+  std::string_view name = spec->name;
+  return name == "auth" || name == "hello" || name == "quit" || name == "multi" ||
+         name == "script" || name == "function" || name == "shutdown";
 }
 
 bool ClientConnection::WaitsForPause(const CommandSpec* spec) {
@@ -348,6 +373,10 @@ void ClientConnection::WakeFromMemoryWait() {
 
 void ClientConnection::ResumeLater() {
   ResumeInput();
+  DeferProcessInput();
+}
+
+void ClientConnection::DeferProcessInput() {
   worker_->Defer(Task{[](void* p) {
                         auto* c = static_cast<ClientConnection*>(p);
                         c->inflight_--;
@@ -445,11 +474,7 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
     if (!(spec->flags & kCmdAllowBusy) &&
         !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
       worker_->stats().commands[spec->id].rejected_calls++;
-      bool function = engine.busy_functions() == engine.busy_scripts();
-      Refuse(spec, function ? "BUSY Redis is busy running a script. You can only call FUNCTION "
-                              "KILL or SHUTDOWN NOSAVE."
-                            : "BUSY Redis is busy running a script. You can only call SCRIPT "
-                              "KILL or SHUTDOWN NOSAVE.");
+      Refuse(spec, engine.BusyScriptError());
       return true;
     }
   }

@@ -112,6 +112,9 @@ class ClientConnection final : public Connection, public Client {
   size_t MemoryBytes() const;
   size_t charged_bytes() const { return charged_bytes_; }
   bool closing() const { return Connection::closing(); }
+  // Inside ProcessInput (its command may be writing a reply): Worker::ServeWhileBusy
+  // leaves its output alone.
+  bool in_input() const { return in_input_; }
   // This connection is the replica's link to its master (Worker::AdoptMasterConnection):
   // its commands run without replies, past replica-read-only and maxmemory, and each
   // moves the replication offset (replication_state.h).
@@ -138,6 +141,11 @@ class ClientConnection final : public Connection, public Client {
   void OnSent(size_t bytes) override;
 
   void ProcessInput();
+  // Inside Worker::ServeWhileBusy: whether the command may run now - it is refused -BUSY
+  // (or earlier), or lets a busy script through and touches no shard (AUTH, HELLO, QUIT,
+  // MULTI, SCRIPT KILL, FUNCTION KILL and STATS, SHUTDOWN). The others, and everything
+  // from the master, wait until the script has ended.
+  bool RunsWhileBusy(const CommandSpec* spec, CmdArgs args) const;
   // Whether this command must wait until the client's commands in flight are done.
   // Inline, on every command while some are in flight: only a transaction command or
   // one with a fiber can wait, and nothing else is looked at for the others.
@@ -151,6 +159,9 @@ class ClientConnection final : public Connection, public Client {
   // Reads input again later in this turn (never from inside another command's call
   // stack). The caller has counted one inflight_ for it, which the deferred call drops.
   void ResumeLater();
+  // ProcessInput later in this turn, outside any call stack now running; the caller has
+  // counted one inflight_ for it, which the deferred call drops.
+  void DeferProcessInput();
   // Returns false when input processing must pause (a fiber or a barrier).
   bool Dispatch(const CommandSpec* spec, CmdArgs args);
   // Dispatch's refusals after the cluster's redirection (loading, a replica's, OOM, a
@@ -266,6 +277,7 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
+  bool in_input_ = false;       // inside ProcessInput: a reply may be being written
   uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
   // statistics and the slow log when it finishes.

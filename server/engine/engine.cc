@@ -85,7 +85,7 @@ void Engine::Deal(int fd) {
     dest = next_worker.fetch_add(1, std::memory_order_relaxed) % shard_count_;
     if (!workers_[dest]->script_busy()) break;
   }
-  workers_[dest]->PostExternal(MakeTask([fd] { Worker::Current()->AdoptConnection(fd); }));
+  workers_[dest]->PostAdoption(fd);
 }
 
 void Engine::AcceptLoop(std::vector<int> listen_fds) {

@@ -188,6 +188,15 @@ class Engine {
     busy_scripts_.fetch_add(delta, std::memory_order_relaxed);
     if (function) busy_functions_.fetch_add(delta, std::memory_order_relaxed);
   }
+  // Redis's -BUSY text while one is (without the '-'): it names FUNCTION KILL when every
+  // busy script is a function, else SCRIPT KILL.
+  const char* BusyScriptError() const {
+    return busy_functions() == busy_scripts()
+               ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE."
+               : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                 "SHUTDOWN NOSAVE.";
+  }
 
   // CLIENT PAUSE (any thread): until end_ms (wall clock), clients' commands that may
   // write or replicate (kPauseWrite) or all of them (kPauseAll) wait, and keys are not

@@ -242,6 +242,46 @@ void Worker::PostExternal(Task t) {
   Wake();
 }
 
+void Worker::PostAdoption(int fd) {
+  {
+    std::lock_guard<std::mutex> l(external_mu_);
+    adoptions_.push_back(fd);
+  }
+  external_pending_.store(true, std::memory_order_seq_cst);
+  sleeping_.store(true, std::memory_order_seq_cst);  // force the eventfd write below
+  Wake();
+}
+
+void Worker::AdoptPosted() {
+  std::vector<int> fds;
+  {
+    std::lock_guard<std::mutex> l(external_mu_);
+    fds.swap(adoptions_);
+  }
+  for (int fd : fds) AdoptConnection(fd);
+}
+
+void Worker::ServeWhileBusy() {
+  if (serving_while_busy()) return;
+  input_gates_ = static_cast<uint8_t>(input_gates_ | kGateBusyPass);
+  int64_t clock = now_ms_;  // the script's time stays as it began
+  AdoptPosted();
+  loop_->PollNested();
+  // The connections whose command is running (the script's caller) are mid-reply: they
+  // stay marked for the turn's flush.
+  std::vector<ClientConnection*> dirty;
+  dirty.swap(dirty_);
+  for (ClientConnection* c : dirty) {
+    if (c->in_input()) {
+      dirty_.push_back(c);
+    } else {
+      c->FlushOutput();
+    }
+  }
+  now_ms_ = clock;
+  input_gates_ = static_cast<uint8_t>(input_gates_ & ~kGateBusyPass);
+}
+
 RemoteBatch* Worker::OpenBatch(uint32_t dest) {
   RemoteBatch*& b = open_batches_[dest];
   if (free_batches_.empty()) {
@@ -312,11 +352,14 @@ bool Worker::InboxEmpty() const {
 void Worker::DrainInbox() {
   if (external_pending_.load(std::memory_order_acquire)) {
     std::vector<Task> ext;
+    std::vector<int> fds;
     {
       std::lock_guard<std::mutex> l(external_mu_);
       ext.swap(external_);
+      fds.swap(adoptions_);
       external_pending_.store(false, std::memory_order_relaxed);
     }
+    for (int fd : fds) AdoptConnection(fd);
     for (const Task& e : ext) e.Run();
   }
   RunHops();
@@ -808,6 +851,11 @@ bool Worker::ServicesHaveWork() const {
 }
 
 void Worker::CloseAll() {
+  {
+    std::lock_guard<std::mutex> l(external_mu_);
+    for (int fd : adoptions_) close(fd);  // accepted, never adopted
+    adoptions_.clear();
+  }
   std::vector<Client*> all;
   for (auto& [id, c] : conns_) all.push_back(c);
   for (Client* c : all) c->Kill();

@@ -186,6 +186,19 @@ class Worker {
   // keys delete nothing (Keyspace::set_pause_hold) and nothing is evicted
   // (ShardEviction); active expiry waits too (RunTimers).
   bool pause_gate() const { return input_gates_ & kGatePause; }
+  // Inside ServeWhileBusy: the commands read now run only if they touch no shard
+  // (ClientConnection::RunsWhileBusy); the others wait for the script to end.
+  bool serving_while_busy() const { return input_gates_ & kGateBusyPass; }
+  // Called by a script's interrupt hook while it runs past busy-reply-threshold on this
+  // worker: one pass of this worker's I/O without waiting, as Redis serves its clients
+  // while a script is busy. New connections dealt here are adopted; what clients sent is
+  // read, and answered -BUSY, or run when it is SCRIPT KILL, FUNCTION KILL and the like
+  // (or held until the script ends when it would touch a shard, and always for the
+  // master's stream); replies are flushed, but for connections whose command is running
+  // (the script's caller). Nothing else runs: no task from other workers, no timer, no
+  // closing of connections (EventLoop::PollNested). The worker's clock stays where the
+  // script found it. Owning thread only; a pass inside a pass does nothing.
+  void ServeWhileBusy();
   void SetPauseGate(bool on) {
     input_gates_ =
         static_cast<uint8_t>(on ? (input_gates_ | kGatePause) : (input_gates_ & ~kGatePause));
@@ -281,6 +294,9 @@ class Worker {
   // Any thread that is not a worker (the main thread, helper threads): runs t on this
   // worker in its next turn. A mutex-guarded queue, for rare control messages.
   void PostExternal(Task t);
+  // The acceptor thread: an accepted socket for this worker to adopt (AdoptConnection),
+  // in its next turn or its next ServeWhileBusy pass.
+  void PostAdoption(int fd);
   // Pushes what Post() buffered for other workers now rather than at the end of the turn.
   void FlushPosts() { FlushOutbox(); }
   // While this shard is held whole, the loop polls rather than sleeps for
@@ -411,7 +427,9 @@ class Worker {
   std::vector<Task> prefetched_;
   std::mutex external_mu_;
   std::vector<Task> external_;
+  std::vector<int> adoptions_;  // PostAdoption's sockets, under external_mu_
   std::atomic<bool> external_pending_{false};
+  void AdoptPosted();  // adopts what PostAdoption left
 
   std::unordered_map<uint64_t, Client*> conns_;
   std::vector<ClientConnection*> dirty_;
@@ -436,8 +454,9 @@ class Worker {
   uint64_t routing_version_ = 0;
   const RoutingBoard* routing_board_ = nullptr;
   size_t tier_bytes_ = 0;
-  static constexpr uint8_t kGateSpill = 1;  // spill_wait
-  static constexpr uint8_t kGatePause = 2;  // pause_gate
+  static constexpr uint8_t kGateSpill = 1;     // spill_wait
+  static constexpr uint8_t kGatePause = 2;     // pause_gate
+  static constexpr uint8_t kGateBusyPass = 4;  // serving_while_busy
   uint8_t input_gates_ = 0;
   std::vector<ClientConnection*> memory_waiters_;
   std::vector<ClientConnection*> pause_waiters_;

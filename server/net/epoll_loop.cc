@@ -102,6 +102,31 @@ class EpollLoop final : public EventLoop {
 
   void Poll(int timeout_ms) override {
     if (HasReadyWork()) timeout_ms = 0;
+    Pass(timeout_ms, &outer_);
+    std::vector<IoConn*> closed;
+    closed.swap(closed_);
+    for (IoConn* c : closed) {
+      RemoveReady(c);
+      c->OnClosed();
+    }
+  }
+
+  // First the rest of the enclosing pass's batch (its connections' edges were seen and
+  // will not be reported again), then a pass of its own; closed_ is left for the
+  // enclosing Poll.
+  void PollNested() override {
+    RunBatch(&outer_);
+    Pass(0, &nested_);
+  }
+
+ private:
+  // The connections one pass reads from, and how far it got.
+  struct Batch {
+    std::vector<IoConn*> conns;
+    size_t done = 0;
+  };
+
+  void Pass(int timeout_ms, Batch* batch) {
     epoll_event events[256];
     int n = epoll_wait(epfd_, events, 256, timeout_ms);
     for (int i = 0; i < n; i++) {
@@ -126,23 +151,22 @@ class EpollLoop final : public EventLoop {
         w->on_wake();
       }
     }
-    RunReady();
-    for (auto [c, err] : send_errors_) {
+    batch->conns.clear();
+    batch->done = 0;
+    batch->conns.swap(ready_);
+    RunBatch(batch);
+    batch->conns.clear();
+    batch->done = 0;
+    std::vector<std::pair<IoConn*, int>> errors;
+    errors.swap(send_errors_);
+    for (auto [c, err] : errors) {
       if (!c->closing && c->send_active) {
         c->send_active = false;
         c->OnSendDone(err);
       }
     }
-    send_errors_.clear();
-    std::vector<IoConn*> closed;
-    closed.swap(closed_);
-    for (IoConn* c : closed) {
-      RemoveReady(c);
-      c->OnClosed();
-    }
   }
 
- private:
   // 0 when everything that could be written was written (send_left may be > 0 with
   // EAGAIN returned instead), else an errno.
   int WriteSome(IoConn* c) {
@@ -192,12 +216,11 @@ class EpollLoop final : public EventLoop {
     c->in_ready_list = false;
   }
 
-  void RunReady() {
-    // One read per connection per turn keeps a busy client from starving the others;
-    // a connection with more data stays in the list for the next turn.
-    std::vector<IoConn*> batch;
-    batch.swap(ready_);
-    for (IoConn* c : batch) {
+  // One read per connection per turn keeps a busy client from starving the others;
+  // a connection with more data stays in the list for the next turn.
+  void RunBatch(Batch* batch) {
+    while (batch->done < batch->conns.size()) {
+      IoConn* c = batch->conns[batch->done++];
       if (c == nullptr) continue;
       c->in_ready_list = false;
       if (c->closing || !c->recv_armed || !c->readable) continue;
@@ -220,6 +243,8 @@ class EpollLoop final : public EventLoop {
   std::vector<Watch*> listeners_;
   Watch* wake_ = nullptr;
   std::vector<IoConn*> ready_;
+  Batch outer_;   // Poll's
+  Batch nested_;  // PollNested's
   std::vector<IoConn*> closed_;
   std::vector<std::pair<IoConn*, int>> send_errors_;
 };

@@ -87,6 +87,12 @@ class EventLoop {
   virtual void SetWakeFd(int efd, std::function<void()> on_wake) = 0;
   // Waits at most timeout_ms (-1 = no limit, 0 = don't wait) and runs callbacks.
   virtual void Poll(int timeout_ms) = 0;
+  // A pass from inside a callback of Poll (or from any code the loop's thread runs
+  // between Polls): takes what has completed without waiting and runs the receive and
+  // send callbacks, but defers OnClosed to the next Poll, so that no connection the
+  // enclosing code holds is freed under it. At most one level deep (the caller ensures
+  // it). Used while a long script runs, to answer other clients (Worker::ServeWhileBusy).
+  virtual void PollNested() = 0;
   // True when some work is ready without waiting (the loop must poll with 0).
   virtual bool HasReadyWork() const = 0;
 };

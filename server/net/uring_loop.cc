@@ -359,30 +359,26 @@ class UringLoop final : public EventLoop {
       ts.tv_nsec = static_cast<long>(timeout_ms % 1000) * 1000000L;
       io_uring_submit_and_wait_timeout(&ring_, &cqe, wait_nr, &ts, nullptr);
     }
-    unsigned head;
-    unsigned seen = 0;
-    // Copy out completions first: handlers submit new work, which must not race with
-    // iterating the completion queue.
-    completions_.clear();
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      completions_.push_back({static_cast<Op*>(io_uring_cqe_get_data(cqe)), cqe->res, cqe->flags});
-      seen++;
-    }
-    io_uring_cq_advance(&ring_, seen);
+    unsigned seen = TakeCompletions(&outer_);
     if (timeout_ms != 0 && batch_policy_.on()) batch_policy_.AfterWait(seen, wait_nr);
-    for (const Completion& done : completions_) Handle(done);
-    RunReady();
-    std::vector<std::pair<IoConn*, int>> failed;
-    failed.swap(failed_sends_);
-    for (auto [c, err] : failed) {
-      if (!c->closing && c->send_active) {
-        c->send_active = false;
-        c->OnSendDone(err);
-      }
-    }
+    RunPass(&outer_);
     std::vector<IoConn*> finished;
     finished.swap(finished_);
     for (IoConn* c : finished) c->OnClosed();
+  }
+
+  void PollNested() override {
+    // First what the enclosing Poll took and has not handled yet: input that arrived
+    // with the caller's own waits behind it otherwise.
+    HandleCompletions(&outer_);
+    RunReadyList(&outer_);
+    io_uring_submit_and_get_events(&ring_);
+    // What this pass submitted has left; the enclosing Poll's wait must not count on
+    // those sends' completions (they may be taken here).
+    batched_sends_submitted_ = 0;
+    TakeCompletions(&nested_);
+    RunPass(&nested_);
+    // finished_ is left for the enclosing Poll's OnClosed calls.
   }
 
  private:
@@ -391,6 +387,57 @@ class UringLoop final : public EventLoop {
     int res;
     unsigned flags;
   };
+  // One pass's work: the completions it took and the connections it hands backlog to,
+  // each with how far it got. Poll's pass is outer_; a nested pass has its own lists
+  // and first finishes what is left of outer_'s (it runs from inside one of them).
+  struct PassLists {
+    std::vector<Completion> completions;
+    size_t completions_done = 0;
+    std::vector<IoConn*> ready;
+    size_t ready_done = 0;
+  };
+
+  // Copies the completion queue out (handlers submit new work, which must not race with
+  // iterating the queue); returns how many there were.
+  unsigned TakeCompletions(PassLists* p) {
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_cqe* cqe = nullptr;
+    p->completions.clear();
+    p->completions_done = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      p->completions.push_back(
+          {static_cast<Op*>(io_uring_cqe_get_data(cqe)), cqe->res, cqe->flags});
+      seen++;
+    }
+    io_uring_cq_advance(&ring_, seen);
+    return seen;
+  }
+
+  void HandleCompletions(PassLists* p) {
+    while (p->completions_done < p->completions.size()) {
+      Completion done = p->completions[p->completions_done++];
+      Handle(done);
+    }
+  }
+
+  void RunPass(PassLists* p) {
+    HandleCompletions(p);
+    p->ready.clear();
+    p->ready_done = 0;
+    p->ready.swap(ready_);
+    RunReadyList(p);
+    p->ready.clear();
+    p->ready_done = 0;
+    std::vector<std::pair<IoConn*, int>> failed;
+    failed.swap(failed_sends_);
+    for (auto [c, err] : failed) {
+      if (!c->closing && c->send_active) {
+        c->send_active = false;
+        c->OnSendDone(err);
+      }
+    }
+  }
 
   io_uring_sqe* GetSqe() {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -428,9 +475,9 @@ class UringLoop final : public EventLoop {
   }
 
   // Hands backlog bytes (or end of stream / an error) to connections that are reading.
-  void RunReady() {
-    ready_scratch_.swap(ready_);
-    for (IoConn* c : ready_scratch_) {
+  void RunReadyList(PassLists* p) {
+    while (p->ready_done < p->ready.size()) {
+      IoConn* c = p->ready[p->ready_done++];
       auto* ops = static_cast<ConnOps*>(c->loop_state);
       if (ops == nullptr) continue;  // finished meanwhile
       ops->in_ready = false;
@@ -449,7 +496,6 @@ class UringLoop final : public EventLoop {
       }
       if (c->closing && c->ops_in_flight == 0 && c->loop_state != nullptr) Finish(c);
     }
-    ready_scratch_.clear();
   }
 
   // Wake-up batching: how many completions beyond the sends the next wait asks for.
@@ -642,10 +688,10 @@ class UringLoop final : public EventLoop {
   io_uring ring_{};
   std::vector<ListenerOp*> listeners_;
   std::vector<IoConn*> finished_;
-  std::vector<Completion> completions_;
+  PassLists outer_;   // Poll's
+  PassLists nested_;  // PollNested's
   std::vector<std::pair<IoConn*, int>> failed_sends_;
   std::vector<IoConn*> ready_;
-  std::vector<IoConn*> ready_scratch_;
   io_uring_buf_ring* buf_ring_ = nullptr;
   char* recv_buffers_ = nullptr;
   size_t resident_buffer_bytes_ = 0;

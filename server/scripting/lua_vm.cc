@@ -475,10 +475,14 @@ void NoteBusy(LuaVm::RunState* st, const ScriptCall* call) {
 thread_local const ScriptCall* t_call = nullptr;
 
 // Every kHookInstructions: a SCRIPT KILL, or the process stopping, ends the script.
+// Once busy, each tick also serves this worker's clients (Worker::ServeWhileBusy): they
+// get -BUSY, and SCRIPT KILL or SHUTDOWN NOSAVE sent to this worker take effect below,
+// even when no other worker is free to take them.
 void CountHook(lua_State* L, lua_Debug*) {
   LuaVm::RunState* st = t_run;
   if (st == nullptr) return;
   if (!st->busy) NoteBusy(st, t_call);
+  if (Worker* w = Worker::Current(); st->busy && w != nullptr) w->ServeWhileBusy();
   if (st->ctx->worker.stopping()) {
     lua_sethook(L, CountHook, LUA_MASKLINE, 0);  // and on every line until it is out
     PushTableWith(L, "err", "ERR the server is shutting down: the script was stopped");

@@ -407,6 +407,40 @@ def test_function_kill(server_factory):
         looping.close()
 
 
+def test_function_kill_with_one_worker(server_factory):
+    """The busy function's worker answers its clients between the function's steps: with
+    one worker FUNCTION STATS shows the function and FUNCTION KILL stops it (before,
+    every client waited for the function, and only SIGTERM ended it)."""
+    extra = ["--busy-reply-threshold", "100"]
+    srv = server_factory(threads=1, extra_args=extra) if TARGET == "strata" else \
+        server_factory(extra_args=extra)
+    c = srv.client(decode_responses=True)
+    c.function_load("#!lua name=loop\n"
+                    "redis.register_function('spin', function() while true do end end)")
+    looping = RawConnection(srv.port, timeout=20)
+    other = RawConnection(srv.port, timeout=10)
+    busy = (b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+            b"SHUTDOWN NOSAVE.\r\n")
+    try:
+        looping.send(resp("FCALL", "spin", "0"))
+        deadline = time.monotonic() + 10
+        while roundtrip(other, resp("PING")) != busy:
+            assert time.monotonic() < deadline, "never busy"
+            time.sleep(0.02)
+        stats = roundtrip(other, resp("FUNCTION", "STATS"))
+        assert b"$4\r\nspin\r\n" in stats
+        assert roundtrip(other, resp("SCRIPT", "KILL")) == busy
+        assert roundtrip(other, resp("FUNCTION", "KILL")) == b"+OK\r\n"
+        assert looping.read_reply() == (b"-ERR Script killed by user with SCRIPT KILL... "
+                                        b"script: spin, on @user_function:2.\r\n")
+        assert roundtrip(looping, resp("PING")) == b"+PONG\r\n"
+        assert roundtrip(other, resp("FUNCTION", "STATS")).startswith(b"*4\r\n")
+    finally:
+        other.close()
+        looping.close()
+        c.close()
+
+
 def test_functions_over_keys_on_several_shards(server_factory):
     srv = server_factory(threads=3)
     c = srv.client(decode_responses=True)

@@ -460,6 +460,41 @@ def test_the_stream_waits_for_a_busy_script_on_the_replica(master, server_factor
         wait_for(lambda: synced(master, r), what="the offsets to meet")
 
 
+def test_a_busy_script_on_a_one_worker_replica(master, server_factory):
+    """With one worker the busy script's worker is the master client's own. While it runs
+    the replica answers its clients (-BUSY) but does not read its master's stream (as
+    Redis's replica); the writes are applied after it, none lost."""
+    one = ["--threads", "1"] if conftest.TARGET == "strata" else []
+    r = replica_of(server_factory, master, "--busy-reply-threshold", "100", *one)
+    wait_for(lambda: synced(master, r), what="the sync")
+    c = r.client()
+    rc = r.client()
+    t = threading.Thread(target=c.eval, args=(BUSY_SCRIPT, 0, 1500000))
+    t.start()
+    try:
+        wait_for(lambda: busy_reply(rc), what="the replica's -BUSY")
+        mc = master.client()
+        p = mc.pipeline(transaction=False)
+        for i in range(100):
+            p.set("busy1:%d" % i, i)
+        p.execute()
+        with pytest.raises(redis.ResponseError, match="^BUSY"):
+            rc.get("busy1:0")
+    finally:
+        t.join(10)
+    wait_for(lambda: rc.dbsize() == 100, what="every write of the master on the replica")
+    assert rc.get("busy1:99") == b"99"
+    wait_for(lambda: synced(master, r), what="the offsets to meet")
+
+
+def busy_reply(c):
+    try:
+        c.ping()
+        return False
+    except redis.ResponseError as e:
+        return str(e).startswith("BUSY")
+
+
 def test_a_replica_ignores_maxmemory_unless_told_otherwise(master, server_factory):
     """replica-ignore-maxmemory yes (the default): a replica over maxmemory evicts
     nothing and refuses nothing; its keys go only by its master's DELs, so it keeps

@@ -1291,6 +1291,152 @@ def test_script_that_wrote_is_unkillable_and_shutdown_nosave_stops_the_server(se
         out["conn"].close()
 
 
+def busy_server(server_factory, threads):
+    """A server whose scripts count busy after 100 ms; on strata with `threads` workers."""
+    extra = ["--busy-reply-threshold", "100"]
+    if TARGET == "strata":
+        return server_factory(threads=threads, extra_args=extra)
+    return server_factory(extra_args=extra)
+
+
+def read_replies(conn, n):
+    return [conn.read_reply() for _ in range(n)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_client_is_answered_while_a_script_is_busy(server_factory, threads):
+    """Redis answers every client while a script is busy: -BUSY, and SCRIPT KILL stops
+    the script. The script's own worker answers its clients too, between the script's
+    steps - so SCRIPT KILL reaches the script with one worker, and the clients that share
+    its worker get -BUSY at once (before, they waited for the script, and with one
+    worker nothing but SIGTERM could end it)."""
+    srv = busy_server(server_factory, threads)
+    body = "while true do end"
+    before = [RawConnection(srv.port, timeout=10) for _ in range(4)]  # on every worker
+    t, out = start_eval(srv.port, body)
+    late = None
+    try:
+        wait_busy(before[0])
+        for c in before:
+            assert wire(c, "PING") == BUSY
+        late = RawConnection(srv.port, timeout=10)  # accepted while the script runs
+        assert wire(late, "GET", "x") == BUSY
+        # A pipeline is answered in order, the kill last.
+        late.send(resp("PING") + resp("SET", "k", "v") + resp("SCRIPT", "KILL"))
+        assert read_replies(late, 3) == [BUSY, BUSY, b"+OK\r\n"]
+        join_all([t], 10)
+        assert out.get("reply") == script_err(body, "ERR Script killed by user with SCRIPT KILL...")
+        for c in before + [late, out["conn"]]:
+            assert wire(c, "PING") == b"+PONG\r\n"
+        assert wire(late, "GET", "k") == b"$-1\r\n"  # the refused SET did nothing
+    finally:
+        for c in before:
+            c.close()
+        if late is not None:
+            late.close()
+        out["conn"].close()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_busy_scripts_pipeline_goes_on_after_the_kill(server_factory, threads):
+    """The commands the script's caller sent behind it run once the script is killed,
+    their replies in order after its error (the caller's output is left alone while
+    other clients are answered)."""
+    srv = busy_server(server_factory, threads)
+    body = "while true do end"
+    caller = RawConnection(srv.port, timeout=20)
+    other = RawConnection(srv.port, timeout=10)
+    try:
+        assert wire(caller, "SET", "before", "1") == b"+OK\r\n"
+        caller.send(resp("PING") + resp("EVAL", body, 0) + resp("SET", "k", "v") +
+                    resp("GET", "k"))
+        wait_busy(other)
+        assert wire(other, "SCRIPT", "KILL") == b"+OK\r\n"
+        assert read_replies(caller, 4) == [
+            b"+PONG\r\n", script_err(body, "ERR Script killed by user with SCRIPT KILL..."),
+            b"+OK\r\n", b"$1\r\nv\r\n"]
+    finally:
+        caller.close()
+        other.close()
+
+
+def test_watch_sent_while_a_script_is_busy_is_answered(server_factory):
+    """WATCH is let through a busy script (Redis runs it at once). With one worker it
+    touches the script's shard, so it runs once the script has ended: its reply comes
+    then, and the transaction it guards works."""
+    srv = busy_server(server_factory, 1)
+    body = "while true do end"
+    c = RawConnection(srv.port, timeout=10)
+    other = RawConnection(srv.port, timeout=10)
+    t, out = start_eval(srv.port, body)
+    try:
+        wait_busy(other)
+        c.send(resp("WATCH", "w"))
+        time.sleep(0.2)
+        assert wire(other, "SCRIPT", "KILL") == b"+OK\r\n"
+        assert c.read_reply() == b"+OK\r\n"
+        join_all([t], 10)
+        c.send(resp("MULTI") + resp("SET", "w", "1") + resp("EXEC"))
+        assert read_replies(c, 3) == [b"+OK\r\n", b"+QUEUED\r\n", b"*1\r\n+OK\r\n"]
+    finally:
+        c.close()
+        other.close()
+        out["conn"].close()
+
+
+def test_bad_and_vanishing_clients_while_a_script_is_busy(server_factory):
+    """With one worker the clients are served between the script's steps: a malformed
+    request is answered and its connection closed, clients that vanish are let go, and
+    a long pipeline gets every -BUSY; the script is then killed and the server goes on."""
+    srv = busy_server(server_factory, 1)
+    body = "while true do end"
+    other = RawConnection(srv.port, timeout=10)
+    t, out = start_eval(srv.port, body)
+    try:
+        wait_busy(other)
+        bad = RawConnection(srv.port, timeout=10)
+        bad.send(b"*1\r\n$x\r\n")
+        assert expect_closed(bad, timeout=10) == b"-ERR Protocol error: invalid bulk length\r\n"
+        bad.close()
+        for _ in range(20):  # connect, half a request, gone
+            gone = RawConnection(srv.port, timeout=10)
+            gone.send(b"*2\r\n$3\r\nGET\r\n")
+            gone.close()
+        flood = RawConnection(srv.port, timeout=10)
+        flood.send(resp("PING") * 2000)
+        assert read_replies(flood, 2000) == [BUSY] * 2000
+        assert wire(other, "SCRIPT", "KILL") == b"+OK\r\n"
+        join_all([t], 10)
+        assert out.get("reply") == script_err(body, "ERR Script killed by user with SCRIPT KILL...")
+        assert wire(flood, "PING") == b"+PONG\r\n"
+        assert wire(other, "EVAL", "return 1", 0) == b":1\r\n"
+    finally:
+        other.close()
+        out["conn"].close()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shutdown_while_a_script_is_busy_needs_nosave(server_factory, threads):
+    """As Redis: while a script is busy, SHUTDOWN without NOSAVE is refused with -BUSY
+    (a save would wait for the script); SHUTDOWN NOSAVE stops the server, one worker or
+    several."""
+    srv = busy_server(server_factory, threads)
+    other = RawConnection(srv.port, timeout=10)
+    t, out = start_eval(srv.port, "while true do end")
+    try:
+        wait_busy(other)
+        assert wire(other, "SHUTDOWN") == BUSY
+        assert wire(other, "SHUTDOWN", "SAVE") == BUSY
+        other.send(resp("SHUTDOWN", "NOSAVE"))
+        assert expect_closed(other, timeout=10) == b""
+        assert srv.wait_exit(10) is not None, "server still running after SHUTDOWN NOSAVE"
+        join_all([t], 10)
+        assert "reply" not in out  # the looping client's connection was closed
+    finally:
+        other.close()
+        out["conn"].close()
+
+
 # ================================================================ 12. many keys, shards
 
 TRANSFER = """

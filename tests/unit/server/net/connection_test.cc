@@ -35,6 +35,7 @@ class FakeLoop final : public EventLoop {
   void Close(IoConn* c) override { closed.push_back(c); }
   void SetWakeFd(int, std::function<void()>) override {}
   void Poll(int) override {}
+  void PollNested() override {}
   bool HasReadyWork() const override { return false; }
 
   // Delivers bytes to the armed receive.

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -288,6 +289,95 @@ TEST_F(UringSendTest, DirectSendCompletesAtOnce) {
   std::string reply = "+PONG\r\n";
   EXPECT_TRUE(loop->Send(conn.get(), reply.data(), reply.size()));
   EXPECT_EQ(Drain(peer), reply);
+}
+
+// PollNested from inside a receive callback (as a busy script serves other clients):
+// input that arrived with the caller's, already taken by the enclosing Poll, and input
+// that arrives later are both delivered inside it; a connection closed inside it gets
+// OnClosed only once the enclosing Poll ends.
+class NestingConn final : public IoConn {
+ public:
+  NestingConn(EventLoop* loop, std::function<void(NestingConn*)> on_input)
+      : loop_(loop), on_input_(std::move(on_input)), buf_(1024) {}
+  void Arm() { loop_->ArmRecv(this, buf_.data(), buf_.size()); }
+  void OnRecv(ssize_t n) override {
+    if (n <= 0) return;
+    received.append(buf_.data(), static_cast<size_t>(n));
+    if (on_input_) on_input_(this);
+  }
+  void OnSendDone(int) override {}
+  void OnClosed() override { closed = true; }
+
+  std::string received;
+  bool closed = false;
+
+ private:
+  EventLoop* loop_;
+  std::function<void(NestingConn*)> on_input_;
+  std::vector<char> buf_;
+};
+
+void RunNestedPassTest(std::unique_ptr<EventLoop> loop) {
+  int a[2], b[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+  NestingConn other(loop.get(), [&](NestingConn* c) {
+    if (c->received == "first") {
+      c->Arm();
+    } else {
+      loop->Close(c);  // "first" then "second": done
+    }
+  });
+  std::string seen_inside;
+  bool closed_inside = true;
+  NestingConn caller(loop.get(), [&](NestingConn*) {
+    // Like a script that has run a while: other clients' input is served from here.
+    auto start = std::chrono::steady_clock::now();
+    loop->PollNested();  // what came with this input
+    ssize_t w = write(b[1], "second", 6);
+    ASSERT_EQ(w, 6);
+    while (other.received.size() < 11 &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(2)) {
+      loop->PollNested();  // what came after it
+    }
+    seen_inside = other.received;
+    closed_inside = other.closed;
+  });
+  caller.fd = a[0];
+  other.fd = b[0];
+  loop->AddConn(&caller);
+  loop->AddConn(&other);
+  caller.Arm();
+  other.Arm();
+  ASSERT_EQ(write(b[1], "first", 5), 5);  // ahead of the caller's input
+  ASSERT_EQ(write(a[1], "go", 2), 2);
+  for (int i = 0; i < 100 && caller.received.empty(); i++) loop->Poll(10);
+  EXPECT_EQ(caller.received, "go");
+  EXPECT_EQ(seen_inside, "firstsecond");
+  EXPECT_FALSE(closed_inside);  // not under the enclosing Poll
+  for (int i = 0; i < 10 && !other.closed; i++) loop->Poll(10);
+  EXPECT_TRUE(other.closed);
+  loop->Close(&caller);
+  for (int i = 0; i < 10 && !caller.closed; i++) loop->Poll(10);
+  EXPECT_TRUE(caller.closed);
+  close(a[1]);
+  close(b[1]);
+}
+
+TEST(EventLoopTest, EpollNestedPassServesOthersAndDefersCloses) {
+  std::string error;
+  auto loop = CreateEpollLoop(&error);
+  ASSERT_TRUE(loop) << error;
+  RunNestedPassTest(std::move(loop));
+}
+
+TEST(EventLoopTest, UringNestedPassServesOthersAndDefersCloses) {
+  std::string why;
+  if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
+  std::string error;
+  auto loop = CreateUringLoop(&error);
+  ASSERT_TRUE(loop) << error;
+  RunNestedPassTest(std::move(loop));
 }
 
 }  // namespace
