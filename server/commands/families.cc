@@ -46,6 +46,11 @@ void RegisterAllCommands() {
         "persist", "touch",  "set",    "setnx",  "setex",      "psetex"}) {
     if (CommandSpec* spec = r.FindMutable(name)) spec->flags |= kCmdNoValue;
   }
+  // Of the commands a busy script lets through, those that touch no shard: they run at
+  // once on the busy script's own worker too (Worker::ServeWhileBusy).
+  for (const char* name : {"auth", "hello", "quit", "multi", "script", "function", "shutdown"}) {
+    if (CommandSpec* spec = r.FindMutable(name)) spec->busy_now = true;
+  }
   // SET ... GET returns the old value.
   if (CommandSpec* set = r.FindMutable("set")) {
     set->needs_value = [](CmdArgs args) {

@@ -319,9 +319,7 @@ bool ClientConnection::RunsWhileBusy(const CommandSpec* spec, CmdArgs args) cons
   if (is_master_) return false;  // as Redis's replica stops reading its master
   if (!(spec->flags & kCmdAllowBusy) && !(spec->allow_busy != nullptr && spec->allow_busy(args)))
     return true;  // refused: -BUSY, or an error found before it
-  std::string_view name = spec->name;
-  return name == "auth" || name == "hello" || name == "quit" || name == "multi" ||
-         name == "script" || name == "function" || name == "shutdown";
+  return spec->busy_now;
 }
 
 bool ClientConnection::WaitsForPause(const CommandSpec* spec) {

@@ -142,9 +142,9 @@ class ClientConnection final : public Connection, public Client {
 
   void ProcessInput();
   // Inside Worker::ServeWhileBusy: whether the command may run now - it is refused -BUSY
-  // (or earlier), or lets a busy script through and touches no shard (AUTH, HELLO, QUIT,
-  // MULTI, SCRIPT KILL, FUNCTION KILL and STATS, SHUTDOWN). The others, and everything
-  // from the master, wait until the script has ended.
+  // (or earlier), or lets a busy script through and touches no shard
+  // (CommandSpec::busy_now). The others, and everything from the master, wait until the
+  // script has ended.
   bool RunsWhileBusy(const CommandSpec* spec, CmdArgs args) const;
   // Whether this command must wait until the client's commands in flight are done.
   // Inline, on every command while some are in flight: only a transaction command or

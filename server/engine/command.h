@@ -153,6 +153,11 @@ struct CommandSpec {
   // For container commands of which some subcommands run while a script is busy
   // (SCRIPT KILL, FUNCTION KILL and STATS): true when this call may.
   bool (*allow_busy)(CmdArgs args) = nullptr;
+  // Of the commands a busy script lets through, one that touches no shard: it runs at
+  // once even on the busy script's own worker (Worker::ServeWhileBusy), where the others
+  // wait for the script (AUTH, HELLO, QUIT, MULTI, SCRIPT KILL, FUNCTION KILL and STATS,
+  // SHUTDOWN).
+  bool busy_now = false;
   // For kCmdNoValue commands that read the value with some arguments (SET ... GET):
   // true when this call does.
   bool (*needs_value)(CmdArgs args) = nullptr;
