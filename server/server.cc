@@ -22,6 +22,7 @@
 #include "server/base/version.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
+#include "server/commands/families.h"
 #include "server/engine/engine.h"
 #include "server/engine/replication_state.h"
 #include "server/engine/worker.h"
@@ -268,6 +269,7 @@ bool Server::Start(std::string* error) {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
   }
+  if (!StartAcl(*config_, error)) return false;
   if (!engine_->Start(backend, listen_fds_, cpus, error)) return false;
   if (cluster_ != nullptr) {
     // The cluster bus, on the same addresses, at the bus port.

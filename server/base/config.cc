@@ -174,7 +174,21 @@ Config::Config() {
       "largest HyperLogLog kept in the sparse form, bytes; past it a value turns dense "
       "(12304 bytes)")
       .min = 0;
-  Add("requirepass", Kind::kString, "", true, "password for AUTH; \"\" = no password");
+  Add("requirepass", Kind::kString, "", true,
+      "the default user's password for AUTH (\"\" = none: it takes any); ACL users are set "
+      "with `user` lines, aclfile or ACL SETUSER");
+  Add("aclfile", Kind::kString, "", false,
+      "a file of ACL users, one `user <name> <rules...>` line each, read at start and by ACL "
+      "LOAD and written by ACL SAVE (\"\" = none; not with `user` lines in the config "
+      "file)");
+  Add("acllog-max-len", Kind::kInt, "128", true,
+      "entries ACL LOG keeps (refused commands, keys and channels, failed AUTHs)");
+  {
+    Option& o = Add("acl-pubsub-default", Kind::kEnum, "resetchannels", true,
+                    "the channels a new ACL user starts with: resetchannels (none) or "
+                    "allchannels");
+    o.enum_values = {"allchannels", "resetchannels"};
+  }
   {
     // Replication (strata as a replica: server/persistence/replica_link.h).
     Option& o = Add("replicaof", Kind::kString, "", false,
@@ -916,7 +930,12 @@ bool Config::LoadFileText(std::string_view text, std::string* error) {
     } else {
       std::string name = Lowercase(argv[0]);
       Option* o = FindMutable(name);
-      if (o == nullptr) {
+      if (name == "user") {
+        // An ACL user (acl.h): its rules are checked and applied when the server starts.
+        std::lock_guard<std::mutex> l(mu_);
+        user_lines_.emplace_back(argv.begin() + 1, argv.end());
+        user_line_numbers_.push_back(static_cast<int>(line_no));
+      } else if (o == nullptr) {
         reason = "Bad directive or wrong number of arguments";
       } else {
         std::string value = argv[1];

@@ -73,6 +73,16 @@ class Config {
   // /etc/strata/strata.conf is built from it).
   std::string DefaultsTemplate() const;
   std::string config_file() const { return config_file_; }
+  // The config file's `user` lines (ACL users), each its words after "user", and the
+  // line each came from.
+  std::vector<std::vector<std::string>> user_lines() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return user_lines_;
+  }
+  std::vector<int> user_line_numbers() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return user_line_numbers_;
+  }
   // CONFIG REWRITE: rewrites the config file with every setting's current value, as
   // Redis does. A setting's first line takes its value (under its own name), its later
   // lines go; settings not in the file that differ from their defaults are appended under
@@ -143,6 +153,8 @@ class Config {
   std::map<std::string, Option*, std::less<>> by_name_;
   mutable std::mutex mu_;
   std::string config_file_;
+  std::vector<std::vector<std::string>> user_lines_;  // guarded by mu_
+  std::vector<int> user_line_numbers_;
   std::atomic<int64_t>* proto_max_bulk_len_ = nullptr;
   std::atomic<int64_t>* query_buf_limit_ = nullptr;
   std::atomic<int64_t>* maxclients_ = nullptr;

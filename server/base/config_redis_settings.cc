@@ -49,7 +49,6 @@ void Config::AddRedisOnlySettings() {
       "temporary file and loads it from there";
   tuning("repl-disable-tcp-nodelay", Kind::kBool, "no",
          "replication sockets keep TCP_NODELAY, as every socket here");
-  tuning("acllog-max-len", Kind::kInt, "128", "strata has no ACL log");
   {
     Option* o = tuning("replica-lazy-flush", Kind::kBool, "no",
                        "the flush before a replica's load is strata's own");
@@ -180,10 +179,6 @@ void Config::AddRedisOnlySettings() {
   tuning("ignore-warnings", Kind::kString, "", "strata's start-up checks are its own");
   only("socket-mark-id", Kind::kInt, "0", {"0"}, "socket-mark-id is not supported by strata");
   only("bind-source-addr", Kind::kString, "", {""}, "bind-source-addr is not supported by strata");
-  only("aclfile", Kind::kString, "", {""}, "ACL users are not supported by strata yet");
-  Option* acl = tuning("acl-pubsub-default", Kind::kEnum, "resetchannels",
-                       "strata has no ACL users (every client may use every channel)");
-  acl->enum_values = {"allchannels", "resetchannels"};
   tuning("cluster-allow-pubsubshard-when-down", Kind::kBool, "yes",
          "shard channels are served while the node owns their slot");
   only("cluster-announce-bus-port", Kind::kInt, "0", {"0"},

@@ -9,6 +9,7 @@
 #include "server/commands/command_docs.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/engine/acl.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/net/reply_builder.h"
@@ -135,6 +136,8 @@ void SubcommandInfo(const std::string& full_name, const CommandDoc& doc, ReplyBu
   rb.Array(0);  // subcommands
 }
 
+std::vector<std::string> RegisteredCategories(const CommandSpec& s);
+
 void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Array(10);
   rb.Bulk(s.name);
@@ -159,7 +162,6 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
   rb.Integer(range[0]);
   rb.Integer(range[1]);
   rb.Integer(range[2]);
-  std::vector<std::string> cats;
   if (from_doc) {
     rb.Set(doc_cats.size());
     for (std::string_view cat : doc_cats) rb.Simple(cat);
@@ -177,6 +179,18 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
     for (auto& [full, d] : subs) SubcommandInfo(full, *d, rb);
     return;
   }
+  std::vector<std::string> cats = RegisteredCategories(s);
+  rb.Set(cats.size());
+  for (auto& cat : cats) rb.Simple(cat);
+  rb.Array(0);  // tips
+  KeySpecsInfo(s, rb);
+  rb.Array(0);  // subcommands
+}
+
+// The ACL categories of a command its documentation does not state, from its
+// registration's flags ("@keyspace"...).
+std::vector<std::string> RegisteredCategories(const CommandSpec& s) {
+  std::vector<std::string> cats;
   if (s.flags & kCmdKeyspace) cats.push_back("@keyspace");
   if (s.flags & kCmdString) cats.push_back("@string");
   if (s.flags & kCmdHash) cats.push_back("@hash");
@@ -201,11 +215,7 @@ void CommandInfo(const CommandSpec& s, ReplyBuilder& rb) {
     cats.push_back("@admin");
     cats.push_back("@dangerous");
   }
-  rb.Set(cats.size());
-  for (auto& cat : cats) rb.Simple(cat);
-  rb.Array(0);  // tips
-  KeySpecsInfo(s, rb);
-  rb.Array(0);  // subcommands
+  return cats;
 }
 
 // COMMAND GETKEYS: the keys Redis names for a call, each with the index of its key spec
@@ -505,7 +515,74 @@ void CmdCommand(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
 }
 
+uint32_t CategoryBits(const std::vector<std::string_view>& names) {
+  uint32_t bits = 0;
+  for (std::string_view n : names) {
+    if (!n.empty() && n[0] == '@') bits |= AclCategoryBit(n.substr(1));
+  }
+  return bits;
+}
+
+// What a call touches for the ACL checks (acl.h): its keys as COMMAND GETKEYSANDFLAGS
+// names them, each with whether it reads the value (ACCESS) or writes (INSERT, DELETE,
+// UPDATE); the channels of PUBLISH, SPUBLISH and the subscribe commands; PSUBSCRIBE's
+// patterns.
+void AclTargetsOf(const CommandSpec& s, CmdArgs call, AclCallTargets* out) {
+  if (s.flags & kCmdPubSub) {
+    const std::string& name = s.name;
+    if (name == "publish" || name == "spublish") {
+      if (call.size() > 1) out->channels.push_back(call[1]);
+    } else if (name == "subscribe" || name == "ssubscribe") {
+      for (size_t i = 1; i < call.size(); i++) out->channels.push_back(call[i]);
+    } else if (name == "psubscribe") {
+      for (size_t i = 1; i < call.size(); i++) out->patterns.push_back(call[i]);
+    }
+    return;
+  }
+  bool has_keys = s.first_key > 0 || s.keys_fn != nullptr || s.name == "migrate";
+  if (!has_keys || !s.CheckArity(call.size())) return;
+  std::string doc_name = s.name;
+  if (s.subcommands != nullptr && call.size() > 1) doc_name += "|" + Lowercase(call[1]);
+  const CommandDoc* doc = FindCommandDoc(doc_name);
+  std::vector<std::vector<std::string_view>> specs;
+  if (doc != nullptr) specs = DocKeySpecs(*doc);
+  std::vector<std::string_view> keys;
+  std::vector<size_t> key_specs;
+  GetKeys(s, call, specs.size(), &keys, &key_specs);
+  for (size_t i = 0; i < keys.size(); i++) {
+    AclKeyUse use;
+    use.key = keys[i];
+    for (std::string_view f : KeyFlags(s, call, specs, key_specs[i])) {
+      if (f == "access") use.read = true;
+      if (f == "insert" || f == "delete" || f == "update") use.write = true;
+    }
+    out->keys.push_back(use);
+  }
+}
+
 }  // namespace
+
+void InstallAclFacts(CommandRegistry& r) {
+  for (const auto& spec : r.all()) {
+    CommandSpec* s = r.FindMutable(spec->name);
+    const CommandDoc* doc = FindCommandDoc(s->name);
+    if (doc != nullptr && doc->info != nullptr) {
+      s->acl_categories = CategoryBits(ParseInfo(doc->info).categories);
+    } else {
+      std::vector<std::string> cats = RegisteredCategories(*s);
+      s->acl_categories = CategoryBits(std::vector<std::string_view>(cats.begin(), cats.end()));
+    }
+    s->sub_acl_categories.clear();
+    if (s->subcommands == nullptr) continue;
+    for (const std::string& sub : *s->subcommands) {
+      const CommandDoc* d = FindCommandDoc(s->name + "|" + sub);
+      uint32_t bits = s->acl_categories;
+      if (d != nullptr && d->info != nullptr) bits = CategoryBits(ParseInfo(d->info).categories);
+      s->sub_acl_categories.push_back(bits);
+    }
+  }
+  SetAclTargets(&AclTargetsOf);
+}
 
 void RegisterCommandFamily(CommandRegistry& r) {
   CommandSpec s{"command", -1, kCmdLoading | kCmdStale | kCmdConnection, 0, 0, 0};

@@ -7,6 +7,7 @@
 #include "server/base/version.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
+#include "server/engine/acl.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -58,9 +59,25 @@ void CmdSelect(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
 }
 
-bool CheckPassword(Client& c, std::string_view user, std::string_view pass) {
-  std::string required = c.worker().engine().config().String("requirepass");
-  return user == "default" && (required.empty() || ConstantTimeEquals(pass, required));
+// AUTH's and HELLO AUTH's check: on success the client is that user's from now on; a
+// failure is logged (ACL LOG, reason auth), as Redis logs it.
+bool Authenticate(Client& c, std::string_view user, std::string_view pass, const char* command) {
+  AclRegistry& acl = AclRegistry::Get();
+  AclUserPtr u = acl.Authenticate(user, pass);
+  if (u == nullptr) {
+    AclRegistry::LogEntry e;
+    e.reason = "auth";
+    e.context = "toplevel";
+    e.object = command;
+    e.username = std::string(user);
+    e.created_ms = WallClockMs();
+    e.client_info = c.InfoLine(c.worker().now_ms());
+    acl.Log(std::move(e), static_cast<size_t>(c.worker().engine().config().Int("acllog-max-len")));
+    return false;
+  }
+  c.authenticated = true;
+  c.SetAclUser(std::move(u));
+  return true;
 }
 
 void CmdAuth(Client& c, CmdArgs args, ReplyBuilder& rb) {
@@ -70,17 +87,19 @@ void CmdAuth(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
   std::string_view pass = args.back();
-  if (args.size() == 2 && c.worker().engine().config().String("requirepass").empty()) {
-    rb.Error(
-        "ERR AUTH <password> called without any password configured for the default user. "
-        "Are you sure your configuration is correct?");
-    return;
+  if (args.size() == 2) {
+    AclUserPtr d = AclRegistry::Get().Default();
+    if (d != nullptr && d->nopass()) {
+      rb.Error(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+      return;
+    }
   }
-  if (!CheckPassword(c, user, pass)) {
+  if (!Authenticate(c, user, pass, "AUTH")) {
     rb.Error(kWrongPass);
     return;
   }
-  c.authenticated = true;
   rb.Ok();
 }
 
@@ -122,12 +141,9 @@ void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
       return;
     }
   }
-  if (has_auth) {
-    if (!CheckPassword(c, user, pass)) {
-      rb.Error(kWrongPass);
-      return;
-    }
-    c.authenticated = true;
+  if (has_auth && !Authenticate(c, user, pass, "HELLO")) {
+    rb.Error(kWrongPass);
+    return;
   }
   if (!c.authenticated) {
     rb.Error(

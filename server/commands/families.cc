@@ -22,6 +22,7 @@ void RegisterAllCommands() {
   RegisterKeysFamily(r);
   RegisterExpireFamily(r);
   RegisterServerFamily(r);
+  RegisterAclFamily(r);
   RegisterMemoryFamily(r);
   RegisterHashFamily(r);
   RegisterSetFamily(r);
@@ -60,6 +61,7 @@ void RegisterAllCommands() {
       return false;
     };
   }
+  InstallAclFacts(r);
   r.Seal();
 }
 

@@ -25,12 +25,24 @@
 // Thread-safety: registration runs before workers start; the registry is read-only after.
 #pragma once
 
+#include <string>
+
 namespace strata {
 
 class CommandRegistry;
 
 // Adds every family's commands to CommandRegistry::Get() (once; later calls do nothing).
 void RegisterAllCommands();
+// After every family: each command's ACL categories from its documentation, and the
+// function that says which arguments of a call are keys and channels (acl.h).
+void InstallAclFacts(CommandRegistry& r);
+void RegisterAclFamily(CommandRegistry& r);
+
+class Config;
+// At start, before clients connect: the ACL users from the config file's `user` lines
+// or aclfile, requirepass as the default user's password, acl-pubsub-default. False with
+// *error (the server does not start) on a bad rule or file.
+bool StartAcl(const Config& cfg, std::string* error);
 
 // One per family, and one per file of the families split over several.
 void RegisterConnectionFamily(CommandRegistry& r);

@@ -13,6 +13,7 @@
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_service.h"
 #include "server/commands/families.h"
+#include "server/engine/acl.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -137,7 +138,8 @@ void CmdReset(Client& c, CmdArgs args, ReplyBuilder& rb) {
   c.no_evict = false;
   c.cluster_readonly = false;
   // As a new connection: authenticated only when no password is required.
-  c.authenticated = c.worker().engine().config().String("requirepass").empty();
+  c.authenticated = AclRegistry::Get().DefaultNeedsNoAuth();
+  c.SetAclUser(c.authenticated ? AclRegistry::Get().Default() : nullptr);
   rb.Simple("RESET");
 }
 

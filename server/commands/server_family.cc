@@ -19,6 +19,7 @@
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
 #include "server/commands/memory_report.h"
+#include "server/engine/acl.h"
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
@@ -393,6 +394,17 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       // stop-writes-on-bgsave-error) hold from the next command on, as in Redis (worker
       // 0's timer re-reads them too).
       srv.replication().ConfigureFrom(cfg);
+      bool acl_changed = false;
+      for (const auto& [name, value] : old) {
+        if (name == "requirepass") {
+          // As Redis: requirepass is the default user's password (its only one).
+          AclRegistry::Get().SetRequirePass(cfg.String("requirepass"));
+          acl_changed = true;
+        } else if (name == "acl-pubsub-default") {
+          SetAclPubsubDefault(cfg.String("acl-pubsub-default") == "allchannels");
+        }
+      }
+      if (acl_changed) co_await RunOn(srv.AllShards(), [c](Worker& w) { w.RefreshAclUsers(c); });
       rb.Ok();
     }
   } else if (sub == "set" && args.size() >= 3) {
@@ -459,17 +471,22 @@ ClientType ClientTypeOf(const Client& c) {
 
 struct KillFilter {
   std::unordered_set<uint64_t> ids;  // a set: many ids over many clients stay linear
-  std::string addr, laddr;
-  bool has_id = false, has_addr = false, has_laddr = false, has_type = false;
+  std::string addr, laddr, user;
+  bool has_id = false, has_addr = false, has_laddr = false, has_type = false, has_user = false;
+  bool has_maxage = false;
+  int64_t maxage_s = 0;
   ClientType type = ClientType::kNormal;
   bool skipme = true;
   uint64_t me = 0;
-  bool Matches(const Client& conn) const {
+  // now_ms: the client's worker's clock.
+  bool Matches(const Client& conn, int64_t now_ms) const {
     if (skipme && conn.id() == me) return false;
     if (has_type && ClientTypeOf(conn) != type) return false;
     if (has_id && ids.count(conn.id()) == 0) return false;
     if (has_addr && conn.addr() != addr) return false;
     if (has_laddr && conn.laddr() != laddr) return false;
+    if (has_user && (conn.acl_user == nullptr || conn.acl_user->name() != user)) return false;
+    if (has_maxage && now_ms - conn.created_ms < maxage_s * 1000) return false;
     return true;
   }
 };
@@ -683,8 +700,20 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
             error = "ERR Unknown client type '" + std::string(val) + "'";
             break;
           }
-        } else if (opt == "user" || opt == "maxage") {
-          // Only the default user exists.
+        } else if (opt == "user") {
+          if (AclRegistry::Get().Find(val) == nullptr) {
+            error = "ERR No such user '" + std::string(val) + "'";
+            break;
+          }
+          f.has_user = true;
+          f.user = std::string(val);
+        } else if (opt == "maxage") {
+          // Redis 7.2's filter: connections at least this many seconds old.
+          if (!ParseInt64(val, &f.maxage_s) || f.maxage_s < 0) {
+            error = std::string(errors::kSyntax);
+            break;
+          }
+          f.has_maxage = true;
         } else {
           error = std::string(errors::kSyntax);
           break;
@@ -699,7 +728,7 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       co_await RunOn(srv.AllShards(), [&](Worker& w) {
         std::vector<Client*> victims;
         for (auto& [id, conn] : w.connections()) {
-          if (f.Matches(*conn)) victims.push_back(conn);
+          if (f.Matches(*conn, w.now_ms())) victims.push_back(conn);
         }
         for (Client* v : victims) {
           if (v == c) {

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "server/base/output_limits.h"
+#include "server/engine/acl.h"
 #include "server/engine/pubsub.h"
 #include "server/engine/task.h"
 #include "server/engine/tracking.h"
@@ -40,6 +41,20 @@ class Client {
   std::string lib_name;
   std::string lib_ver;
   bool authenticated = false;
+  // Whether its ACL user (acl_user) is restricted at all: the dispatcher then checks each
+  // command against it (acl.h); false for an unrestricted user, as the default one is.
+  bool acl_restricted = false;
+  // The ACL user it authenticated as: the default user until AUTH names another.
+  AclUserPtr acl_user;
+  void SetAclUser(AclUserPtr u) {
+    acl_restricted = u != nullptr && !u->unrestricted();
+    acl_user = std::move(u);
+  }
+  // CLIENT LIST's user=, ACL WHOAMI: "default" until AUTH names another.
+  const std::string& acl_user_name() const {
+    static const std::string kDefault = "default";
+    return acl_user != nullptr ? acl_user->name() : kDefault;
+  }
   bool no_evict = false;
   bool cluster_readonly = false;  // READONLY (cluster): reads of a replica's master's slots
   // ASKING (cluster): the next command (or the transaction it opens) may run in a slot

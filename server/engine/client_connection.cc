@@ -115,7 +115,8 @@ ClientConnection::ClientConnection(Worker* w, EventLoop* loop, int sock, uint64_
     : Connection(loop, sock), Client(w, id, std::move(addr), std::move(laddr)) {
   created_ms = w->now_ms();
   last_interaction_ms = created_ms;
-  authenticated = w->engine().config().String("requirepass").empty();
+  authenticated = AclRegistry::Get().DefaultNeedsNoAuth();
+  if (authenticated) SetAclUser(AclRegistry::Get().Default());
 }
 
 ClientConnection::~ClientConnection() {
@@ -224,7 +225,7 @@ void ClientConnection::ProcessInput() {
       static_cast<uint64_t>(engine.config().proto_max_bulk_len().load(std::memory_order_relaxed));
   // Before AUTH, Redis's small request limits: an unauthenticated client can make the
   // server hold or scan only a few kilobytes.
-  if (!authenticated) limits.unauthenticated = !engine.config().String("requirepass").empty();
+  if (!authenticated) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
@@ -342,8 +343,11 @@ bool ClientConnection::WaitsForPause(const CommandSpec* spec) {
 bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args) const {
   if (!spec->CheckArity(args.size())) return true;
   Engine& engine = worker_->engine();
-  if (!authenticated && !(spec->flags & kCmdNoAuth) &&
-      !engine.config().String("requirepass").empty()) {
+  if (!authenticated && !(spec->flags & kCmdNoAuth) && !AclRegistry::Get().DefaultNeedsNoAuth()) {
+    return true;
+  }
+  if (acl_restricted && !(spec->flags & kCmdNoAuth) &&
+      acl_user->Check(*spec, args).denied != AclUser::Denied::kNone) {
     return true;
   }
   const SlotRouting* r = worker_->routing();
@@ -479,6 +483,29 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
   return false;
 }
 
+bool ClientConnection::RefusedByAcl(const CommandSpec* spec, CmdArgs args) {
+  AclUser::Verdict v = acl_user->Check(*spec, args);
+  if (v.denied == AclUser::Denied::kNone) return false;
+  worker_->stats().commands[spec->id].rejected_calls++;
+  LogAclDenial(v, multi_ != nullptr ? "multi" : "toplevel");
+  Refuse(spec, AclDeniedError(v));
+  return true;
+}
+
+void ClientConnection::LogAclDenial(const AclUser::Verdict& v, const char* context) {
+  AclRegistry::LogEntry e;
+  e.reason = v.denied == AclUser::Denied::kCommand ? "command"
+             : v.denied == AclUser::Denied::kKey   ? "key"
+                                                   : "channel";
+  e.context = context;
+  e.object = v.object;
+  e.username = acl_user_name();
+  e.created_ms = WallClockMs();
+  e.client_info = InfoLine(worker_->now_ms());
+  AclRegistry::Get().Log(std::move(e),
+                         static_cast<size_t>(worker_->engine().config().Int("acllog-max-len")));
+}
+
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   // A command refused here inside MULTI also fails the transaction (EXECABORT).
   if (spec == nullptr) {
@@ -491,14 +518,20 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(spec, WrongArityError(spec->name));
     return true;
   }
-  if (!authenticated && !(spec->flags & kCmdNoAuth)) {
-    if (engine.config().String("requirepass").empty()) {
-      authenticated = true;
-    } else {
-      worker_->stats().commands[spec->id].rejected_calls++;
-      Refuse(spec, "NOAUTH Authentication required.");
-      return true;
+  if ((!authenticated || acl_restricted) && !(spec->flags & kCmdNoAuth)) [[unlikely]] {
+    if (!authenticated) {
+      // The default user may have lost its password since this client connected.
+      AclRegistry& acl = AclRegistry::Get();
+      if (acl.DefaultNeedsNoAuth()) {
+        authenticated = true;
+        SetAclUser(acl.Default());
+      } else {
+        worker_->stats().commands[spec->id].rejected_calls++;
+        Refuse(spec, "NOAUTH Authentication required.");
+        return true;
+      }
     }
+    if (acl_restricted && RefusedByAcl(spec, args)) return true;
   }
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
@@ -521,6 +554,15 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     if (spec->flags & kCmdNoMulti) {
       worker_->stats().commands[spec->id].rejected_calls++;
       Refuse(spec, "ERR Command not allowed inside a transaction");
+      return true;
+    }
+    if ((spec->flags & kCmdScript) && acl_restricted) {
+      // Its calls could not be checked against the user there (a transaction runs its
+      // scripts on the shards' own path): refused, never run unchecked.
+      worker_->stats().commands[spec->id].rejected_calls++;
+      Refuse(spec,
+             "ERR strata does not run the scripts of an ACL user with restricted "
+             "permissions inside MULTI yet");
       return true;
     }
     Queue(spec, args);
@@ -573,8 +615,11 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
           }
         }
       }
-      if (spec->spans_shards != nullptr && !multi && shard_count > 1) [[unlikely]]
-        multi = spec->spans_shards(args);
+      // A script of a restricted ACL user runs as its fiber, which checks its calls
+      // against the user (ScriptCall::user).
+      if (spec->spans_shards != nullptr && !multi && (shard_count > 1 || acl_restricted))
+          [[unlikely]]
+        multi = acl_restricted || spec->spans_shards(args);
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
@@ -1042,6 +1087,7 @@ void ClientConnection::ResetState() {
 void ClientConnection::MakeMaster() {
   is_master_ = true;
   authenticated = true;
+  SetAclUser(nullptr);  // as Redis's master client: no user, nothing refused
   reply_mode = ReplyMode::kOff;
   SetName("");
 }
@@ -1149,7 +1195,7 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       buf, sizeof(buf),
       "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%u sub=%zu psub=%zu "
       "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu "
-      "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s "
+      "oll=%zu omem=%zu tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d lib-name=%s "
       "lib-ver=%s",
       static_cast<unsigned long long>(id_), addr_.c_str(), laddr_.c_str(), fd, name.c_str(),
       static_cast<long long>((now_ms - created_ms) / 1000),
@@ -1157,8 +1203,8 @@ std::string ClientConnection::InfoLine(int64_t now_ms) const {
       subs != nullptr ? subs->of[0].size() : 0, subs != nullptr ? subs->of[1].size() : 0,
       subs != nullptr ? subs->of[2].size() : 0, multi, qbuf, read_buffer_size() - qbuf, multi_mem,
       read_buffer_size(), open_block_bytes(), sealed_blocks(),
-      output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), redir, resp,
-      lib_name.c_str(), lib_ver.c_str());
+      output_bytes() + pending_reply_bytes(), MemoryBytes(), cmd.c_str(), acl_user_name().c_str(),
+      redir, resp, lib_name.c_str(), lib_ver.c_str());
   return buf;
 }
 

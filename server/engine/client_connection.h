@@ -167,6 +167,10 @@ class ClientConnection final : public Connection, public Client {
   // Dispatch's refusals after the cluster's redirection (loading, a replica's, OOM, a
   // RESP2 subscriber's, a busy script's): true when refused, with the error replied.
   bool RefusedAfterRouting(const CommandSpec* spec, CmdArgs args);
+  // A restricted ACL user's command that its user may not run, or whose keys or channels
+  // it may not touch: refused with NOPERM and logged (ACL LOG); true when refused.
+  bool RefusedByAcl(const CommandSpec* spec, CmdArgs args);
+  void LogAclDenial(const AclUser::Verdict& v, const char* context);
   // Whether the command would be refused before it could run (arity, AUTH, a cluster
   // redirection, a read-only replica's write): such a command is answered at once,
   // paused or not, as Redis answers it. No side effects.

@@ -163,6 +163,10 @@ struct CommandSpec {
   bool (*needs_value)(CmdArgs args) = nullptr;
   // Container commands (CONFIG, CLIENT, COMMAND): their subcommand names, lowercase.
   const std::vector<std::string>* subcommands = nullptr;
+  // Its ACL categories, a bit each in kAclCategories' order (acl.h), and each
+  // subcommand's, by its index in `subcommands` (set by the commands layer).
+  uint32_t acl_categories = 0;
+  std::vector<uint32_t> sub_acl_categories = {};
   // A write whose call does not reproduce its change on a replica (time, randomness,
   // a blocking wait): what to propagate instead (see PropagateFn). Null: the call.
   PropagateFn propagate = nullptr;

@@ -438,7 +438,9 @@ void Worker::AdoptConnection(int fd) {
     close(fd);
     return;
   }
-  if (cfg.Bool("protected-mode") && !IsLoopbackPeer(fd) && cfg.String("requirepass").empty()) {
+  AclUserPtr default_user = AclRegistry::Get().Default();
+  if (cfg.Bool("protected-mode") && !IsLoopbackPeer(fd) && default_user != nullptr &&
+      default_user->nopass()) {
     // As Redis: told why, then closed, before anything is read.
     engine_->connected_clients.fetch_sub(1);
     stats_.rejected_connections++;
@@ -460,6 +462,29 @@ void Worker::AdoptConnection(int fd) {
       new ClientConnection(this, loop_.get(), fd, id, SockName(fd, true), SockName(fd, false));
   conns_[id] = c;
   c->Start();
+}
+
+void Worker::RefreshAclUsers(Client* self) {
+  AclRegistry& acl = AclRegistry::Get();
+  std::vector<Client*> gone;
+  for (auto& [id, c] : conns_) {
+    if (c->acl_user == nullptr) continue;
+    AclUserPtr now = acl.Find(c->acl_user->name());
+    if (now == nullptr) {
+      gone.push_back(c);
+    } else {
+      c->SetAclUser(std::move(now));
+    }
+  }
+  for (Client* c : gone) {
+    c->SetAclUser(nullptr);
+    c->authenticated = false;
+    if (c == self) {
+      c->CloseAfterReply();
+    } else {
+      c->Kill();
+    }
+  }
 }
 
 void Worker::AdoptMasterConnection(int fd, std::string early) {

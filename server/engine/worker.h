@@ -342,6 +342,10 @@ class Worker {
   void RemoveConnection(Client* c);
   // Takes an accepted socket: checks maxclients, creates its ClientConnection.
   void AdoptConnection(int fd);
+  // After an ACL change (acl.h): each client takes its user's current version, and a
+  // client whose user is gone is disconnected - `self` (the client that made the change)
+  // after its reply.
+  void RefreshAclUsers(Client* self);
   // Worker 0: the replica's socket to its master, after the handshake and the sync
   // (replication_state.h): it becomes the master client. Acknowledges the offset once a
   // second and drops the link after repl-timeout seconds without data.

@@ -53,6 +53,8 @@ struct LuaVm::RunState {
   bool function = false;  // FCALL
   int64_t start_us = 0;
   bool busy = false;  // past busy-reply-threshold (Engine::busy_scripts counts it)
+  // The caller's ACL user when it is restricted (acl.h): each call is checked against it.
+  const AclUser* user = nullptr;
 };
 
 namespace lua_env {
@@ -251,6 +253,23 @@ int CallImpl(lua_State* L, bool raise) {
     }
   }
   if (NotAllowed(spec)) return fail("ERR This Redis command is not allowed from script");
+  if (st->user != nullptr) [[unlikely]] {
+    AclUser::Verdict v = st->user->Check(*spec, args);
+    if (v.denied != AclUser::Denied::kNone) {
+      AclRegistry::LogEntry e;
+      e.reason = v.denied == AclUser::Denied::kCommand ? "command"
+                 : v.denied == AclUser::Denied::kKey   ? "key"
+                                                       : "channel";
+      e.context = "lua";
+      e.object = v.object;
+      e.username = st->user->name();
+      e.created_ms = WallClockMs();
+      AclRegistry::Get().Log(
+          std::move(e),
+          static_cast<size_t>(st->ctx->worker.engine().config().Int("acllog-max-len")));
+      return fail(AclScriptDeniedError(v));
+    }
+  }
   if ((spec->is_write() || (spec->flags & kCmdMayReplicate)) && st->read_only) {
     return fail("ERR Write commands are not allowed from read-only scripts.");
   }
@@ -1086,6 +1105,7 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   st.across = across;
   st.function = !call.function.empty();
   st.start_us = WallClockUs();
+  st.user = call.user.get();
   if (across != nullptr) {
     uint32_t n = ctx.worker.engine().shard_count();
     st.declared.assign(n, 0);

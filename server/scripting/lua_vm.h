@@ -45,6 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/engine/acl.h"
 #include "server/engine/command.h"
 #include "server/engine/function_store.h"
 #include "server/net/reply_builder.h"
@@ -84,6 +85,9 @@ struct ScriptCall {
   CmdArgs argv;
   bool read_only = false;  // EVAL_RO, EVALSHA_RO, FCALL_RO
   CmdArgs command;         // the whole command (FUNCTION STATS shows a running function's)
+  // The caller's ACL user, when it is restricted: every redis.call is checked against it
+  // (such a caller's scripts run as ScriptFiber, which knows the client).
+  AclUserPtr user;
 };
 
 class LuaVm {

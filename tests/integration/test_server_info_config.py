@@ -363,8 +363,7 @@ def test_redis_settings_strata_cannot_honour_are_refused(r):
     strata does are accepted."""
     for name, value, why in [("activedefrag", "yes", "no active defragmentation"),
                              ("tls-port", "6380", "TLS is not supported"),
-                             ("oom-score-adj", "yes", "not supported"),
-                             ("aclfile", "/etc/users.acl", "ACL users are not supported")]:
+                             ("oom-score-adj", "yes", "not supported")]:
         with pytest.raises(redis.ResponseError, match=why):
             r.config_set(name, value)
     for name, value in [("activedefrag", "no"), ("appendfsync", "always"), ("io-threads", "4"),
