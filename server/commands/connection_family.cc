@@ -75,7 +75,7 @@ bool Authenticate(Client& c, std::string_view user, std::string_view pass, const
     acl.Log(std::move(e), static_cast<size_t>(c.worker().engine().config().Int("acllog-max-len")));
     return false;
   }
-  c.authenticated = true;
+  c.SetAuthenticated(true);
   c.SetAclUser(std::move(u));
   return true;
 }
@@ -145,7 +145,7 @@ void CmdHello(Client& c, CmdArgs args, ReplyBuilder& rb) {
     rb.Error(kWrongPass);
     return;
   }
-  if (!c.authenticated) {
+  if (!c.authenticated()) {
     rb.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
         "HELLO AUTH <user> <pass> option can be used to authenticate the client and "

@@ -138,8 +138,8 @@ void CmdReset(Client& c, CmdArgs args, ReplyBuilder& rb) {
   c.no_evict = false;
   c.cluster_readonly = false;
   // As a new connection: authenticated only when no password is required.
-  c.authenticated = AclRegistry::Get().DefaultNeedsNoAuth();
-  c.SetAclUser(c.authenticated ? AclRegistry::Get().Default() : nullptr);
+  c.SetAuthenticated(AclRegistry::Get().DefaultNeedsNoAuth());
+  c.SetAclUser(c.authenticated() ? AclRegistry::Get().Default() : nullptr);
   rb.Simple("RESET");
 }
 

@@ -173,7 +173,7 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     c->FinishFiber(std::move(out));
     co_return;
   }
-  if (c->acl_restricted) call.user = c->acl_user;
+  if (c->acl_restricted()) call.user = c->acl_user;
   Worker& home = c->worker();
   uint32_t n = home.engine().shard_count();
   // A script not known yet holds every shard for its first run, which shows where it

@@ -40,14 +40,25 @@ class Client {
   std::string name;
   std::string lib_name;
   std::string lib_ver;
-  bool authenticated = false;
-  // Whether its ACL user (acl_user) is restricted at all: the dispatcher then checks each
-  // command against it (acl.h); false for an unrestricted user, as the default one is.
-  bool acl_restricted = false;
+  // Authenticated (AUTH, or a default user that takes any password), and whether its ACL
+  // user is restricted at all: the dispatcher checks each command of a restricted client
+  // against its user (acl.h). Both live in one byte, `access_gate()`, which the
+  // dispatcher reads once per command: 0 for an authenticated, unrestricted client.
+  static constexpr uint8_t kGateNotAuthenticated = 1;
+  static constexpr uint8_t kGateAclRestricted = 2;
+  uint8_t access_gate() const { return access_gate_; }
+  bool authenticated() const { return !(access_gate_ & kGateNotAuthenticated); }
+  void SetAuthenticated(bool on) {
+    access_gate_ = static_cast<uint8_t>(on ? access_gate_ & ~kGateNotAuthenticated
+                                           : access_gate_ | kGateNotAuthenticated);
+  }
+  bool acl_restricted() const { return access_gate_ & kGateAclRestricted; }
   // The ACL user it authenticated as: the default user until AUTH names another.
   AclUserPtr acl_user;
   void SetAclUser(AclUserPtr u) {
-    acl_restricted = u != nullptr && !u->unrestricted();
+    bool restricted = u != nullptr && !u->unrestricted();
+    access_gate_ = static_cast<uint8_t>(restricted ? access_gate_ | kGateAclRestricted
+                                                   : access_gate_ & ~kGateAclRestricted);
     acl_user = std::move(u);
   }
   // CLIENT LIST's user=, ACL WHOAMI: "default" until AUTH names another.
@@ -181,6 +192,7 @@ class Client {
 
   Worker* worker_;
   uint64_t id_;
+  uint8_t access_gate_ = kGateNotAuthenticated;
   std::string addr_;
   std::string laddr_;
   std::shared_ptr<BlockedClient> blocked_;

@@ -115,8 +115,8 @@ ClientConnection::ClientConnection(Worker* w, EventLoop* loop, int sock, uint64_
     : Connection(loop, sock), Client(w, id, std::move(addr), std::move(laddr)) {
   created_ms = w->now_ms();
   last_interaction_ms = created_ms;
-  authenticated = AclRegistry::Get().DefaultNeedsNoAuth();
-  if (authenticated) SetAclUser(AclRegistry::Get().Default());
+  SetAuthenticated(AclRegistry::Get().DefaultNeedsNoAuth());
+  if (authenticated()) SetAclUser(AclRegistry::Get().Default());
 }
 
 ClientConnection::~ClientConnection() {
@@ -225,7 +225,7 @@ void ClientConnection::ProcessInput() {
       static_cast<uint64_t>(engine.config().proto_max_bulk_len().load(std::memory_order_relaxed));
   // Before AUTH, Redis's small request limits: an unauthenticated client can make the
   // server hold or scan only a few kilobytes.
-  if (!authenticated) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
+  if (!authenticated()) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
@@ -343,10 +343,10 @@ bool ClientConnection::WaitsForPause(const CommandSpec* spec) {
 bool ClientConnection::RefusedBeforePause(const CommandSpec* spec, CmdArgs args) const {
   if (!spec->CheckArity(args.size())) return true;
   Engine& engine = worker_->engine();
-  if (!authenticated && !(spec->flags & kCmdNoAuth) && !AclRegistry::Get().DefaultNeedsNoAuth()) {
+  if (!authenticated() && !(spec->flags & kCmdNoAuth) && !AclRegistry::Get().DefaultNeedsNoAuth()) {
     return true;
   }
-  if (acl_restricted && !(spec->flags & kCmdNoAuth) &&
+  if (acl_restricted() && !(spec->flags & kCmdNoAuth) &&
       acl_user->Check(*spec, args).denied != AclUser::Denied::kNone) {
     return true;
   }
@@ -518,12 +518,12 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(spec, WrongArityError(spec->name));
     return true;
   }
-  if ((!authenticated || acl_restricted) && !(spec->flags & kCmdNoAuth)) [[unlikely]] {
-    if (!authenticated) {
+  if (access_gate() != 0 && !(spec->flags & kCmdNoAuth)) [[unlikely]] {
+    if (!authenticated()) {
       // The default user may have lost its password since this client connected.
       AclRegistry& acl = AclRegistry::Get();
       if (acl.DefaultNeedsNoAuth()) {
-        authenticated = true;
+        SetAuthenticated(true);
         SetAclUser(acl.Default());
       } else {
         worker_->stats().commands[spec->id].rejected_calls++;
@@ -531,7 +531,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
         return true;
       }
     }
-    if (acl_restricted && RefusedByAcl(spec, args)) return true;
+    if (acl_restricted() && RefusedByAcl(spec, args)) return true;
   }
   if (const SlotRouting* routing = worker_->routing(); routing != nullptr && !is_master_)
       [[unlikely]] {
@@ -556,7 +556,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       Refuse(spec, "ERR Command not allowed inside a transaction");
       return true;
     }
-    if ((spec->flags & kCmdScript) && acl_restricted) {
+    if ((spec->flags & kCmdScript) && acl_restricted()) {
       // Its calls could not be checked against the user there (a transaction runs its
       // scripts on the shards' own path): refused, never run unchecked.
       worker_->stats().commands[spec->id].rejected_calls++;
@@ -617,9 +617,9 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       }
       // A script of a restricted ACL user runs as its fiber, which checks its calls
       // against the user (ScriptCall::user).
-      if (spec->spans_shards != nullptr && !multi && (shard_count > 1 || acl_restricted))
+      if (spec->spans_shards != nullptr && !multi && (shard_count > 1 || acl_restricted()))
           [[unlikely]]
-        multi = acl_restricted || spec->spans_shards(args);
+        multi = acl_restricted() || spec->spans_shards(args);
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
@@ -1086,7 +1086,7 @@ void ClientConnection::ResetState() {
 
 void ClientConnection::MakeMaster() {
   is_master_ = true;
-  authenticated = true;
+  SetAuthenticated(true);
   SetAclUser(nullptr);  // as Redis's master client: no user, nothing refused
   reply_mode = ReplyMode::kOff;
   SetName("");

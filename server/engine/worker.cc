@@ -478,7 +478,7 @@ void Worker::RefreshAclUsers(Client* self) {
   }
   for (Client* c : gone) {
     c->SetAclUser(nullptr);
-    c->authenticated = false;
+    c->SetAuthenticated(false);
     if (c == self) {
       c->CloseAfterReply();
     } else {
