@@ -30,6 +30,8 @@ std::vector<bool> SecretArguments(const CommandSpec* spec, CmdArgs args) {
         break;
       }
     }
+  } else if (n == "acl" && args.size() > 2 && EqualsIgnoreCase(args[1], "setuser")) {
+    for (size_t i = 2; i < args.size(); i++) secret[i] = true;  // as Redis: the name too
   } else if (n == "config" && args.size() > 2 && EqualsIgnoreCase(args[1], "set")) {
     for (size_t i = 2; i + 1 < args.size(); i += 2) {
       if (EqualsIgnoreCase(args[i], "requirepass") || EqualsIgnoreCase(args[i], "masterauth"))

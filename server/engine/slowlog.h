@@ -40,7 +40,7 @@ namespace strata {
 
 // Which arguments of a call are secrets, shown as kRedactedArgument by SLOWLOG and MONITOR:
 // AUTH's, HELLO's AUTH pair, MIGRATE's AUTH/AUTH2 passwords, CONFIG SET requirepass and
-// masterauth values.
+// masterauth values, and everything after ACL SETUSER (its rules hold passwords).
 inline constexpr std::string_view kRedactedArgument = "(redacted)";
 std::vector<bool> SecretArguments(const CommandSpec* spec, CmdArgs args);
 

@@ -419,6 +419,28 @@ def test_a_bad_user_line_or_both_sources_stop_the_start(server_factory, tmp_path
     assert s.wait_exit(10) not in (None, 0)
 
 
+def test_a_missing_or_unwritable_aclfile(server_factory, tmp_path):
+    # Missing at start: the server does not start, as Redis's does not.
+    s = server_factory(config_text="aclfile %s\n" % (tmp_path / "nosuch.acl"),
+                       expect_fail=True)
+    assert s.wait_exit(10) not in (None, 0)
+    # Its directory gone later: ACL SAVE fails with an error and the server goes on.
+    d = tmp_path / "acl"
+    d.mkdir()
+    acl_file = d / "users.acl"
+    acl_file.write_text("user bob on nopass ~* +@all\n")
+    s = server_factory(config_text="aclfile %s\n" % acl_file)
+    c = s.client(decode_responses=True)
+    acl_file.unlink()
+    d.rmdir()
+    with pytest.raises(redis.ResponseError, match="error trying to save the ACLs"):
+        c.execute_command("ACL", "SAVE")
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("ACL", "LOAD")
+    assert c.acl_users() == ["bob", "default"]
+    assert c.ping()
+
+
 def test_aclfile_save_and_load(server_factory, tmp_path):
     acl_file = tmp_path / "users.acl"
     acl_file.write_text("user bob on #%s ~k* +get\n" % BOB_HASH)

@@ -85,6 +85,18 @@ def test_slowlog_keeps_arguments_as_redis_does(both):
     assert all(e[1].startswith(b"127.0.0.1:") and e[2] == b"" for e in a)
 
 
+def test_acl_setuser_is_redacted_in_the_slowlog(both):
+    """ACL SETUSER's rules hold passwords: everything after SETUSER is redacted, the
+    user's name included, as Redis does."""
+    for c in both:
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        c.execute_command("ACL", "SETUSER", "zz", "on", ">secret", "+get")
+        c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+        c.execute_command("ACL", "DELUSER", "zz")
+    a, b = (entries(c) for c in both)
+    assert a[0][0] == b[0][0] == [b"ACL", b"SETUSER"] + [b"(redacted)"] * 4
+
+
 def test_slowlog_get_len_reset_and_max_len(both):
     for c in both:
         c.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
