@@ -473,7 +473,16 @@ AclRegistry& AclRegistry::Get() {
   return *registry;
 }
 
-AclRegistry::AclRegistry() { users_["default"] = MakeDefaultUser(); }
+AclRegistry::AclRegistry() {
+  users_["default"] = MakeDefaultUser();
+  NoteDefault();
+}
+
+void AclRegistry::NoteDefault() {
+  auto it = users_.find("default");
+  bool open = it != users_.end() && it->second->enabled() && it->second->nopass();
+  default_open_.store(open, std::memory_order_release);
+}
 
 AclUserPtr AclRegistry::Find(std::string_view name) const {
   std::lock_guard<std::mutex> l(mu_);
@@ -506,6 +515,7 @@ bool AclRegistry::SetUser(std::string_view name, std::span<const std::string_vie
     }
   }
   users_[std::string(name)] = std::move(u);
+  NoteDefault();
   return true;
 }
 
@@ -529,6 +539,7 @@ void AclRegistry::ReplaceAll(std::vector<std::shared_ptr<AclUser>> users) {
   // As Redis: a list that does not name the default user keeps the one there was.
   if (next.count("default") == 0) next["default"] = users_["default"];
   users_.swap(next);
+  NoteDefault();
 }
 
 AclUserPtr AclRegistry::Authenticate(std::string_view name, std::string_view password) const {
@@ -550,8 +561,7 @@ void AclRegistry::SetRequirePass(std::string_view password) {
 }
 
 bool AclRegistry::DefaultNeedsNoAuth() const {
-  AclUserPtr u = Default();
-  return u != nullptr && u->enabled() && u->nopass();
+  return default_open_.load(std::memory_order_acquire);
 }
 
 void AclRegistry::Log(LogEntry e, size_t max_len) {

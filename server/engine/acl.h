@@ -34,6 +34,7 @@
 // thread; the ACL log is under its own mutex.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -167,7 +168,7 @@ class AclRegistry {
   // requirepass: the default user's password ("" = nopass), as Redis keeps them tied.
   void SetRequirePass(std::string_view password);
   // Whether a new connection starts authenticated (as the default user): it is on and
-  // takes any password.
+  // takes any password. One atomic load (an unauthenticated client asks per command).
   bool DefaultNeedsNoAuth() const;
 
   // The ACL log (ACL LOG): refusals and failed AUTHs, newest first; an entry that repeats
@@ -188,8 +189,10 @@ class AclRegistry {
 
  private:
   AclRegistry();
+  void NoteDefault();  // under mu_: default_open_ from the default user now
   mutable std::mutex mu_;
   std::unordered_map<std::string, AclUserPtr> users_;
+  std::atomic<bool> default_open_{true};
   mutable std::mutex log_mu_;
   std::deque<LogEntry> log_;
 };
