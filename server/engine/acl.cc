@@ -24,6 +24,9 @@ int SubIndex(const CommandSpec& spec, std::string_view sub) {
   return -1;
 }
 
+constexpr const char* kNoSuchPassword =
+    "The password you are trying to remove from the user does not exist";
+
 bool IsHexDigest(std::string_view s) {
   if (s.size() != 64) return false;
   for (char c : s) {
@@ -155,7 +158,7 @@ bool AclUser::Apply(std::string_view rule, std::string* error) {
       if (it == passwords_.end()) passwords_.push_back(digest);
       nopass_ = false;
     } else {
-      if (it == passwords_.end()) return fail("no such password");
+      if (it == passwords_.end()) return fail(kNoSuchPassword);
       passwords_.erase(it);
     }
   } else if (!rule.empty() && (rule[0] == '#' || rule[0] == '!')) {
@@ -170,7 +173,7 @@ bool AclUser::Apply(std::string_view rule, std::string* error) {
       if (it == passwords_.end()) passwords_.push_back(digest);
       nopass_ = false;
     } else {
-      if (it == passwords_.end()) return fail("no such password");
+      if (it == passwords_.end()) return fail(kNoSuchPassword);
       passwords_.erase(it);
     }
   } else if (!rule.empty() && (rule[0] == '~' || rule[0] == '%')) {

@@ -97,6 +97,8 @@ def test_a_user_is_created_described_and_deleted(acl_server, admin):
     ("+nosuchcmd", "Unknown command or category name in ACL"),
     ("+@nosuchcat", "Unknown command or category name in ACL"),
     ("foo", "Syntax error"),
+    ("%X~a", "Syntax error"),
+    ("<nope", "The password you are trying to remove from the user does not exist"),
     ("#abc", "The password hash must be exactly 64 characters and contain only lowercase "
              "hexadecimal characters"),
 ])

@@ -471,7 +471,14 @@ def test_replicas_take_over_a_killed_master_which_rejoins_as_a_replica(cluster):
     assert ok, out
 
 
-@pytest.mark.parametrize("kind", ["strata", "redis"])
+@pytest.mark.parametrize("kind", [
+    "strata",
+    # With redis-server replicas: interop, run by the release pass; the strata variant
+    # covers the same strata code (the masters' side) under the sanitizers.
+    pytest.param("redis", marks=pytest.mark.skipif(
+        os.environ.get("STRATA_SANITIZED") == "1",
+        reason="interop with redis-server replicas: run by the release pass")),
+])
 def test_a_replica_migrates_to_a_master_left_without_one(cluster, kind):
     """Replica migration (cluster-migration-barrier 1): master A has two replicas, B has
     one, C none. B's replica is killed; once it is FAIL and B has been orphaned for 5 s,

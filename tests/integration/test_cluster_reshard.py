@@ -727,6 +727,9 @@ def move_slots_out_and_back(cluster, make, make_joiner):
     assert sum(dbsize(n) for n in nodes + [empty]) == len(want)
 
 
+@pytest.mark.skipif(os.environ.get("STRATA_SANITIZED") == "1",
+                    reason="interop with redis-server nodes: the release pass runs it; the "
+                    "sanitizer pass covers strata's side of resharding with strata nodes")
 def test_slots_move_to_a_joining_reference_node_and_back_then_rebalance(cluster):
     """Strata masters, a redis-server node joining them (the reference implementation
     on the far side of each MIGRATE), then an empty strata master."""
