@@ -151,25 +151,18 @@ bool AclUser::Apply(std::string_view rule, std::string* error) {
     AclUser fresh(name_);
     *this = std::move(fresh);
     sanitize_payload_ = true;
-  } else if (!rule.empty() && (rule[0] == '>' || rule[0] == '<')) {
-    std::string digest = Sha256Hex(rule.substr(1));
-    auto it = std::find(passwords_.begin(), passwords_.end(), digest);
-    if (rule[0] == '>') {
-      if (it == passwords_.end()) passwords_.push_back(digest);
-      nopass_ = false;
-    } else {
-      if (it == passwords_.end()) return fail(kNoSuchPassword);
-      passwords_.erase(it);
-    }
-  } else if (!rule.empty() && (rule[0] == '#' || rule[0] == '!')) {
-    std::string digest(rule.substr(1));
-    if (!IsHexDigest(digest)) {
+  } else if (!rule.empty() &&
+             (rule[0] == '>' || rule[0] == '<' || rule[0] == '#' || rule[0] == '!')) {
+    // A password (> add, < remove) or its digest (# add, ! remove).
+    bool hashed = rule[0] == '#' || rule[0] == '!';
+    std::string digest = hashed ? std::string(rule.substr(1)) : Sha256Hex(rule.substr(1));
+    if (hashed && !IsHexDigest(digest)) {
       return fail(
           "The password hash must be exactly 64 characters and contain only lowercase "
           "hexadecimal characters");
     }
     auto it = std::find(passwords_.begin(), passwords_.end(), digest);
-    if (rule[0] == '#') {
+    if (rule[0] == '>' || rule[0] == '#') {
       if (it == passwords_.end()) passwords_.push_back(digest);
       nopass_ = false;
     } else {

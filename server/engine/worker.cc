@@ -237,6 +237,10 @@ void Worker::PostExternal(Task t) {
     std::lock_guard<std::mutex> l(external_mu_);
     external_.push_back(t);
   }
+  WakeForExternal();
+}
+
+void Worker::WakeForExternal() {
   external_pending_.store(true, std::memory_order_seq_cst);
   sleeping_.store(true, std::memory_order_seq_cst);  // force the eventfd write below
   Wake();
@@ -247,9 +251,7 @@ void Worker::PostAdoption(int fd) {
     std::lock_guard<std::mutex> l(external_mu_);
     adoptions_.push_back(fd);
   }
-  external_pending_.store(true, std::memory_order_seq_cst);
-  sleeping_.store(true, std::memory_order_seq_cst);  // force the eventfd write below
-  Wake();
+  WakeForExternal();
 }
 
 void Worker::AdoptPosted() {

@@ -433,7 +433,8 @@ class Worker {
   std::vector<Task> external_;
   std::vector<int> adoptions_;  // PostAdoption's sockets, under external_mu_
   std::atomic<bool> external_pending_{false};
-  void AdoptPosted();  // adopts what PostAdoption left
+  void AdoptPosted();      // adopts what PostAdoption left
+  void WakeForExternal();  // after PostExternal's or PostAdoption's push
 
   std::unordered_map<uint64_t, Client*> conns_;
   std::vector<ClientConnection*> dirty_;
