@@ -65,14 +65,8 @@ bool Authenticate(Client& c, std::string_view user, std::string_view pass, const
   AclRegistry& acl = AclRegistry::Get();
   AclUserPtr u = acl.Authenticate(user, pass);
   if (u == nullptr) {
-    AclRegistry::LogEntry e;
-    e.reason = "auth";
-    e.context = "toplevel";
-    e.object = command;
-    e.username = std::string(user);
-    e.created_ms = WallClockMs();
-    e.client_info = c.InfoLine(c.worker().now_ms());
-    acl.Log(std::move(e), static_cast<size_t>(c.worker().engine().config().Int("acllog-max-len")));
+    acl.LogAuthFailure(command, std::string(user), c.InfoLine(c.worker().now_ms()),
+                       static_cast<size_t>(c.worker().engine().config().Int("acllog-max-len")));
     return false;
   }
   c.SetAuthenticated(true);

@@ -1,5 +1,7 @@
 #include "server/engine/acl.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -26,6 +28,12 @@ int SubIndex(const CommandSpec& spec, std::string_view sub) {
 
 constexpr const char* kNoSuchPassword =
     "The password you are trying to remove from the user does not exist";
+
+int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 bool IsHexDigest(std::string_view s) {
   if (s.size() != 64) return false;
@@ -580,6 +588,32 @@ void AclRegistry::Log(LogEntry e, size_t max_len) {
   e.updated_ms = e.created_ms;
   log_.push_front(std::move(e));
   while (log_.size() > max_len) log_.pop_back();
+}
+
+void AclRegistry::LogRefusal(const AclUser::Verdict& v, const char* context, std::string username,
+                             std::string client_info, size_t max_len) {
+  LogEntry e;
+  e.reason = v.denied == AclUser::Denied::kCommand ? "command"
+             : v.denied == AclUser::Denied::kKey   ? "key"
+                                                   : "channel";
+  e.context = context;
+  e.object = v.object;
+  e.username = std::move(username);
+  e.client_info = std::move(client_info);
+  e.created_ms = NowMs();
+  Log(std::move(e), max_len);
+}
+
+void AclRegistry::LogAuthFailure(const char* command, std::string username, std::string client_info,
+                                 size_t max_len) {
+  LogEntry e;
+  e.reason = "auth";
+  e.context = "toplevel";
+  e.object = command;
+  e.username = std::move(username);
+  e.client_info = std::move(client_info);
+  e.created_ms = NowMs();
+  Log(std::move(e), max_len);
 }
 
 std::vector<AclRegistry::LogEntry> AclRegistry::LogEntries(size_t count) const {

@@ -184,6 +184,12 @@ class AclRegistry {
     std::string client_info;
   };
   void Log(LogEntry e, size_t max_len);
+  // The entries the dispatcher, scripts and AUTH make: a refusal (reason command, key or
+  // channel; context toplevel, multi or lua), and a failed AUTH or HELLO AUTH.
+  void LogRefusal(const AclUser::Verdict& v, const char* context, std::string username,
+                  std::string client_info, size_t max_len);
+  void LogAuthFailure(const char* command, std::string username, std::string client_info,
+                      size_t max_len);
   std::vector<LogEntry> LogEntries(size_t count) const;
   void ResetLog();
 

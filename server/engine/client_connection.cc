@@ -487,23 +487,11 @@ bool ClientConnection::RefusedByAcl(const CommandSpec* spec, CmdArgs args) {
   AclUser::Verdict v = acl_user->Check(*spec, args);
   if (v.denied == AclUser::Denied::kNone) return false;
   worker_->stats().commands[spec->id].rejected_calls++;
-  LogAclDenial(v, multi_ != nullptr ? "multi" : "toplevel");
+  AclRegistry::Get().LogRefusal(
+      v, multi_ != nullptr ? "multi" : "toplevel", acl_user_name(), InfoLine(worker_->now_ms()),
+      static_cast<size_t>(worker_->engine().config().Int("acllog-max-len")));
   Refuse(spec, AclDeniedError(v));
   return true;
-}
-
-void ClientConnection::LogAclDenial(const AclUser::Verdict& v, const char* context) {
-  AclRegistry::LogEntry e;
-  e.reason = v.denied == AclUser::Denied::kCommand ? "command"
-             : v.denied == AclUser::Denied::kKey   ? "key"
-                                                   : "channel";
-  e.context = context;
-  e.object = v.object;
-  e.username = acl_user_name();
-  e.created_ms = WallClockMs();
-  e.client_info = InfoLine(worker_->now_ms());
-  AclRegistry::Get().Log(std::move(e),
-                         static_cast<size_t>(worker_->engine().config().Int("acllog-max-len")));
 }
 
 bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
@@ -970,19 +958,6 @@ void ClientConnection::CompleteSlots(const RemoteBatch& batch, size_t first, siz
   AfterSlotsFilled(grew);
 }
 
-void ClientConnection::NoteErrorToMaster(const CommandSpec* spec, std::string_view reply) {
-  // As Redis: the master never sees a replica's replies, so an error in one (the data
-  // may have gone apart, or a script failed half-way) is logged where an operator looks.
-  // Shown with its '-', as Redis 7.0 shows it.
-  if (!reply.empty() && reply[0] == '-') reply.remove_prefix(1);
-  reply = reply.substr(0, std::min<size_t>(reply.find("\r\n"), 4096));
-  LogWarning(
-      "== CRITICAL == This replica is sending an error to its master: '-%.*s' after "
-      "processing the command '%s'",
-      static_cast<int>(reply.size()), reply.data(),
-      spec != nullptr ? spec->name.c_str() : "<unknown>");
-}
-
 void ClientConnection::CompleteSlot(uint64_t seq, std::string_view data) {
   bool grew = FillSlot(seq, data);
   inflight_--;
@@ -1082,63 +1057,6 @@ void ClientConnection::ResetState() {
   UnwatchAll();
   worker_->pubsub().UnsubscribeAll(*this);
   TrackingOff(*this);
-}
-
-void ClientConnection::MakeMaster() {
-  is_master_ = true;
-  SetAuthenticated(true);
-  SetAclUser(nullptr);  // as Redis's master client: no user, nothing refused
-  reply_mode = ReplyMode::kOff;
-  SetName("");
-}
-
-void ClientConnection::MakeReplica() {
-  is_replica_ = true;
-  reply_mode = ReplyMode::kOff;
-  client_class = ClientClass::kReplica;
-}
-
-void ClientConnection::SendToReplica(std::string_view bytes) {
-  if (closing()) return;
-  AppendPush(bytes);
-  // The open block is sealed once big (replica output comes in large pieces), and the
-  // replica class's limits apply: a replica that cannot keep up is dropped.
-  SealIfLarge();
-  ScheduleFlush();
-  CheckOutputLimits();
-}
-
-void ClientConnection::SendToReplicaOwned(std::string&& bytes) {
-  if (closing()) return;
-  AppendOwnedBlock(std::move(bytes));
-  ScheduleFlush();
-  CheckOutputLimits();
-}
-
-void ClientConnection::SendToReplicaShared(std::shared_ptr<const std::string> buffer,
-                                           std::string_view bytes) {
-  if (closing()) return;
-  AppendSharedBlock(std::move(buffer), bytes);
-  SealIfLarge();
-  ScheduleFlush();
-  CheckOutputLimits();
-}
-
-void ClientConnection::SendToMaster(std::string_view bytes) {
-  if (closing()) return;
-  // Later in the turn, never inside the master's own command (REPLCONF GETACK): that
-  // command's reply is suppressed, and would take these bytes with it.
-  Worker* w = worker_;
-  uint64_t id = id_;
-  std::string b(bytes);
-  w->Defer(MakeTask([w, id, b] {
-    auto it = w->connections().find(id);
-    if (it == w->connections().end()) return;
-    auto* c = static_cast<ClientConnection*>(it->second);
-    if (c->closing()) return;
-    c->AppendPush(b);
-    c->ScheduleFlush();
-  }));
 }
 
 void ClientConnection::OnClosing() {

@@ -170,7 +170,6 @@ class ClientConnection final : public Connection, public Client {
   // A restricted ACL user's command that its user may not run, or whose keys or channels
   // it may not touch: refused with NOPERM and logged (ACL LOG); true when refused.
   bool RefusedByAcl(const CommandSpec* spec, CmdArgs args);
-  void LogAclDenial(const AclUser::Verdict& v, const char* context);
   // Whether the command would be refused before it could run (arity, AUTH, a cluster
   // redirection, a read-only replica's write): such a command is answered at once,
   // paused or not, as Redis answers it. No side effects.

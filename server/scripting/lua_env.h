@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,15 @@ extern "C" {
 #include <lua.h>
 }
 
+namespace strata {
+class LuaVm;
+}
+
 namespace strata::lua_env {
+
+// Every interpreter of the process, for SCRIPT KILL and FUNCTION STATS (lua_running.cc).
+extern std::mutex g_vms_mu;
+extern std::vector<LuaVm*> g_vms;
 
 // Raises Redis's error for reading a global that does not exist.
 int NoSuchGlobal(lua_State* L, const char* name);

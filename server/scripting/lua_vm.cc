@@ -61,7 +61,6 @@ namespace lua_env {
 
 thread_local LuaVm::RunState* t_run = nullptr;
 std::atomic<size_t> g_lua_bytes{0};
-// Every interpreter, for SCRIPT KILL.
 std::mutex g_vms_mu;
 std::vector<LuaVm*> g_vms;
 
@@ -256,16 +255,8 @@ int CallImpl(lua_State* L, bool raise) {
   if (st->user != nullptr) [[unlikely]] {
     AclUser::Verdict v = st->user->Check(*spec, args);
     if (v.denied != AclUser::Denied::kNone) {
-      AclRegistry::LogEntry e;
-      e.reason = v.denied == AclUser::Denied::kCommand ? "command"
-                 : v.denied == AclUser::Denied::kKey   ? "key"
-                                                       : "channel";
-      e.context = "lua";
-      e.object = v.object;
-      e.username = st->user->name();
-      e.created_ms = WallClockMs();
-      AclRegistry::Get().Log(
-          std::move(e),
+      AclRegistry::Get().LogRefusal(
+          v, "lua", st->user->name(), "",
           static_cast<size_t>(st->ctx->worker.engine().config().Int("acllog-max-len")));
       return fail(AclScriptDeniedError(v));
     }
@@ -850,39 +841,6 @@ LuaVm::LuaVm() {
   g_vms.push_back(this);
 }
 
-std::string LuaVm::KillRunning(bool eval) {
-  std::lock_guard<std::mutex> l(g_vms_mu);
-  bool running = false, killed = false, other_kind = false;
-  for (LuaVm* vm : g_vms) {
-    if (vm->running_since_us_.load(std::memory_order_acquire) == 0) continue;
-    if (vm->running_function_.load(std::memory_order_acquire) == eval) {
-      other_kind = true;
-      continue;
-    }
-    running = true;
-    if (vm->wrote_.load(std::memory_order_seq_cst)) continue;
-    vm->kill_requested_.store(true, std::memory_order_seq_cst);
-    if (vm->wrote_.load(std::memory_order_seq_cst)) {  // it wrote meanwhile: leave it be
-      vm->kill_requested_.store(false, std::memory_order_seq_cst);
-      continue;
-    }
-    killed = true;
-  }
-  if (killed) return "OK";
-  if (!running && other_kind) {
-    return eval ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                  "SHUTDOWN NOSAVE."
-                : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-                  "SHUTDOWN NOSAVE.";
-  }
-  if (running) {
-    return "UNKILLABLE Sorry the script already executed write commands against the dataset. "
-           "You can either wait the script termination or kill the server in a hard way using "
-           "the SHUTDOWN NOSAVE command.";
-  }
-  return "NOTBUSY No scripts in execution right now.";
-}
-
 LuaVm::~LuaVm() {
   {
     std::lock_guard<std::mutex> l(g_vms_mu);
@@ -1026,20 +984,6 @@ bool LuaVm::Prepare(const std::string& sha, std::string_view body, std::string* 
   if (!Compile(sha, body, error)) return false;
   ScriptStore::Get().Add(sha, body);
   return true;
-}
-
-bool LuaVm::FindRunningFunction(RunningFunction* out) {
-  std::lock_guard<std::mutex> l(g_vms_mu);
-  for (LuaVm* vm : g_vms) {
-    int64_t since = vm->running_since_us_.load(std::memory_order_acquire);
-    if (since == 0 || !vm->running_function_.load(std::memory_order_acquire)) continue;
-    std::lock_guard<std::mutex> rl(vm->running_mu_);
-    out->name = vm->running_name_;
-    out->command = vm->running_command_;
-    out->since_us = since;
-    return true;
-  }
-  return false;
 }
 
 LuaVm::RunResult LuaVm::Run(const ScriptCall& call, ShardCtx& ctx, ReplyBuilder& rb,
