@@ -201,7 +201,9 @@ Fiber ScriptFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     home.RefreshClock();
     ShardCtx ctx{home, home.keyspace(), c->db, home.now_ms(), c->is_master()};
     Keyspace::MasterCallScope master_call(ctx.ks, ctx.from_master);
-    ScriptScope scope{c, &held, owner};
+    ScriptScope scope{c, &held, owner, nullptr};
+    // Inside a transaction, the keys it gives elements to are served when that is done.
+    if (origin != nullptr) scope.holds = origin->ready_holds;
     c->txn_owner = owner;
     out.clear();
     LuaVm::RunResult r;

@@ -42,6 +42,23 @@
 //   destination that became another type meanwhile gets the element put back at the
 //   source's end it came from, and the client gets WRONGTYPE.
 //
+// Inside a transaction or a script, a write does not serve the key's waiters: the key
+// is held (ReadyHolds below) and its waiters are served once the whole transaction or
+// script is done, as Redis serves blocked clients only after the call (EXEC, EVAL)
+// returns. So a transaction's own RPUSH then LPOP pops what it pushed, and the clients
+// it wakes see its final state. It also keeps the replication stream in order: a
+// waiter's effects (a pop, a BLMOVE's push to a key the transaction does not hold) are
+// numbered after the transaction's one record, never inside it while commands of other
+// clients on those keys are numbered in between.
+//   - A transaction on one shard, or a script: its keys are served at the end of its
+//     step, after its record is appended (Worker::ServeHeldReady).
+//   - A transaction across shards: each shard's held keys are served in the step that
+//     releases its locks there, after the transaction's record went out. Its nested
+//     commands' steps hold into the same ReadyHolds (FiberOrigin::ready_holds).
+//   - A script across shards: its calls on other shards hold into its ReadyHolds too;
+//     they are served there by a synchronous hop once its record went out, while it
+//     still holds those shards.
+//
 // Thread-safety: BlockedClient::state is atomic; the other fields are written by the
 // origin before registration and by the single winner of kServed before it posts the
 // wake-up, and read by the origin after it resumes. BlockingQueues is owned by one
@@ -56,6 +73,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -105,6 +123,32 @@ class BlockAwait {
 void JoinQueues(Worker& w, const std::shared_ptr<BlockedClient>& c, uint32_t shard_count);
 void LeaveQueues(Worker& w, const BlockedClient& c, uint32_t shard_count);
 std::vector<uint32_t> KeyShards(const BlockedClient& c, uint32_t shard_count);
+
+// Keys given elements inside a transaction or a script, per shard: each shard's thread
+// writes only its own list (SignalKeyReady while a HoldReadyScope names this object),
+// and serves it (Worker::ServeHeldReady) when the transaction or script is done.
+struct ReadyHolds {
+  explicit ReadyHolds(uint32_t shards) : per_shard(shards) {}
+  std::vector<std::vector<std::pair<uint32_t, std::string>>> per_shard;  // (db, key)
+};
+
+// Where this thread's SignalKeyReady holds keys instead of serving them; null: serve now.
+inline thread_local ReadyHolds* t_ready_holds = nullptr;
+
+// While it lives, this thread holds ready keys in `h`; a null `h` leaves things as they
+// are (a step of a fiber that is not part of a transaction or script).
+class HoldReadyScope {
+ public:
+  explicit HoldReadyScope(ReadyHolds* h) : saved_(t_ready_holds) {
+    if (h != nullptr) t_ready_holds = h;
+  }
+  ~HoldReadyScope() { t_ready_holds = saved_; }
+  HoldReadyScope(const HoldReadyScope&) = delete;
+  HoldReadyScope& operator=(const HoldReadyScope&) = delete;
+
+ private:
+  ReadyHolds* saved_;
+};
 
 // One shard's queues of blocked clients, per (db, key).
 class BlockingQueues {

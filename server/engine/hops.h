@@ -94,6 +94,7 @@ class RunOn {
     PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
     ExecScope exec(fiber_);
     StepReplScope repl(fiber_, w.repl_feed());
+    HoldReadyScope hold(fiber_ != nullptr ? fiber_->ready_holds.get() : nullptr);
     Keyspace::MasterCallScope master_call(w.keyspace(), fiber_ != nullptr && fiber_->from_master);
     // Remembered before the step reads: a step may release its locks at its end, and a
     // write admitted then runs at once (it must find the keys tracked).
@@ -163,6 +164,7 @@ class RunLocked {
     PublishCapture capture(capture_ ? &captured_ : nullptr);
     ExecScope exec(fiber_);
     StepReplScope repl(fiber_, w.repl_feed());
+    HoldReadyScope hold(fiber_ != nullptr ? fiber_->ready_holds.get() : nullptr);
     Keyspace::MasterCallScope master_call(w.keyspace(), fiber_ != nullptr && fiber_->from_master);
     // Remembered before the step reads: a step may release its locks at its end, and a
     // write admitted then runs at once (it must find the keys tracked).

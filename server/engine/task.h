@@ -45,6 +45,7 @@ Task MakeTask(F&& f) {
 // it in await_ready.
 struct TrackedRead;
 struct FiberRepl;
+struct ReadyHolds;
 struct FiberOrigin {
   uint64_t client = 0;
   uint32_t worker = 0;                       // the client's
@@ -55,6 +56,9 @@ struct FiberOrigin {
   // A replica's master client runs the command: its steps see expired keys as live
   // (Keyspace::MasterCallScope).
   bool from_master = false;
+  // A command run inside a transaction or a script: its steps hold the keys they give
+  // elements to, for the transaction or script to serve (blocking.h); null otherwise.
+  std::shared_ptr<ReadyHolds> ready_holds;
 };
 inline thread_local const FiberOrigin* t_fiber_origin = nullptr;
 

@@ -66,6 +66,9 @@ struct ClientConnection::ExecPlan {
   std::vector<std::string_view> open_keys;  // every call's keys (into calls' args)
   bool open_write = false;
   std::string redirect;  // the reply instead of running (the transaction is discarded)
+  // The keys its calls gave elements to, per shard: their blocked clients are served
+  // once it is done (blocking.h), on each shard as its locks go.
+  std::shared_ptr<ReadyHolds> holds;
 };
 
 namespace {
@@ -302,6 +305,7 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
   ExecPlan& p = *plan;
   uint32_t n = worker_->engine().shard_count();
   uint32_t here = worker_->index();
+  p.holds = std::make_shared<ReadyHolds>(n);
   int64_t databases = worker_->engine().config().Int("databases");
   uint32_t cur_db = db;
   std::vector<std::vector<LockTable::Key>> keys_by_shard(n);
@@ -435,7 +439,16 @@ bool ClientConnection::Exec(const CommandSpec* exec_spec) {
       rb.NullArray();
     } else {
       rb.Array(p.calls.size());
-      for (size_t i = 0; i < p.calls.size(); i++) RunOnClient(p, i, t);
+      // Its writes reach replicas as one MULTI/EXEC record (repl_feed.h), and the
+      // clients blocked on keys it gave elements to are served after it (blocking.h).
+      bool group = w.repl_on();
+      if (group) w.repl_feed().BeginGroup();
+      {
+        HoldReadyScope hold(p.holds.get());
+        for (size_t i = 0; i < p.calls.size(); i++) RunOnClient(p, i, t);
+      }
+      if (group) w.repl_feed().EndGroup();
+      w.ServeHeldReady(*p.holds);
     }
     st.usec_ticks += CycleClock::Now() - t0;
     CommitReply(t, suppress, start);
@@ -479,8 +492,11 @@ void ClientConnection::RunOnClient(ExecPlan& plan, size_t index, std::string* ou
   ReplyBuilder(out, resp).Error("ERR internal error: a nested command ran on the wrong path");
 }
 
-// On one of a cross-shard transaction's shards: its locks and the watches go.
+// On one of a cross-shard transaction's shards: the clients blocked on keys it gave
+// elements to are served (after its record: this step follows it), then its locks and
+// the watches go.
 void ClientConnection::ReleaseOn(Worker& w, ExecPlan& p, bool watching) {
+  w.ServeHeldReady(*p.holds);
   size_t gi = static_cast<size_t>(std::lower_bound(p.shards.begin(), p.shards.end(), w.index()) -
                                   p.shards.begin());
   if (p.whole) {
@@ -515,14 +531,18 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
       // Its writes reach replicas as one MULTI/EXEC record (repl_feed.h).
       bool group = w.repl_on();
       if (group) w.repl_feed().BeginGroup();
-      for (size_t i = 0; i < p.calls.size(); i++) {
-        ExecPlan::Call& call = p.calls[i];
-        if (call.kind == ExecPlan::kShard) {
-          RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i], c,
-                       c->worker_->index(), call.track);
+      {
+        HoldReadyScope hold(p.holds.get());
+        for (size_t i = 0; i < p.calls.size(); i++) {
+          ExecPlan::Call& call = p.calls[i];
+          if (call.kind == ExecPlan::kShard) {
+            RunShardCall(w, call.spec, call.args->span(), call.db, resp, &p.replies[i], c,
+                         c->worker_->index(), call.track);
+          }
         }
       }
       if (group) w.repl_feed().EndGroup();
+      w.ServeHeldReady(*p.holds);
     });
     if (!changed && p.redirect.empty()) {
       for (size_t i = 0; i < p.calls.size(); i++) {
@@ -595,6 +615,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
             }
             r->captures = caps;
           }
+          c->next_fiber_origin.ready_holds = p.holds;
           call.spec->fiber_fn(c, call.args);
           co_await AwaitNested{&nested};
           if (caps != nullptr) caps->JoinInto(&effects[i]);
@@ -621,6 +642,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
           // call's go into its own group (above).
           bool group = w.repl_on() && !one_record;
           if (group) w.repl_feed().BeginGroup();
+          HoldReadyScope hold(p.holds.get());
           for (size_t k = i; k < j; k++) {
             ExecPlan::Call& x = p.calls[k];
             if (x.kind == ExecPlan::kShard && x.shard == w.index()) {
@@ -653,6 +675,15 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
     std::set_difference(p.shards.begin(), p.shards.end(), released.begin(), released.end(),
                         std::back_inserter(rest));
     co_await RunOn(rest, [&](Worker& w) { ReleaseOn(w, p, watching); });
+    // Its calls write only keys on the shards it locks, whose held keys the releases
+    // above served. Should one ever reach another shard, what it held there is served
+    // here rather than left waiting for a write that may never come.
+    std::vector<uint32_t> left;
+    for (uint32_t s = 0; s < n; s++) {
+      if (!p.holds->per_shard[s].empty()) left.push_back(s);
+    }
+    if (!left.empty()) [[unlikely]]
+      co_await RunOn(left, [&](Worker& w) { w.ServeHeldReady(*p.holds); });
   }
   c->ForgetWatched();
   std::string out;

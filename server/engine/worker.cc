@@ -892,6 +892,11 @@ void Worker::CloseAll() {
 
 void Worker::SignalKeyReady(uint32_t db, std::string_view key) {
   if (blocking_.waiting_keys() == 0) return;
+  if (t_ready_holds != nullptr) [[unlikely]] {
+    // Inside a transaction or a script: served when it is done (blocking.h).
+    t_ready_holds->per_shard[index_].emplace_back(db, std::string(key));
+    return;
+  }
   ready_keys_.emplace_back(db, std::string(key));
   if (serving_ready_) return;  // the loop below picks it up
   serving_ready_ = true;
@@ -901,6 +906,19 @@ void Worker::SignalKeyReady(uint32_t db, std::string_view key) {
   }
   ready_keys_.clear();
   serving_ready_ = false;
+}
+
+void Worker::ServeHeldReady(ReadyHolds& h) {
+  std::vector<std::pair<uint32_t, std::string>> keys;
+  keys.swap(h.per_shard[index_]);
+  if (keys.empty()) return;
+  ReadyHolds* saved = t_ready_holds;
+  t_ready_holds = nullptr;
+  for (const auto& [db, key] : keys) SignalKeyReady(db, key);
+  t_ready_holds = saved;
+  // The pops served follow the record of the transaction or script at once (no command
+  // of its follows here for them to go after).
+  if (repl_on()) repl_feed().FlushServed();
 }
 
 void Worker::TrackBlocked(std::shared_ptr<BlockedClient> c) { blocked_.push_back(std::move(c)); }

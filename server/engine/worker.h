@@ -325,7 +325,11 @@ class Worker {
 
   // A list key on this shard got elements: clients blocked on it are served now, in the
   // order they blocked (see blocking.h). Cheap when nobody is blocked on this shard.
+  // Inside a transaction or a script (t_ready_holds set) the key is held instead, and
+  // served by ServeHeldReady once it is done.
   void SignalKeyReady(uint32_t db, std::string_view key);
+  // This shard's keys held in h: their waiters are served now, and h's list here emptied.
+  void ServeHeldReady(ReadyHolds& h);
   BlockingQueues& blocking() { return blocking_; }
   // Clients of this worker waiting in a blocking command: their timeouts are checked
   // every loop turn.

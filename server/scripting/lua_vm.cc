@@ -55,6 +55,10 @@ struct LuaVm::RunState {
   bool busy = false;  // past busy-reply-threshold (Engine::busy_scripts counts it)
   // The caller's ACL user when it is restricted (acl.h): each call is checked against it.
   const AclUser* user = nullptr;
+  // Where its calls hold the keys they give elements to (engine/blocking.h): the
+  // enclosing transaction's, or the interpreter's own, served when the script is done.
+  ReadyHolds* holds = nullptr;
+  std::shared_ptr<ReadyHolds> holds_shared;  // the same, for its multi-shard commands
 };
 
 namespace lua_env {
@@ -367,6 +371,7 @@ int CallImpl(lua_State* L, bool raise) {
       // The script's client, and whom its reads are remembered for (tracking.h).
       ExecOrigin origin = t_exec;
       auto run = [&](Worker& x) {
+        HoldReadyScope hold(st->holds);
         std::optional<ReplFeed::CaptureScope> capture;
         if (effects != nullptr && &x != &w) capture.emplace(x.repl_feed(), effects);
         ShardCtx call_ctx{x, x.keyspace(), db, x.now_ms(), st->ctx->from_master};
@@ -411,6 +416,7 @@ int CallImpl(lua_State* L, bool raise) {
         ExecOrigin saved = t_exec;
         SyncHopScope sync;
         std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
+        c->next_fiber_origin.ready_holds = st->holds_shared;
         if (c->worker().repl_on()) [[unlikely]]
           c->worker().ArmFiberPropagation(c, spec, owned, db);
         if (effects != nullptr) [[unlikely]] {
@@ -877,6 +883,18 @@ size_t LuaVm::HeapLimit() {
   return std::max(static_cast<size_t>(maxmemory), kMinScriptHeapBytes);
 }
 
+void LuaVm::ServeHeld(Worker& w, bool across) {
+  ReadyHolds& h = *own_holds_;
+  w.ServeHeldReady(h);
+  if (!across) return;
+  // The script's record went out on this worker (EndGroup): a hop made now is numbered
+  // after it. The script still holds these shards whole, so the hop may wait on them.
+  for (uint32_t s = 0; s < h.per_shard.size(); s++) {
+    if (s == w.index() || h.per_shard[s].empty()) continue;
+    if (!SyncHop(s, [&h](Worker& x) { x.ServeHeldReady(h); })) h.per_shard[s].clear();
+  }
+}
+
 void LuaVm::PublishMemory() {
   size_t now = memory_bytes();
   g_lua_bytes.fetch_add(now - published_bytes_, std::memory_order_relaxed);  // wraps right
@@ -1066,8 +1084,29 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
   // when it wrote more than once; replicas never run the script (repl_feed.h).
   bool group = ctx.worker.repl_on();
   if (group) ctx.worker.repl_feed().BeginGroup();
-  int rc = lua_pcall(L, nargs, 1, -(nargs + 2));
+  // Keys its calls give elements to are served once it is done, as in Redis
+  // (engine/blocking.h): by the enclosing transaction when there is one.
+  bool own_holds = false;
+  if (t_ready_holds != nullptr) {
+    st.holds = t_ready_holds;  // a step of a transaction (this script is on one shard)
+  } else if (across != nullptr && across->holds != nullptr) {
+    st.holds_shared = across->holds;
+    st.holds = st.holds_shared.get();
+  } else {
+    if (own_holds_ == nullptr) {
+      own_holds_ = std::make_shared<ReadyHolds>(ctx.worker.engine().shard_count());
+    }
+    st.holds_shared = own_holds_;
+    st.holds = own_holds_.get();
+    own_holds = true;
+  }
+  int rc;
+  {
+    HoldReadyScope hold(st.holds);
+    rc = lua_pcall(L, nargs, 1, -(nargs + 2));
+  }
   if (group) ctx.worker.repl_feed().EndGroup();
+  if (own_holds) ServeHeld(ctx.worker, across != nullptr);
   heap_limit_ = 0;
   lua_sethook(L, nullptr, 0, 0);
   if (rc == LUA_ERRMEM) {

@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -56,6 +57,8 @@ struct lua_State;
 namespace strata {
 
 class Client;
+struct ReadyHolds;
+class Worker;
 
 // Shebang flags (#!lua flags=...).
 enum ScriptFlag : uint32_t {
@@ -72,6 +75,9 @@ struct ScriptScope {
   Client* client = nullptr;                 // the caller: multi-shard commands run as its fibers
   const std::vector<char>* held = nullptr;  // held[s]: shard s is held whole by `owner`
   uint64_t owner = 0;
+  // Run inside a transaction: where its calls hold the keys they give elements to, for
+  // the transaction to serve (engine/blocking.h). Null: the script serves its own.
+  std::shared_ptr<ReadyHolds> holds;
 };
 
 struct ScriptCall {
@@ -171,6 +177,9 @@ class LuaVm {
                     const ScriptScope* across, uint32_t flags, int nargs);
   void DropCompiled();
   void PublishMemory();
+  // After a run that held its own ready keys: serves them here, and (across) on each
+  // other shard by a synchronous hop, while the script still holds those shards.
+  void ServeHeld(Worker& w, bool across);
 
   lua_State* L_ = nullptr;
   int env_ref_ = 0;                                     // the scripts' read-only environment
@@ -189,6 +198,7 @@ class LuaVm {
   int redis_proxy_ref_ = 0;   // functions' `redis`: the load API while loading
   int lib_env_meta_ref_ = 0;  // the metatable of every library's environment
   uint64_t route_epoch_ = 0;
+  std::shared_ptr<ReadyHolds> own_holds_;  // a top-level script's (engine/blocking.h)
 
  public:
   // For SCRIPT KILL from other threads (lua_vm.cc).

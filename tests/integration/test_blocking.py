@@ -219,3 +219,77 @@ def test_many_blocked_clients_across_threads(server_factory):
     assert all(g is not None for g in got)
     assert sorted(v for _, v in got) == sorted("v%d" % i for i in range(30))
     assert blocked_count(pusher) == 0
+
+
+# Clients blocked on a key a transaction or a script gives elements to are served once it
+# is done, as Redis serves them after EXEC or EVAL returns: its own later pops take what
+# it pushed first, and the waiters see its final state. The keys share a shard, or
+# (usually, with several threads) do not.
+KEY_PAIRS = [("{1}q", "{1}d"), ("{1}q", "{2}d")]
+
+
+def blocked_pop(server, key):
+    c = server.client(decode_responses=True)
+    t, res = in_thread(c.blpop, [key], 5)
+    wait_blocked(server.client(), 1)
+    return t, res
+
+
+@pytest.mark.parametrize("q, d", KEY_PAIRS)
+def test_a_transaction_pops_what_it_pushed_before_a_blocked_client_is_served(server, q, d):
+    r = server.client(decode_responses=True)
+    t, res = blocked_pop(server, q)
+    p = r.pipeline(transaction=True)
+    p.rpush(q, "x", "y")
+    p.lpop(q)
+    assert p.execute() == [2, "x"]
+    t.join(5)
+    assert res == {"value": (q, "y")}
+    assert r.exists(q) == 0
+
+
+@pytest.mark.parametrize("q, d", KEY_PAIRS)
+def test_a_transaction_that_empties_the_list_leaves_the_client_blocked(server, q, d):
+    r = server.client(decode_responses=True)
+    t, res = blocked_pop(server, q)
+    p = r.pipeline(transaction=True)
+    p.rpush(q, "x")
+    p.lpop(q)
+    assert p.execute() == [1, "x"]
+    time.sleep(0.1)
+    assert blocked_count(r) == 1 and res == {}
+    r.rpush(q, "later")
+    t.join(5)
+    assert res == {"value": (q, "later")}
+
+
+@pytest.mark.parametrize("q, d", KEY_PAIRS)
+def test_a_client_blocked_on_a_transactions_destination_gets_what_it_left(server, q, d):
+    r = server.client(decode_responses=True)
+    t, res = blocked_pop(server, d)
+    p = r.pipeline(transaction=True)
+    p.rpush(q, "x")
+    p.rpoplpush(q, d)
+    p.lpush(d, "z")
+    p.rpop(d)
+    assert p.execute() == [1, "x", 2, "x"]
+    t.join(5)
+    assert res == {"value": (d, "z")}
+    assert r.exists(q, d) == 0
+
+
+@pytest.mark.parametrize("q, d", KEY_PAIRS)
+def test_a_script_pops_what_it_pushed_before_blocked_clients_are_served(server, q, d):
+    r = server.client(decode_responses=True)
+    t, res = blocked_pop(server, q)
+    assert r.eval("redis.call('rpush', KEYS[1], 'x', 'y') return redis.call('lpop', KEYS[1])",
+                  1, q) == "x"
+    t.join(5)
+    assert res == {"value": (q, "y")}
+    t, res = blocked_pop(server, d)
+    script = ("redis.call('rpush', KEYS[1], 'x') redis.call('rpoplpush', KEYS[1], KEYS[2]) "
+              "redis.call('lpush', KEYS[2], 'z') return redis.call('rpop', KEYS[2])")
+    assert r.eval(script, 2, q, d) == "x"
+    t.join(5)
+    assert res == {"value": (d, "z")}
+    assert r.exists(q, d) == 0
