@@ -522,6 +522,47 @@ def test_a_transaction_or_script_across_shards_is_one_block_in_the_stream(server
     assert_same_image(master, r)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_transaction_on_one_shard_is_one_block_and_the_pops_it_serves_follow_it(
+        server_factory, replicas, threads):
+    """A transaction whose keys share one shard (with one thread, the client's own, where
+    it runs at once) reaches replicas as one MULTI ... EXEC block. A client blocked on a
+    key it gives elements to is served after it, as in Redis: the transaction's own LPOP
+    takes what it pushed first, and the waiter's pop follows the block in the stream."""
+    master = server_factory(extra_args=["--repl-diskless-sync-delay", "0"], threads=threads)
+    r = replicas(master)
+    wait_synced(master, r)
+    reader = StreamReader(master.port)
+    c = master.client()
+    waiter = master.client()
+    got = {}
+    t = threading.Thread(target=lambda: got.update(v=waiter.blpop(["{t}q"], timeout=10)))
+    t.start()
+    try:
+        deadline = time.monotonic() + 5
+        while int(c.info("clients")["blocked_clients"]) < 1:
+            assert time.monotonic() < deadline, "the waiter never blocked"
+            time.sleep(0.01)
+        p = c.pipeline(transaction=True)
+        p.set("{t}a", "1")
+        p.rpush("{t}q", "x", "y")
+        p.lpop("{t}q")
+        assert p.execute() == [True, 2, b"x"]
+        t.join(10)
+        assert got == {"v": (b"{t}q", b"y")}
+        c.set("{t}after", "1")
+        records = reader.records(3)
+    finally:
+        reader.close()
+    assert records[0] == ("multi", [[b"SET", b"{t}a", b"1"], [b"RPUSH", b"{t}q", b"x", b"y"],
+                                    [b"LPOP", b"{t}q"]])
+    # The waiter's pop, alone or in a block of its own (Redis wraps it), after the block.
+    assert records[1] in (("one", [b"LPOP", b"{t}q"]), ("multi", [[b"LPOP", b"{t}q"]]))
+    assert records[2] == ("one", [b"SET", b"{t}after", b"1"])
+    wait_synced(master, r, "the writes")
+    assert_same_image(master, r)
+
+
 def test_a_write_that_fails_after_a_swapdb_is_not_propagated(master, replicas):
     """A command is propagated when it changed its shard. What a command across shards
     (SWAPDB) changed there before it is not the next command's change: a SET that fails
