@@ -117,6 +117,9 @@ class AclUser {
   };
   Verdict Check(const CommandSpec& spec, CmdArgs args) const;
   bool CommandAllowed(const CommandSpec& spec, CmdArgs args) const;
+  // A channel (matched against the user's patterns), or a subscription pattern (`literal`:
+  // allowed only when it is one of them, as PSUBSCRIBE's are checked).
+  bool ChannelAllowed(std::string_view channel, bool literal) const;
 
  private:
   friend class AclRegistry;
@@ -126,7 +129,6 @@ class AclUser {
   void Finish();  // recomputes unrestricted_
   bool KeyAllowed(const AclKeyUse& use) const;
   void AddCommandRule(const std::string& name, bool allow);
-  bool ChannelAllowed(std::string_view channel, bool literal) const;
 
   std::string name_;
   bool enabled_ = false;

@@ -466,16 +466,42 @@ void Worker::AdoptConnection(int fd) {
   c->Start();
 }
 
+namespace {
+
+// A subscriber whose user may no longer use one of its channels, patterns or shard
+// channels (Redis 7.0's ACLKillPubsubClientsIfNeeded: it is disconnected).
+bool LostASubscription(const AclUser& u, const Client& c) {
+  if (c.subs == nullptr || c.subs->total() == 0 || u.unrestricted()) return false;
+  for (int k = 0; k < kPubSubKinds; k++) {
+    bool pattern = k == static_cast<int>(PubSubKind::kPattern);
+    for (const auto& [name, index] : c.subs->of[k]) {
+      if (!u.ChannelAllowed(name, pattern)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void Worker::RefreshAclUsers(Client* self) {
   AclRegistry& acl = AclRegistry::Get();
   std::vector<Client*> gone;
+  std::vector<Client*> unsubscribed;
   for (auto& [id, c] : conns_) {
     if (c->acl_user == nullptr) continue;
     AclUserPtr now = acl.Find(c->acl_user->name());
     if (now == nullptr) {
       gone.push_back(c);
     } else {
+      if (LostASubscription(*now, *c)) unsubscribed.push_back(c);
       c->SetAclUser(std::move(now));
+    }
+  }
+  for (Client* c : unsubscribed) {
+    if (c == self) {
+      c->CloseAfterReply();
+    } else {
+      c->Kill();
     }
   }
   for (Client* c : gone) {

@@ -315,6 +315,43 @@ def test_changes_reach_connected_clients_and_deleted_users_are_disconnected(acl_
             c.close()
 
 
+def test_subscribers_that_lose_a_channel_are_disconnected(acl_server, admin):
+    """As Redis 7.0: a change that takes away a channel, pattern or shard channel a
+    client of the user is subscribed to disconnects that client; a change that leaves
+    every subscription allowed, or touches a subscriber-less client, disconnects nobody.
+    A pattern subscription is allowed only by the same pattern, as PSUBSCRIBE checks it."""
+    acl(admin, "SETUSER", "sub", "on", ">pw", "~*", "+@all", "&news.*", "&alerts")
+    def subscribed(cmd, *names):
+        c = conn_as(acl_server, "sub", "pw")
+        c.send(resp(cmd, *names))
+        got = b""
+        while got.count(b"\r\n") < 6 * len(names):
+            chunk = c.sock.recv(4096)
+            assert chunk, "closed while subscribing"
+            got += chunk
+        return c
+    by_channel = subscribed("SUBSCRIBE", "news.1", "alerts")
+    by_pattern = subscribed("PSUBSCRIBE", "news.*")
+    plain = conn_as(acl_server, "sub", "pw")
+    clients = [by_channel, by_pattern, plain]
+    try:
+        # More channels: everyone stays.
+        acl(admin, "SETUSER", "sub", "&sports")
+        for c in clients:
+            assert roundtrip(c, resp("PING")) in (b"+PONG\r\n", b"*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+        # news.1 is still matched by a pattern, but the pattern subscription needs the
+        # pattern itself.
+        acl(admin, "SETUSER", "sub", "resetchannels", "&news.1", "&news.[0-9]", "&alerts")
+        assert expect_closed(by_pattern, timeout=10) == b""
+        assert roundtrip(by_channel, resp("PING")) == b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
+        acl(admin, "SETUSER", "sub", "resetchannels", "&news.*")
+        assert expect_closed(by_channel, timeout=10) == b""
+        assert roundtrip(plain, resp("PING")) == b"+PONG\r\n"
+    finally:
+        for c in clients:
+            c.close()
+
+
 def test_requirepass_is_the_default_users_password(acl_server, admin):
     admin.config_set("requirepass", "secret")
     try:
