@@ -544,15 +544,6 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       Refuse(spec, "ERR Command not allowed inside a transaction");
       return true;
     }
-    if ((spec->flags & kCmdScript) && acl_restricted()) {
-      // Its calls could not be checked against the user there (a transaction runs its
-      // scripts on the shards' own path): refused, never run unchecked.
-      worker_->stats().commands[spec->id].rejected_calls++;
-      Refuse(spec,
-             "ERR strata does not run the scripts of an ACL user with restricted "
-             "permissions inside MULTI yet");
-      return true;
-    }
     Queue(spec, args);
     return true;
   }

@@ -348,6 +348,10 @@ std::shared_ptr<ClientConnection::ExecPlan> ClientConnection::Plan() {
       }
       if (!multi && n > 1 && spec->spans_shards != nullptr && spec->spans_shards(args))
         multi = true;
+      // A script of a restricted ACL user runs as its fiber, which checks its calls
+      // against the user (ScriptCall::user), as outside a transaction.
+      if (!multi && (spec->flags & kCmdScript) && acl_restricted()) [[unlikely]]
+        multi = true;
       if (spec->shard_fn != nullptr && !multi &&
           !(keys.empty() && spec->fiber_fn != nullptr && spec->keys_fn == nullptr)) {
         call.kind = ExecPlan::kShard;

@@ -291,6 +291,40 @@ def test_scripts_run_as_their_callers_user(acl_server, admin):
     assert (e["context"], e["username"]) == ("lua", "s")
 
 
+def test_a_restricted_users_script_inside_multi_is_checked(acl_server, admin):
+    """Queued inside MULTI, a restricted user's script runs at EXEC with its calls checked
+    against the user, as outside: a refused call fails that script (its error in EXEC's
+    reply, logged with context lua), and the transaction's other commands run."""
+    acl(admin, "SETUSER", "m", "on", "nopass", "~a*", "+@all", "-del")
+    c = conn_as(acl_server, "m", "x")
+    try:
+        assert roundtrip(c, resp("MULTI")) == b"+OK\r\n"
+        for req in (resp("SET", "a1", "1"),
+                    resp("EVAL", "return redis.call('get', KEYS[1])", 1, "a1"),
+                    resp("EVAL", "return redis.pcall('get', 'b')", 0),
+                    resp("EVAL", "return redis.pcall('del', 'a1')", 0),
+                    resp("EVAL", "redis.call('set', 'a2', 'x') return redis.call('get', 'a2')", 0)):
+            assert roundtrip(c, req) == b"+QUEUED\r\n"
+        c.send(resp("EXEC"))
+        got = b""
+        want = (b"*5\r\n+OK\r\n$1\r\n1\r\n"
+                b"-ERR The user executing the script can't access at least one of the keys "
+                b"mentioned in the command arguments\r\n"
+                b"-ERR The user executing the script can't run this command or subcommand\r\n"
+                b"$1\r\nx\r\n")
+        while len(got) < len(want):
+            chunk = c.sock.recv(65536)
+            assert chunk, "closed"
+            got += chunk
+        assert got == want
+    finally:
+        c.close()
+    assert admin.get("a2") == "x" and admin.exists("a1") == 1
+    e = dict(zip(acl(admin, "LOG")[0][::2], acl(admin, "LOG")[0][1::2]))
+    assert (e["context"], e["username"], e["object"]) == ("lua", "m", "del")
+    admin.delete("a1", "a2")
+
+
 def test_changes_reach_connected_clients_and_deleted_users_are_disconnected(acl_server, admin):
     acl(admin, "SETUSER", "bob", "on", ">pw", "~*", "+@all")
     clients = [conn_as(acl_server, "bob", "pw") for _ in range(4)]  # on both workers
