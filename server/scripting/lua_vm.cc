@@ -259,9 +259,14 @@ int CallImpl(lua_State* L, bool raise) {
   if (st->user != nullptr) [[unlikely]] {
     AclUser::Verdict v = st->user->Check(*spec, args);
     if (v.denied != AclUser::Denied::kNone) {
+      // A restricted user's script runs as its fiber, on its client's worker: the
+      // entry describes that client, as Redis's does.
+      Worker& home = st->ctx->worker;
+      std::string info =
+          st->across != nullptr ? st->across->client->InfoLine(home.now_ms()) : std::string();
       AclRegistry::Get().LogRefusal(
-          v, "lua", st->user->name(), "",
-          static_cast<size_t>(st->ctx->worker.engine().config().Int("acllog-max-len")));
+          v, "lua", st->user->name(), std::move(info),
+          static_cast<size_t>(home.engine().config().Int("acllog-max-len")));
       return fail(AclScriptDeniedError(v));
     }
   }

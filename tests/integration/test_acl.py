@@ -289,6 +289,7 @@ def test_scripts_run_as_their_callers_user(acl_server, admin):
         c.close()
     e = dict(zip(acl(admin, "LOG")[0][::2], acl(admin, "LOG")[0][1::2]))
     assert (e["context"], e["username"]) == ("lua", "s")
+    assert "user=s" in e["client-info"] and "cmd=eval" in e["client-info"]
 
 
 def test_a_restricted_users_script_inside_multi_is_checked(acl_server, admin):
