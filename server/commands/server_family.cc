@@ -410,7 +410,14 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "set" && args.size() >= 3) {
     rb.Error(WrongArityError("config|set"));
   } else if (sub == "rewrite" && args.size() == 2) {
-    std::string err = cfg.Rewrite();
+    // The users go into the file unless they live in an aclfile, as Redis writes them.
+    std::vector<std::string> users;
+    if (cfg.String("aclfile").empty()) {
+      for (const AclUserPtr& u : AclRegistry::Get().All()) {
+        users.push_back("user " + u->name() + " " + u->Describe());
+      }
+    }
+    std::string err = cfg.Rewrite(users);
     if (err.empty()) {
       LogNotice("CONFIG REWRITE executed with success.");
       rb.Ok();

@@ -484,6 +484,30 @@ def test_users_from_the_config_file(server_factory):
     assert c.execute_command("ACL", "DRYRUN", "default", "flushall").startswith("This user")
 
 
+def test_config_rewrite_writes_the_users_back(server_factory):
+    """CONFIG REWRITE writes every user as ACL LIST describes it: into the file's `user`
+    lines in order, the rest appended, as Redis does. The rewritten file starts a server
+    with the same users."""
+    s = config_server(server_factory,
+                      "# users\nuser alice on >apw ~a* +@all\nmaxclients 1000\nuser bob off\n")
+    c = s.client(decode_responses=True)
+    acl(c, "SETUSER", "carol", "on", "nopass", "~c*", "+get")
+    acl(c, "DELUSER", "bob")
+    # Redis 7.0 leaves the default user's sanitize-payload (a default) out of the file.
+    want = [u.replace(" sanitize-payload", "") for u in acl(c, "LIST")]
+    assert c.config_rewrite()
+    conf = os.path.join(s.dir, "test.conf")
+    lines = [x.replace(" sanitize-payload", "") for x in open(conf).read().splitlines()]
+    assert lines[:4] == ["# users", want[0], "maxclients 1000", want[1]]
+    assert [x for x in lines if x.startswith("user ")] == want
+    assert lines[-1] == want[2]
+    again = server_factory(config_text=open(conf).read())
+    assert [u.replace(" sanitize-payload", "")
+            for u in acl(again.client(decode_responses=True), "LIST")] == want
+    r = again.client(username="alice", password="apw", decode_responses=True)
+    assert r.set("a1", "v")
+
+
 def test_a_bad_user_line_or_both_sources_stop_the_start(server_factory, tmp_path):
     s = server_factory(config_text="user alice on +nosuchcmd\n", expect_fail=True)
     assert s.wait_exit(10) not in (None, 0)
