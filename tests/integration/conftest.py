@@ -39,13 +39,62 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listener_inodes(port):
+    """The inodes of the TCP sockets listening on `port` (IPv4 and IPv6)."""
+    found = set()
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                found.add(f[9])
+    return found
+
+
+def socket_inodes(pid):
+    """The inodes of the sockets process `pid` holds (empty once it is gone)."""
+    out = set()
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            out.add(link[8:-1])
+    return out
+
+
+class PortTaken(RuntimeError):
+    """The server could not listen: its port was taken after free_port() chose it."""
+
+
 class Server:
     """One running server process. Stop it with stop(); tests never leave one behind."""
 
     def __init__(self, extra_args=None, threads=None, config_text=None, expect_fail=False,
                  data_dir=None, save="", port=None):
-        # port: a given one (a restart on the same port); else a free one.
-        self.port = port or free_port()
+        # port: a given one (a restart on the same port); else a free one. A free port
+        # can be taken by another test's server between free_port() and the bind: then
+        # this one exits at once, and starts again on another port.
+        for attempt in range(3):
+            try:
+                self._start(extra_args, threads, config_text, expect_fail, data_dir, save,
+                            port or free_port())
+                return
+            except PortTaken:
+                if port is not None or attempt == 2:
+                    raise
+
+    def _start(self, extra_args, threads, config_text, expect_fail, data_dir, save, port):
+        self.port = port
         self.dir = tempfile.mkdtemp(prefix="strata-test-")
         # data_dir: where snapshots go (kept across restarts; the caller removes it).
         self.data_dir = data_dir or self.dir
@@ -81,14 +130,21 @@ class Server:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("server exited early (%s):\n%s" % (self.proc.returncode,
-                                                                      self.read_log()))
+                log = self.read_log()
+                if "Address already in use" in log:
+                    self.log.close()
+                    shutil.rmtree(self.dir, ignore_errors=True)
+                    raise PortTaken(self.port)
+                raise RuntimeError("server exited early (%s):\n%s" % (self.proc.returncode, log))
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
                     reply = s.recv(64)
-                if reply.startswith(b"+PONG") or reply.startswith(b"-NOAUTH"):
-                    return  # up (NOAUTH: a password is set)
+                # Up (NOAUTH: a password is set) - and this process is the one listening,
+                # not another test's server that took the port first.
+                if ((reply.startswith(b"+PONG") or reply.startswith(b"-NOAUTH")) and
+                        listener_inodes(self.port) & socket_inodes(self.proc.pid)):
+                    return
             except OSError:
                 pass
             time.sleep(0.02)
