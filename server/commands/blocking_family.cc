@@ -298,7 +298,7 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   co_await RunOn(KeyShards(*blocked, n), [&](Worker& w) { LeaveQueues(w, *blocked, n); });
 
   if (blocked->state.load() != BlockedClient::kServed) {
-    ReplyTimeout(rb, a);
+    blocked->unblock_error ? rb.Error(kUnblockedError) : ReplyTimeout(rb, a);
   } else if (blocked->wrong_type) {
     rb.Error(errors::kWrongType);
   } else if (a.kind == Kind::kMove && !blocked->pushed) {

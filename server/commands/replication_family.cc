@@ -221,7 +221,11 @@ Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
                                              waiter, acked);
     co_await BlockAwait(waiter.get());
     c->set_blocked(nullptr);
-    rb.Integer(acked->load(std::memory_order_acquire));
+    if (waiter->unblock_error) {
+      rb.Error(kUnblockedError);
+    } else {
+      rb.Integer(acked->load(std::memory_order_acquire));
+    }
   }
   c->FinishFiber(std::move(out));
 }

@@ -572,6 +572,7 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
                            "PAUSE <timeout> [WRITE|ALL]",
                            "UNPAUSE",
                            "REPLY (ON|OFF|SKIP)",
+                           "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
                            "         [OPTIN] [OPTOUT] [NOLOOP]",
                            "CACHING (YES|NO)",
@@ -580,10 +581,12 @@ void ClientConn(Client& conn, CmdArgs args, ReplyBuilder& rb) {
                            "HELP"};
     rb.Array(sizeof(lines) / sizeof(lines[0]));
     for (const char* l : lines) rb.Simple(l);
+  } else if (sub == "unblock" && args.size() > 4) {
+    rb.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.");
   } else {
-    static const char* known[] = {"id",      "setname",  "getname",      "setinfo", "info",
-                                  "list",    "kill",     "no-evict",     "reply",   "tracking",
-                                  "caching", "getredir", "trackinginfo", "pause",   "unpause"};
+    static const char* known[] = {
+        "id",    "setname",  "getname", "setinfo",  "info",         "list",  "kill",    "no-evict",
+        "reply", "tracking", "caching", "getredir", "trackinginfo", "pause", "unpause", "unblock"};
     bool is_known = false;
     for (const char* k : known) is_known |= sub == k;
     if (is_known) {
@@ -787,6 +790,25 @@ Fiber ClientFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   } else if (sub == "unpause" && args.size() == 2) {
     srv.UnpauseClients();
     rb.Ok();
+  } else if (sub == "unblock") {
+    // On the target's worker (found by its id on each), as Redis: 1 when it was waiting
+    // in a blocking command, which then answers as at its timeout or with -UNBLOCKED.
+    int64_t id = 0;
+    bool error = false;
+    if (!ParseInt64(args[2], &id)) {
+      rb.Error(errors::kNotInteger);
+    } else if (args.size() == 4 && !EqualsIgnoreCase(args[3], "timeout") &&
+               !EqualsIgnoreCase(args[3], "error")) {
+      rb.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    } else {
+      error = args.size() == 4 && EqualsIgnoreCase(args[3], "error");
+      std::vector<char> done(srv.shard_count(), 0);
+      co_await RunOn(srv.AllShards(), [&](Worker& w) {
+        auto it = w.connections().find(static_cast<uint64_t>(id));
+        if (it != w.connections().end() && it->second->Unblock(error)) done[w.index()] = 1;
+      });
+      rb.Integer(std::count(done.begin(), done.end(), 1));
+    }
   }
   c->FinishFiber(std::move(out));
 }
@@ -797,7 +819,8 @@ bool ClientNeedsFiber(CmdArgs args) {
   return EqualsIgnoreCase(args[1], "list") ||
          (EqualsIgnoreCase(args[1], "kill") && args.size() >= 3) ||
          (EqualsIgnoreCase(args[1], "pause") && (args.size() == 3 || args.size() == 4)) ||
-         (EqualsIgnoreCase(args[1], "unpause") && args.size() == 2);
+         (EqualsIgnoreCase(args[1], "unpause") && args.size() == 2) ||
+         (EqualsIgnoreCase(args[1], "unblock") && (args.size() == 3 || args.size() == 4));
 }
 
 Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
@@ -855,8 +878,9 @@ Fiber ShutdownFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
 }  // namespace
 
 const std::vector<std::string> kClientSubcommands = {
-    "id",    "setname",  "getname", "setinfo",  "info",         "list", "kill",  "no-evict",
-    "reply", "tracking", "caching", "getredir", "trackinginfo", "help", "pause", "unpause"};
+    "id",           "setname",  "getname", "setinfo",  "info",    "list",
+    "kill",         "no-evict", "reply",   "tracking", "caching", "getredir",
+    "trackinginfo", "help",     "pause",   "unpause",  "unblock"};
 const std::vector<std::string> kConfigSubcommands = {"get", "set", "resetstat", "rewrite", "help"};
 
 void RegisterServerFamily(CommandRegistry& r) {

@@ -462,7 +462,9 @@ Fiber StreamReadFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);
   co_await RunOn(KeyShards(*blocked, n), [&](Worker& w) { LeaveQueues(w, *blocked, n); });
-  if (blocked->state.load() != BlockedClient::kServed || !blocked->part.include) {
+  if (blocked->unblock_error) {
+    rb.Error(kUnblockedError);
+  } else if (blocked->state.load() != BlockedClient::kServed || !blocked->part.include) {
     rb.NullArray();
   } else {
     std::vector<KeyPart> served(a.keys.size());

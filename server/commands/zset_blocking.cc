@@ -205,7 +205,9 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   co_await BlockAwait(blocked.get());
   c->set_blocked(nullptr);
   co_await RunOn(KeyShards(*blocked, n), [&](Worker& w) { LeaveQueues(w, *blocked, n); });
-  if (blocked->state.load() != BlockedClient::kServed || blocked->values.empty()) {
+  if (blocked->unblock_error) {
+    rb.Error(kUnblockedError);
+  } else if (blocked->state.load() != BlockedClient::kServed || blocked->values.empty()) {
     rb.NullArray();
   } else {
     ReplyServed(rb, a, blocked->served_key, blocked->values, blocked->scores);

@@ -100,7 +100,12 @@ struct BlockedClient {
   int64_t deadline_ms = 0;         // 0 = wait forever
   std::string served_key;          // set by the serving shard before Take
   std::coroutine_handle<> handle;  // the fiber, resumed on `origin`
+  // CLIENT UNBLOCK ... ERROR cancelled the wait: the command answers kUnblockedError
+  // rather than as its timeout would. Written and read on `origin` only.
+  bool unblock_error = false;
 };
+
+inline constexpr const char* kUnblockedError = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 
 // Suspends a blocking command's fiber until its BlockedClient is served or cancelled.
 // Does not suspend when that already happened while the fiber was busy registering.

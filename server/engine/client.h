@@ -184,6 +184,10 @@ class Client {
   // The blocking command this client waits in, if any (blocking.h); a disconnect
   // cancels it.
   void set_blocked(std::shared_ptr<BlockedClient> b) { blocked_ = std::move(b); }
+  // CLIENT UNBLOCK, on this client's worker: ends the wait of the blocking command it is
+  // in, which then answers as at its timeout or (error) with kUnblockedError (blocking.h).
+  // False when it is not waiting (not blocked, or already served).
+  bool Unblock(bool error);
 
  protected:
   Client(Worker* w, uint64_t id, std::string addr, std::string laddr)

@@ -1077,6 +1077,24 @@ void ClientConnection::OnClosing() {
   worker_->RemoveConnection(this);
 }
 
+bool Client::Unblock(bool error) {
+  if (blocked_ == nullptr) return false;
+  bool saved = blocked_->unblock_error;
+  blocked_->unblock_error = error;  // before the claim: read by the fiber once it resumes
+  int expected = BlockedClient::kWaiting;
+  if (!blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled)) {
+    blocked_->unblock_error = saved;
+    return false;
+  }
+  // Not suspended yet (still joining the queues): it sees the state and does not wait.
+  if (blocked_->handle) {
+    std::coroutine_handle<> h = blocked_->handle;
+    blocked_->handle = nullptr;
+    worker_->Defer(ResumeTask(h));
+  }
+  return true;
+}
+
 std::string ClientConnection::InfoLine(int64_t now_ms) const {
   std::string cmd = "NULL";
   if (last_spec_ != nullptr) {

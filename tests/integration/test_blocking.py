@@ -293,3 +293,42 @@ def test_a_script_pops_what_it_pushed_before_blocked_clients_are_served(server, 
     t.join(5)
     assert res == {"value": (d, "z")}
     assert r.exists(q, d) == 0
+
+
+def test_client_unblock_ends_a_wait_as_its_timeout_or_with_an_error(server):
+    """CLIENT UNBLOCK, from a connection on any worker: a client waiting in BLPOP,
+    BZPOPMIN, XREAD BLOCK or WAIT answers as at its timeout (TIMEOUT, the default), or
+    -UNBLOCKED (ERROR); 1 when it was waiting, 0 otherwise."""
+    admin = server.client(decode_responses=True)
+    waits = [
+        (("BLPOP", "{1}nothing", "0"), None),
+        (("BZPOPMIN", "{2}nothing", "0"), None),
+        (("XREAD", "BLOCK", "0", "STREAMS", "{3}nothing", "$"), []),  # redis-py: nil as []
+        (("WAIT", "1", "0"), 0),
+    ]
+    for args, at_timeout in waits:
+        for how in (None, "TIMEOUT", "ERROR"):
+            c = server.client(decode_responses=True, single_connection_client=True)
+            cid = c.client_id()
+            t, res = in_thread(c.execute_command, *args)
+            wait_blocked(admin, 1)
+            extra = () if how is None else (how,)
+            assert admin.execute_command("CLIENT", "UNBLOCK", cid, *extra) == 1, (args, how)
+            t.join(5)
+            if how == "ERROR":
+                assert isinstance(res.get("error"), redis.ResponseError), (args, res)
+                assert str(res["error"]) == "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+            else:
+                assert res == {"value": at_timeout}, (args, how)
+            # Not waiting any more: nothing to unblock, and the connection goes on.
+            assert admin.execute_command("CLIENT", "UNBLOCK", cid) == 0
+            assert c.ping() is True
+            c.close()
+    assert admin.execute_command("CLIENT", "UNBLOCK", admin.client_id()) == 0
+    assert admin.execute_command("CLIENT", "UNBLOCK", 999999999) == 0
+    with pytest.raises(redis.ResponseError, match="value is not an integer"):
+        admin.execute_command("CLIENT", "UNBLOCK", "abc")
+    with pytest.raises(redis.ResponseError, match="reason should be TIMEOUT or ERROR"):
+        admin.execute_command("CLIENT", "UNBLOCK", "1", "SOON")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        admin.execute_command("CLIENT", "UNBLOCK")
