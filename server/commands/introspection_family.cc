@@ -309,8 +309,8 @@ void CmdMonitor(Client& c, CmdArgs, ReplyBuilder& rb) {
 }  // namespace
 
 const std::vector<std::string> kSlowLogSubcommands = {"get", "len", "reset", "help"};
-const std::vector<std::string> kLatencySubcommands = {"doctor", "graph", "history",
-                                                      "latest", "reset", "help"};
+const std::vector<std::string> kLatencySubcommands = {"doctor", "graph",     "history", "latest",
+                                                      "reset",  "histogram", "help"};
 
 void RegisterIntrospectionFamily(CommandRegistry& r) {
   auto add = [&](const char* name, int arity, uint32_t flags, ConnFn fn,
