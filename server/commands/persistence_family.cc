@@ -66,6 +66,16 @@ Fiber BgsaveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
+// strata keeps no append-only file (appendonly is always no): said plainly, rather than
+// an unknown command or a rewrite that never happens.
+void CmdBgrewriteaof(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  (void)c;
+  (void)args;
+  rb.Error(
+      "ERR strata keeps no append-only file (appendonly is always no); its snapshots are "
+      "incremental: use BGSAVE");
+}
+
 void CmdLastsave(Client& c, CmdArgs args, ReplyBuilder& rb) {
   (void)args;
   rb.Integer(c.worker().engine().Service<SnapshotManager>().last_save_time());
@@ -85,6 +95,11 @@ void RegisterPersistenceFamily(CommandRegistry& r) {
       "Synchronously saves the database(s) to disk.");
   add("bgsave", -1, kCmdAdmin | kCmdNoScript, BgsaveFiber,
       "Asynchronously saves the database(s) to disk.");
+  CommandSpec aof{"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript | kCmdServer, 0, 0, 0};
+  aof.conn_fn = CmdBgrewriteaof;
+  aof.group = "server";
+  aof.summary = "Asynchronously rewrite the append-only file";
+  r.Add(std::move(aof));
   CommandSpec s{"lastsave", 1, kCmdFast | kCmdLoading | kCmdStale | kCmdServer, 0, 0, 0};
   s.conn_fn = CmdLastsave;
   s.group = "server";

@@ -147,6 +147,13 @@ def test_config_get_defaults(server, r):
     assert r.config_get("client-query-buffer-limit") == {"client-query-buffer-limit": "1073741824"}
 
 
+@pytest.mark.skipif(TARGET == "redis", reason="Redis rewrites an AOF even with appendonly no")
+def test_bgrewriteaof_says_there_is_no_append_only_file(r):
+    assert error_of(r.execute_command, "BGREWRITEAOF") == (
+        "strata keeps no append-only file (appendonly is always no); its snapshots are "
+        "incremental: use BGSAVE")
+
+
 def test_config_get_maxclients(server_factory):
     s = server_factory(extra_args=["--maxclients", "100"])
     c = s.client(decode_responses=True)
