@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/cluster/bus_message.h"
+#include "tests/unit/scaled.h"
 
 namespace strata {
 namespace {
@@ -473,7 +474,7 @@ TEST(ClusterGossipTest, RandomMessagesKeepTheStateWhole) {
                                   std::string(40, 'd'), std::string(40, 'e')};
   ClusterGossip g(7);
   int64_t now = sim.now();
-  for (int i = 0; i < 3000; i++) {
+  for (int i = 0; i < test_scale::Steps(3000); i++) {
     bus::Message m;
     m.h.type = static_cast<uint16_t>(rng() % bus::kTypeCount);
     m.h.sender = ids[rng() % ids.size()];
