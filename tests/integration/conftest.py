@@ -56,12 +56,13 @@ def listener_inodes(port):
 
 
 def socket_inodes(pid):
-    """The inodes of the sockets process `pid` holds (empty once it is gone)."""
+    """The inodes of the sockets process `pid` holds; None when /proc does not say (it is
+    gone, or not ours to read)."""
     out = set()
     try:
         fds = os.listdir("/proc/%d/fd" % pid)
     except OSError:
-        return out
+        return None
     for fd in fds:
         try:
             link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
@@ -141,10 +142,13 @@ class Server:
                     s.sendall(b"PING\r\n")
                     reply = s.recv(64)
                 # Up (NOAUTH: a password is set) - and this process is the one listening,
-                # not another test's server that took the port first.
-                if ((reply.startswith(b"+PONG") or reply.startswith(b"-NOAUTH")) and
-                        listener_inodes(self.port) & socket_inodes(self.proc.pid)):
-                    return
+                # not another test's server that took the port first (when /proc shows
+                # whose the listener is).
+                if reply.startswith(b"+PONG") or reply.startswith(b"-NOAUTH"):
+                    owners = listener_inodes(self.port)
+                    mine = socket_inodes(self.proc.pid)
+                    if not owners or mine is None or owners & mine:
+                        return
             except OSError:
                 pass
             time.sleep(0.02)
