@@ -83,6 +83,9 @@ void AclUser::SetCommand(uint32_t id, int sub, bool allow) {
   if (sub < 0) {
     commands_[id] = allow;
     for (uint8_t& b : subs_[id]) b = allow;
+    // A rule on the whole command replaces the first arguments it allowed, as in Redis.
+    if (!first_args_.empty()) [[unlikely]]
+      first_args_.erase(id);
   } else if (static_cast<size_t>(sub) < subs_[id].size()) {
     subs_[id][sub] = allow;
   }
@@ -259,12 +262,24 @@ bool AclUser::Apply(std::string_view rule, std::string* error) {
       } else {
         std::string_view sub = what.substr(bar + 1);
         if (spec->subcommands == nullptr) {
-          // Redis 7 still reads "cmd|arg" of a command without subcommands as a first
-          // argument it allows (deprecated there); strata does not have that form.
-          return fail(
-              "Allowing first-arg of a command without subcommands is not supported "
-              "by strata");
+          // "cmd|arg" of a command without subcommands: calls whose first argument is
+          // arg (in any case) are allowed, as Redis 7 still reads it (deprecated there).
+          // Only allowed, never denied; nothing to add when the whole command is.
+          if (!allow || sub.empty()) return fail("Unknown command or category name in ACL");
+          if (!commands_[spec->id]) {
+            std::vector<std::string>& args = first_args_[spec->id];
+            bool known = false;
+            for (const std::string& a : args) known |= EqualsIgnoreCase(a, sub);
+            if (!known) {
+              args.emplace_back(sub);
+              AddCommandRule(spec->name + "|" + std::string(sub), true);
+            }
+          }
+          Finish();
+          return true;
         }
+        if (sub.find('|') != std::string_view::npos)
+          return fail("Allowing first-arg of a subcommand is not supported");
         int i = SubIndex(*spec, sub);
         if (i < 0) return fail("Unknown command or category name in ACL");
         SetCommand(spec->id, i, allow);
@@ -373,7 +388,14 @@ bool AclUser::CommandAllowed(const CommandSpec& spec, CmdArgs args) const {
     int i = SubIndex(spec, args[1]);
     if (i >= 0) return CommandBit(spec.id, i);
   }
-  return CommandBit(spec.id, -1);
+  if (CommandBit(spec.id, -1)) return true;
+  if (first_args_.empty() || args.size() < 2) return false;
+  auto it = first_args_.find(spec.id);
+  if (it == first_args_.end()) return false;
+  for (const std::string& a : it->second) {
+    if (EqualsIgnoreCase(a, args[1])) return true;
+  }
+  return false;
 }
 
 bool AclUser::KeyAllowed(const AclKeyUse& use) const {

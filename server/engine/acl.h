@@ -140,6 +140,9 @@ class AclUser {
   std::string command_rules_;               // the rules since the base, as Describe writes them
   std::vector<uint8_t> commands_;           // by CommandSpec::id
   std::vector<std::vector<uint8_t>> subs_;  // by id, then subcommand index
+  // "+cmd|arg" of commands without subcommands: the first arguments allowed, by id (only
+  // for commands not allowed whole).
+  std::unordered_map<uint32_t, std::vector<std::string>> first_args_;
   bool all_keys_ = false;
   std::vector<KeyPattern> keys_;
   bool all_channels_ = false;

@@ -191,6 +191,36 @@ def test_commands_subcommands_and_categories(acl_server, admin):
     assert acl(admin, "DRYRUN", "d", "get", "x") == "OK"
 
 
+def test_first_argument_rules_of_commands_without_subcommands(acl_server, admin):
+    """`+cmd|arg` of a command without subcommands allows the calls whose first argument
+    is arg, in any case (Redis 7.0 still reads it); a rule on the whole command replaces
+    them. It cannot deny, nor reach past a subcommand."""
+    acl(admin, "SETUSER", "f", "on", "nopass", "~*", "+select|0", "+select|1", "+get|Ab")
+
+    def dry(*args):
+        return acl(admin, "DRYRUN", "f", *args)
+    ok = "OK"
+    no = "This user has no permissions to run the '%s' command"
+    assert [dry("select", "0"), dry("SELECT", "1"), dry("select", "2")] == [ok, ok, no % "select"]
+    assert [dry("get", "ab"), dry("get", "AB"), dry("get", "b")] == [ok, ok, no % "get"]
+    c = conn_as(acl_server, "f", "x")
+    try:
+        assert roundtrip(c, resp("SELECT", "1")) == b"+OK\r\n"
+        assert roundtrip(c, resp("SELECT", "2")) == noperm("select")
+    finally:
+        c.close()
+    acl(admin, "SETUSER", "f", "+select")
+    assert dry("select", "5") == ok
+    acl(admin, "SETUSER", "f", "-select")
+    assert dry("select", "0") == no % "select"
+    for rule, why in (("-select|0", "Unknown command or category name in ACL"),
+                      ("+client|id|x", "Allowing first-arg of a subcommand is not supported"),
+                      ("+config|nosuch", "Unknown command or category name in ACL")):
+        with pytest.raises(redis.ResponseError) as e:
+            acl(admin, "SETUSER", "f", rule)
+        assert str(e.value) == "Error in ACL SETUSER modifier '%s': %s" % (rule, why)
+
+
 def test_acl_cat(admin):
     cats = acl(admin, "CAT")
     assert cats[:3] == ["keyspace", "read", "write"] and len(cats) == 21

@@ -60,6 +60,27 @@ TEST_F(AclTest, CommandsSubcommandsAndCategories) {
   EXPECT_EQ(v.object, "config|set");
 }
 
+TEST_F(AclTest, FirstArgumentRulesAllowOnlyThoseCallsUntilARuleOnTheWholeCommand) {
+  AclUser u = Make({"~*", "+select|0", "+select|A", "+select|a"});
+  EXPECT_EQ(u.DescribeCommands(), "-@all +select|0 +select|A");  // "a" is "A" again
+  EXPECT_EQ(Check(u, {"select", "0"}).denied, AclUser::Denied::kNone);
+  EXPECT_EQ(Check(u, {"SELECT", "a"}).denied, AclUser::Denied::kNone);
+  EXPECT_EQ(Check(u, {"select", "1"}).denied, AclUser::Denied::kCommand);
+  EXPECT_EQ(Check(u, {"get", "k"}).denied, AclUser::Denied::kCommand);
+  // A rule on the whole command replaces them, whichever way it goes.
+  AclUser whole = Make({"~*", "+select|0", "+select"});
+  EXPECT_EQ(whole.DescribeCommands(), "-@all +select");
+  EXPECT_EQ(Check(whole, {"select", "7"}).denied, AclUser::Denied::kNone);
+  AclUser denied = Make({"~*", "+select|0", "-@connection"});
+  EXPECT_EQ(Check(denied, {"select", "0"}).denied, AclUser::Denied::kCommand);
+  // Nothing to add to a command allowed whole; never a denial; not past a subcommand.
+  EXPECT_EQ(Make({"+select", "+select|0"}).DescribeCommands(), "-@all +select");
+  std::string error;
+  EXPECT_FALSE(u.Apply("-select|0", &error));
+  EXPECT_FALSE(u.Apply("+client|id|x", &error));
+  EXPECT_EQ(error, "Allowing first-arg of a subcommand is not supported");
+}
+
 TEST_F(AclTest, KeysNeedWhatTheCallDoesWithThem) {
   AclUser u = Make({"+@all", "%R~r*", "%W~w*"});
   EXPECT_EQ(Check(u, {"get", "r1"}).denied, AclUser::Denied::kNone);
