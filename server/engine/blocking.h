@@ -101,7 +101,8 @@ struct BlockedClient {
   std::string served_key;          // set by the serving shard before Take
   std::coroutine_handle<> handle;  // the fiber, resumed on `origin`
   // CLIENT UNBLOCK ... ERROR cancelled the wait: the command answers kUnblockedError
-  // rather than as its timeout would. Written and read on `origin` only.
+  // rather than as its timeout would. Written and read on `origin` only, after the
+  // claim and before the fiber resumes there.
   bool unblock_error = false;
 };
 

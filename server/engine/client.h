@@ -188,6 +188,9 @@ class Client {
   // in, which then answers as at its timeout or (error) with kUnblockedError (blocking.h).
   // False when it is not waiting (not blocked, or already served).
   bool Unblock(bool error);
+  // On this client's worker: cancels the wait of the blocking command it is in (the
+  // command answers as at its timeout); false when there is none or a shard served it.
+  bool CancelWait();
 
  protected:
   Client(Worker* w, uint64_t id, std::string addr, std::string laddr)

@@ -1064,34 +1064,27 @@ void ClientConnection::OnClosing() {
   // A running fiber may be an EXEC that still checks the watched keys: it (or
   // FinishFiber, for other fibers) drops them when it ends.
   if (!fiber_running_) UnwatchAll();
-  if (blocked_ != nullptr) {
-    // Leaving while blocked: cancel the wait unless a shard already served it.
-    int expected = BlockedClient::kWaiting;
-    if (blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled) &&
-        blocked_->handle) {
-      std::coroutine_handle<> h = blocked_->handle;
-      blocked_->handle = nullptr;
-      worker_->Defer(ResumeTask(h));
-    }
-  }
+  CancelWait();  // leaving while blocked, unless a shard already served it
   worker_->RemoveConnection(this);
 }
 
-bool Client::Unblock(bool error) {
+bool Client::CancelWait() {
   if (blocked_ == nullptr) return false;
-  bool saved = blocked_->unblock_error;
-  blocked_->unblock_error = error;  // before the claim: read by the fiber once it resumes
   int expected = BlockedClient::kWaiting;
-  if (!blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled)) {
-    blocked_->unblock_error = saved;
-    return false;
-  }
+  if (!blocked_->state.compare_exchange_strong(expected, BlockedClient::kCancelled)) return false;
   // Not suspended yet (still joining the queues): it sees the state and does not wait.
   if (blocked_->handle) {
     std::coroutine_handle<> h = blocked_->handle;
     blocked_->handle = nullptr;
     worker_->Defer(ResumeTask(h));
   }
+  return true;
+}
+
+bool Client::Unblock(bool error) {
+  if (!CancelWait()) return false;
+  // The fiber resumes on this thread after this task (deferred): it reads this then.
+  blocked_->unblock_error = error;
   return true;
 }
 

@@ -75,6 +75,21 @@ namespace {
 
 constexpr const char* kExecAbort = "EXECABORT Transaction discarded because of previous errors.";
 
+// A transaction's calls on one shard, run by `calls` on w: its writes reach replicas as
+// one MULTI/EXEC record (repl_feed.h), and the clients blocked on keys it gave elements
+// to are served after it (blocking.h).
+template <class Calls>
+void RunAsOneUnit(Worker& w, ReadyHolds& holds, Calls calls) {
+  bool group = w.repl_on();
+  if (group) w.repl_feed().BeginGroup();
+  {
+    HoldReadyScope hold(&holds);
+    calls();
+  }
+  if (group) w.repl_feed().EndGroup();
+  w.ServeHeldReady(holds);
+}
+
 }  // namespace
 
 KeyPresence ClientConnection::PresenceOn(Worker& w, const ExecPlan& p, uint32_t shard_count) {
@@ -443,16 +458,9 @@ bool ClientConnection::Exec(const CommandSpec* exec_spec) {
       rb.NullArray();
     } else {
       rb.Array(p.calls.size());
-      // Its writes reach replicas as one MULTI/EXEC record (repl_feed.h), and the
-      // clients blocked on keys it gave elements to are served after it (blocking.h).
-      bool group = w.repl_on();
-      if (group) w.repl_feed().BeginGroup();
-      {
-        HoldReadyScope hold(p.holds.get());
+      RunAsOneUnit(w, *p.holds, [&] {
         for (size_t i = 0; i < p.calls.size(); i++) RunOnClient(p, i, t);
-      }
-      if (group) w.repl_feed().EndGroup();
-      w.ServeHeldReady(*p.holds);
+      });
     }
     st.usec_ticks += CycleClock::Now() - t0;
     CommitReply(t, suppress, start);
@@ -532,11 +540,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
         w.watches().Unwatch(p.owner);
       }
       if (changed) return;
-      // Its writes reach replicas as one MULTI/EXEC record (repl_feed.h).
-      bool group = w.repl_on();
-      if (group) w.repl_feed().BeginGroup();
-      {
-        HoldReadyScope hold(p.holds.get());
+      RunAsOneUnit(w, *p.holds, [&] {
         for (size_t i = 0; i < p.calls.size(); i++) {
           ExecPlan::Call& call = p.calls[i];
           if (call.kind == ExecPlan::kShard) {
@@ -544,9 +548,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
                          c->worker_->index(), call.track);
           }
         }
-      }
-      if (group) w.repl_feed().EndGroup();
-      w.ServeHeldReady(*p.holds);
+      });
     });
     if (!changed && p.redirect.empty()) {
       for (size_t i = 0; i < p.calls.size(); i++) {
@@ -678,16 +680,9 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
     std::vector<uint32_t> rest;
     std::set_difference(p.shards.begin(), p.shards.end(), released.begin(), released.end(),
                         std::back_inserter(rest));
+    // Its calls write only keys it locks (every shard when whole): each shard's held
+    // keys are served by its release.
     co_await RunOn(rest, [&](Worker& w) { ReleaseOn(w, p, watching); });
-    // Its calls write only keys on the shards it locks, whose held keys the releases
-    // above served. Should one ever reach another shard, what it held there is served
-    // here rather than left waiting for a write that may never come.
-    std::vector<uint32_t> left;
-    for (uint32_t s = 0; s < n; s++) {
-      if (!p.holds->per_shard[s].empty()) left.push_back(s);
-    }
-    if (!left.empty()) [[unlikely]]
-      co_await RunOn(left, [&](Worker& w) { w.ServeHeldReady(*p.holds); });
   }
   c->ForgetWatched();
   std::string out;

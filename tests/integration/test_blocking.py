@@ -224,7 +224,8 @@ def test_many_blocked_clients_across_threads(server_factory):
 # Clients blocked on a key a transaction or a script gives elements to are served once it
 # is done, as Redis serves them after EXEC or EVAL returns: its own later pops take what
 # it pushed first, and the waiters see its final state. The keys share a shard, or
-# (usually, with several threads) do not.
+# (usually, with several threads) do not; one connection's transactions on "{1}q" and
+# "{2}q" run, usually, one on its own worker's shard and one on another's.
 KEY_PAIRS = [("{1}q", "{1}d"), ("{1}q", "{2}d")]
 
 
@@ -235,44 +236,41 @@ def blocked_pop(server, key):
     return t, res
 
 
-@pytest.mark.parametrize("q, d", KEY_PAIRS)
-def test_a_transaction_pops_what_it_pushed_before_a_blocked_client_is_served(server, q, d):
-    r = server.client(decode_responses=True)
-    t, res = blocked_pop(server, q)
+def multi_exec(r, *calls):
     p = r.pipeline(transaction=True)
-    p.rpush(q, "x", "y")
-    p.lpop(q)
-    assert p.execute() == [2, "x"]
-    t.join(5)
-    assert res == {"value": (q, "y")}
-    assert r.exists(q) == 0
+    for call in calls:
+        p.execute_command(*call)
+    return p.execute()
 
 
-@pytest.mark.parametrize("q, d", KEY_PAIRS)
-def test_a_transaction_that_empties_the_list_leaves_the_client_blocked(server, q, d):
-    r = server.client(decode_responses=True)
-    t, res = blocked_pop(server, q)
-    p = r.pipeline(transaction=True)
-    p.rpush(q, "x")
-    p.lpop(q)
-    assert p.execute() == [1, "x"]
-    time.sleep(0.1)
-    assert blocked_count(r) == 1 and res == {}
-    r.rpush(q, "later")
-    t.join(5)
-    assert res == {"value": (q, "later")}
+def test_a_transaction_pops_what_it_pushed_before_a_blocked_client_is_served(server):
+    r = server.client(decode_responses=True, single_connection_client=True)
+    for q in ("{1}q", "{2}q"):
+        t, res = blocked_pop(server, q)
+        assert multi_exec(r, ("RPUSH", q, "x", "y"), ("LPOP", q)) == [2, "x"]
+        t.join(5)
+        assert res == {"value": (q, "y")}
+        assert r.exists(q) == 0
+
+
+def test_a_transaction_that_empties_the_list_leaves_the_client_blocked(server):
+    r = server.client(decode_responses=True, single_connection_client=True)
+    for q in ("{1}q", "{2}q"):
+        t, res = blocked_pop(server, q)
+        assert multi_exec(r, ("RPUSH", q, "x"), ("LPOP", q)) == [1, "x"]
+        time.sleep(0.1)
+        assert blocked_count(r) == 1 and res == {}
+        r.rpush(q, "later")
+        t.join(5)
+        assert res == {"value": (q, "later")}
 
 
 @pytest.mark.parametrize("q, d", KEY_PAIRS)
 def test_a_client_blocked_on_a_transactions_destination_gets_what_it_left(server, q, d):
     r = server.client(decode_responses=True)
     t, res = blocked_pop(server, d)
-    p = r.pipeline(transaction=True)
-    p.rpush(q, "x")
-    p.rpoplpush(q, d)
-    p.lpush(d, "z")
-    p.rpop(d)
-    assert p.execute() == [1, "x", 2, "x"]
+    assert multi_exec(r, ("RPUSH", q, "x"), ("RPOPLPUSH", q, d), ("LPUSH", d, "z"),
+                      ("RPOP", d)) == [1, "x", 2, "x"]
     t.join(5)
     assert res == {"value": (d, "z")}
     assert r.exists(q, d) == 0
