@@ -31,6 +31,7 @@ void RegisterAllCommands() {
   RegisterSortFamily(r);
   RegisterZSetFamily(r);
   RegisterPersistenceFamily(r);
+  RegisterModuleFamily(r);
   RegisterDumpFamily(r);
   RegisterTransactionFamily(r);
   RegisterScriptFamily(r);

@@ -16,6 +16,7 @@
 //   introspection_family SLOWLOG LATENCY MONITOR
 //   debug_family       DEBUG (behind enable-debug-command)
 //   persistence_family SAVE BGSAVE LASTSAVE
+//   module_family      MODULE (LIST answers that none is loaded)
 //   dump_family        DUMP RESTORE MIGRATE
 //   transaction_family MULTI EXEC DISCARD WATCH UNWATCH (run by the engine)
 //   script_family      EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT
@@ -71,6 +72,7 @@ void RegisterZSetRangeCommands(CommandRegistry& r);
 void RegisterZSetAlgebraCommands(CommandRegistry& r);
 void RegisterZSetBlockingCommands(CommandRegistry& r);
 void RegisterPersistenceFamily(CommandRegistry& r);
+void RegisterModuleFamily(CommandRegistry& r);
 void RegisterDumpFamily(CommandRegistry& r);
 void RegisterTransactionFamily(CommandRegistry& r);
 void RegisterScriptFamily(CommandRegistry& r);
