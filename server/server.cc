@@ -28,6 +28,7 @@
 #include "server/engine/worker.h"
 #include "server/metrics/metrics_exporter.h"
 #include "server/net/event_loop.h"
+#include "server/persistence/failover.h"
 #include "server/persistence/repl_master.h"
 #include "server/persistence/replica_link.h"
 #include "server/persistence/snapshot.h"
@@ -246,6 +247,9 @@ bool Server::Start(std::string* error) {
   engine_->AddService(replica_.get());
   repl_master_ = std::make_unique<ReplMaster>(engine_.get(), snapshots_.get());
   engine_->AddService(repl_master_.get());
+  failover_ =
+      std::make_unique<FailoverCoordinator>(engine_.get(), repl_master_.get(), replica_.get());
+  engine_->AddService(failover_.get());
   Status load = snapshots_->PrepareLoad();
   if (!load.ok()) {
     *error = "Can't load the snapshot: " + load.message() +

@@ -28,6 +28,7 @@ class ClusterService;
 class ClusterBus;
 class ReplicaLink;
 class ReplMaster;
+class FailoverCoordinator;
 
 class Server {
  public:
@@ -55,6 +56,7 @@ class Server {
   std::unique_ptr<SnapshotManager> snapshots_;
   std::unique_ptr<ReplicaLink> replica_;
   std::unique_ptr<ReplMaster> repl_master_;
+  std::unique_ptr<FailoverCoordinator> failover_;
   std::unique_ptr<TierService> tier_;        // spill-dir set
   std::unique_ptr<ClusterService> cluster_;  // cluster-enabled yes
   std::unique_ptr<ClusterBus> bus_;          // cluster-enabled yes, once started

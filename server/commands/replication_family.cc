@@ -13,7 +13,9 @@
 #include "server/engine/client.h"
 #include "server/engine/command.h"
 #include "server/engine/engine.h"
+#include "server/engine/hops.h"
 #include "server/engine/worker.h"
+#include "server/persistence/failover.h"
 #include "server/persistence/repl_master.h"
 #include "server/persistence/replica_link.h"
 
@@ -29,6 +31,10 @@ void CmdReplicaOf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   if (engine.process().cluster_yes) {
     // A cluster node's replication follows the cluster (CLUSTER REPLICATE), as in Redis.
     rb.Error("ERR REPLICAOF not allowed in cluster mode.");
+    return;
+  }
+  if (state.failover() != ReplicationState::Failover::kNone) {
+    rb.Error("ERR REPLICAOF not allowed while failing over.");
     return;
   }
   if (EqualsIgnoreCase(args[1], "no") && EqualsIgnoreCase(args[2], "one")) {
@@ -158,6 +164,40 @@ void CmdReplconf(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Ok();
 }
 
+// PSYNC replid offset FAILOVER: a master's FAILOVER (persistence/failover.h) names this
+// replica its successor. Only for the history this replica follows: it then becomes a
+// master (as REPLICAOF NO ONE: the data stays, and its previous history can be
+// continued), and the PSYNC goes on as any, so the old master continues from its own
+// offset. Asked again once done (the answer was lost), it goes on the same way; Redis
+// refuses that one as sent to a master. False when refused (the error is in rb).
+bool TakeOverForFailover(Client& c, std::string_view replid, ReplyBuilder& rb) {
+  Engine& engine = c.worker().engine();
+  ReplicationState& state = engine.replication();
+  if (engine.process().cluster_yes) {
+    rb.Error("ERR PSYNC FAILOVER is not allowed in cluster mode");
+    return false;
+  }
+  if (!state.is_replica()) {
+    // A master that already took over for that very history (the old master's PSYNC
+    // FAILOVER was answered, but the answer lost): the old master asks again.
+    if (replid == state.replid2()) return true;
+    rb.Error("ERR PSYNC FAILOVER can't be sent to a master.");
+    return false;
+  }
+  if (replid != state.replid()) {
+    rb.Error("ERR PSYNC FAILOVER replid must match my replid.");
+    return false;
+  }
+  if (!engine.Service<ReplicaLink>().StopUnlessLoading()) {
+    rb.Error(kLoadingError);
+    return false;
+  }
+  state.BecomeMaster();
+  engine.config().Set("replicaof", "", false);
+  LogNotice("Failover request received for replid %s.", std::string(replid).c_str());
+  return true;
+}
+
 // PSYNC replid offset, SYNC: the connection becomes a replica (repl_master.h); nothing
 // is replied here (the replica gets +FULLRESYNC or +CONTINUE from the master's side).
 void CmdPsync(Client& c, CmdArgs args, ReplyBuilder& rb) {
@@ -169,6 +209,10 @@ void CmdPsync(Client& c, CmdArgs args, ReplyBuilder& rb) {
   }
   if (c.in_exec()) {
     rb.Error("ERR Replica can't be in a transaction");
+    return;
+  }
+  if (psync && args.size() > 3 && EqualsIgnoreCase(args[3], "failover") &&
+      !TakeOverForFailover(c, args[1], rb)) {
     return;
   }
   std::string err = c.worker().engine().Service<ReplMaster>().Attach(
@@ -230,6 +274,60 @@ Fiber WaitFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   c->FinishFiber(std::move(out));
 }
 
+// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | FAILOVER ABORT (persistence/failover.h):
+// Redis 7.0's checks, in its order; once the failover began, the reply waits until every
+// worker holds writes.
+Fiber FailoverFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  CmdArgs args = owned->span();
+  std::string out;
+  ReplyBuilder rb(&out, c->resp);
+  Engine& engine = c->worker().engine();
+  FailoverCoordinator& failover = engine.Service<FailoverCoordinator>();
+  FailoverCoordinator::Request req;
+  std::string error;
+  if (engine.process().cluster_yes) {
+    error = "ERR FAILOVER not allowed in cluster mode.";
+  } else if (args.size() == 2 && EqualsIgnoreCase(args[1], "abort")) {
+    if (failover.Abort()) {
+      rb.Ok();
+    } else {
+      error = "ERR No failover in progress.";
+    }
+  } else {
+    for (size_t i = 1; i < args.size() && error.empty(); i++) {
+      if (EqualsIgnoreCase(args[i], "timeout") && i + 1 < args.size() && req.timeout_ms == 0) {
+        if (!ParseInt64(args[i + 1], &req.timeout_ms)) {
+          error = errors::kNotInteger;
+        } else if (req.timeout_ms <= 0) {
+          error = "ERR FAILOVER timeout must be greater than 0";
+        }
+        i++;
+      } else if (EqualsIgnoreCase(args[i], "to") && i + 2 < args.size() && !req.has_target) {
+        int64_t port = 0;
+        if (!ParseInt64(args[i + 2], &port) || port < INT32_MIN || port > INT32_MAX) {
+          error = errors::kNotInteger;
+        }
+        req.has_target = true;
+        req.host = std::string(args[i + 1]);
+        req.port = static_cast<int>(port);
+        i += 2;
+      } else if (EqualsIgnoreCase(args[i], "force") && !req.force) {
+        req.force = true;
+      } else {
+        error = errors::kSyntax;
+      }
+    }
+    if (error.empty()) error = failover.Begin(req, c->worker().now_ms());
+    if (error.empty()) {
+      // Writes wait on every worker from now on: only then is the offset still.
+      co_await RunOn(engine.AllShards(), [](Worker& w) { w.SetPauseGate(true); });
+      rb.Ok();
+    }
+  }
+  if (!error.empty()) rb.Error(error);
+  c->FinishFiber(std::move(out));
+}
+
 }  // namespace
 
 void RegisterReplicationFamily(CommandRegistry& r) {
@@ -248,6 +346,16 @@ void RegisterReplicationFamily(CommandRegistry& r) {
       "Makes the server a replica of another, or turns it back into a master.");
   add("role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, CmdRole, "2.8.12",
       "Returns the replication role.");
+  {
+    CommandSpec s{"failover", -1, kCmdAdmin | kCmdServer | kCmdNoScript | kCmdStale, 0, 0, 0};
+    s.fiber_fn = FailoverFiber;
+    s.group = "server";
+    s.since = "6.2.0";
+    s.summary =
+        "Hands this master's role over to one of its replicas, with no acknowledged write "
+        "lost.";
+    r.Add(std::move(s));
+  }
   {
     CommandSpec s{"wait", 3, kCmdNoScript | kCmdBlocking, 0, 0, 0};
     s.fiber_fn = WaitFiber;

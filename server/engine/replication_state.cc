@@ -192,7 +192,9 @@ std::string ReplicationState::InfoLines(int64_t now_ms, int64_t replica_priority
   line("connected_slaves", std::to_string(m.connected));
   if (min_replicas_ > 0) line("min_slaves_good_slaves", std::to_string(good_replicas_));
   out += m.replica_lines;
-  line("master_failover_state", "no-failover");
+  static const char* kFailoverStates[] = {"no-failover", "waiting-for-sync",
+                                          "failover-in-progress"};
+  line("master_failover_state", kFailoverStates[static_cast<int>(failover())]);
   line("master_replid", replid_);
   line("master_replid2", replid2_);
   line("master_repl_offset", std::to_string(offset));

@@ -8,7 +8,8 @@
 // master client (Worker::AdoptMasterConnection): a ClientConnection whose commands run
 // as any client's, without replies, past replica-read-only and maxmemory, each adding its
 // bytes to the offset. When the master client closes, the link is told (on_master_closed)
-// and reconnects. (strata as a master, with replicas of its own, is not there yet.)
+// and reconnects. (strata as a master: persistence/repl_master.h; FAILOVER:
+// persistence/failover.h.)
 //
 // Thread-safety: the flags and counters are atomics; the strings are under mu_.
 #pragma once
@@ -125,11 +126,17 @@ class ReplicationState {
   // Set by the replica link: runs on worker 0 when the master client closes.
   std::function<void()> on_master_closed;
 
+  // FAILOVER's progress (persistence/failover.h), INFO's master_failover_state.
+  enum class Failover : uint8_t { kNone, kWaitForSync, kInProgress };
+  Failover failover() const { return failover_.load(std::memory_order_acquire); }
+  void SetFailover(Failover f) { failover_.store(f, std::memory_order_release); }
+
  private:
   void RecomputeLocked();  // dispatch_ from the state (under mu_)
   std::atomic<uint8_t> dispatch_{0};
   std::atomic<bool> is_replica_{false};
   std::atomic<Link> link_{Link::kNone};
+  std::atomic<Failover> failover_{Failover::kNone};
   std::atomic<int64_t> offset_{0};
   std::atomic<int64_t> last_io_ms_{0};
   std::atomic<int64_t> transfer_total_{0};

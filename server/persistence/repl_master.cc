@@ -132,6 +132,9 @@ std::string ReplMaster::Attach(Client& c, std::string_view replid, int64_t offse
     return "NOMASTERLINK strata serves replicas only as a master (chained replication is not "
            "supported yet)";
   }
+  if (engine.replication().failover() != ReplicationState::Failover::kNone) {
+    return "NOMASTERLINK Can't SYNC while failing over";  // as Redis
+  }
   if (!engine.config().String("spill-dir").empty()) {
     return "ERR replicas are not served with spill-dir set (spilled values live in the spill "
            "store, which a full resync cannot send yet)";
@@ -673,10 +676,18 @@ ReplicationState::MasterInfo ReplMaster::Info() const {
 
 std::vector<ReplMaster::RoleEntry> ReplMaster::RoleReplicas() const {
   std::vector<RoleEntry> out;
+  for (const ReplicaView& r : Replicas()) {
+    if (r.online) out.push_back({r.ip, r.port, r.ack});
+  }
+  return out;
+}
+
+std::vector<ReplMaster::ReplicaView> ReplMaster::Replicas() const {
+  std::vector<ReplicaView> out;
   std::lock_guard<std::mutex> l(peers_mu_);
   for (const auto& p : peers_) {
-    if (p->closed.load() || p->state.load() != Peer::kOnline) continue;
-    out.push_back({p->ip, p->port, p->ack.load()});
+    if (p->closed.load()) continue;
+    out.push_back({p->ip, p->port, p->state.load() == Peer::kOnline, p->ack.load()});
   }
   return out;
 }

@@ -94,6 +94,14 @@ class ReplMaster final : public ShardService {
     int64_t offset;
   };
   std::vector<RoleEntry> RoleReplicas() const;
+  // FAILOVER's view: every attached replica, online or not, with its acknowledged offset.
+  struct ReplicaView {
+    std::string ip;
+    int port;
+    bool online;
+    int64_t ack;
+  };
+  std::vector<ReplicaView> Replicas() const;
   int64_t connected() const { return connected_.load(std::memory_order_relaxed); }
   // INFO stats: full resyncs served, partial resyncs accepted and refused.
   uint64_t sync_full() const { return sync_full_.load(std::memory_order_relaxed); }

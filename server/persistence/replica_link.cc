@@ -44,6 +44,17 @@ struct ReplicaLink::Run {
   std::condition_variable cv;
   bool master_closed = false;
   bool loading = false;  // the received image is loading (under mu, as stop is set)
+  // A FAILOVER's link until the target answered its PSYNC, or a session failed before
+  // sending it (under mu).
+  ReplicaLink::FailoverDone failover_done;
+  bool failover() {
+    std::lock_guard<std::mutex> l(mu);
+    return failover_done != nullptr;
+  }
+  // The link thread's: this session sent PSYNC ... FAILOVER. A session that ends without
+  // its answer reports nothing: the target may have taken over, so the next session asks
+  // again rather than abort (which could leave two masters).
+  bool failover_psync_sent = false;
 };
 
 ReplicaLink::ReplicaLink(Engine* engine, SnapshotManager* snapshots)
@@ -67,17 +78,40 @@ ReplicaLink::~ReplicaLink() {
 }
 
 void ReplicaLink::Start(const std::string& host, int port) {
-  std::lock_guard<std::mutex> starting(start_mu_);
-  if (shut_down_) return;
-  Stop();
   auto run = std::make_shared<Run>();
   run->host = host;
   run->port = port;
-  engine_->replication().BecomeReplica(host, port, engine_->config().Bool("replica-read-only"));
-  LogNotice("Connecting to MASTER %s:%d", host.c_str(), port);
+  StartRun(std::move(run));
+}
+
+void ReplicaLink::StartFailover(const std::string& host, int port, FailoverDone done) {
+  auto run = std::make_shared<Run>();
+  run->host = host;
+  run->port = port;
+  run->failover_done = std::move(done);
+  StartRun(std::move(run));
+}
+
+void ReplicaLink::StartRun(std::shared_ptr<Run> run) {
+  std::lock_guard<std::mutex> starting(start_mu_);
+  if (shut_down_) return;
+  Stop();
+  engine_->replication().BecomeReplica(run->host, run->port,
+                                       engine_->config().Bool("replica-read-only"));
+  LogNotice("Connecting to MASTER %s:%d", run->host.c_str(), run->port);
   std::lock_guard<std::mutex> l(mu_);
   current_ = run;
   threads_.emplace_back([this, run] { Loop(run); });
+}
+
+void ReplicaLink::ReportFailover(Run& run, bool accepted, const std::string& why) {
+  FailoverDone done;
+  {
+    std::lock_guard<std::mutex> l(run.mu);
+    done = std::move(run.failover_done);
+    run.failover_done = nullptr;
+  }
+  if (done != nullptr) done(accepted, why);
 }
 
 void ReplicaLink::Stop() { StopRun(false); }
@@ -272,6 +306,16 @@ class LinkIo {
 
 void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
   Run& run = *run_ptr;
+  // A FAILOVER's session that fails before it sent its PSYNC reports why (the handshake
+  // reports an answer itself).
+  struct FailoverReport {
+    Run& run;
+    std::string why = "the link to the target ended";
+    ~FailoverReport() {
+      if (!run.failover_psync_sent) ReportFailover(run, false, why);
+    }
+  } report{run};
+  run.failover_psync_sent = false;
   int64_t timeout_ms = engine_->config().Int("repl-timeout") * 1000;
   run.phase.store(kConnecting);
   engine_->replication().SetLink(ReplicationState::Link::kConnecting, WallClockMs());
@@ -282,6 +326,7 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
       LogWarning("Error condition on socket for SYNC: %s:%d: %s", run.host.c_str(), run.port,
                  error.c_str());
     }
+    report.why = "can't connect to the target: " + error;
     return;
   }
   run.fd.store(fd);
@@ -298,6 +343,7 @@ void ReplicaLink::Session(const std::shared_ptr<Run>& run_ptr) {
   Status s = Handshake(run, fd, &full, &replid, &offset);
   if (!s.ok()) {
     if (!run.stop.load()) LogWarning("MASTER <-> REPLICA handshake: %s", s.message().c_str());
+    report.why = s.message();
     return drop();
   }
   ReplicationState& state = engine_->replication();
@@ -410,19 +456,32 @@ Status ReplicaLink::Handshake(Run& run, int fd, bool* full, std::string* replid,
   std::string psync_offset = "-1";
   ReplicationState& state = engine_->replication();
   // A master that served replicas has a history of its own (a failed-over master
-  // rejoining its promoted replica continues it when that replica holds it).
-  if (has_history_.load() || state.offset() > 0) {
+  // rejoining its promoted replica continues it when that replica holds it). A
+  // FAILOVER's target must see ours: it becomes the master only for the history it
+  // follows.
+  bool failover = run.failover();
+  if (has_history_.load() || state.offset() > 0 || failover) {
     psync_id = state.replid();
     psync_offset = std::to_string(state.offset() + 1);
     LogNotice("Trying a partial resynchronization (request %s:%s).", psync_id.c_str(),
               psync_offset.c_str());
   }
-  s = io.Command({"PSYNC", psync_id, psync_offset}, &reply);
+  if (failover) {
+    run.failover_psync_sent = true;
+    s = io.Command({"PSYNC", psync_id, psync_offset, "FAILOVER"}, &reply);
+  } else {
+    s = io.Command({"PSYNC", psync_id, psync_offset}, &reply);
+  }
   if (!s.ok()) return s;
   // A master preparing its RDB may send newlines first.
   while (reply.empty()) {
     s = io.ReadLine(&reply);
     if (!s.ok()) return s;
+  }
+  if (failover) {
+    // As Redis: a full resync is as good an answer as +CONTINUE; anything else refuses.
+    bool accepted = reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE");
+    ReportFailover(run, accepted, accepted ? "" : "the target answered PSYNC with " + reply);
   }
   if (reply.starts_with("+FULLRESYNC")) {
     std::vector<std::string> words;

@@ -22,6 +22,9 @@
 //   4. when the master client closes, the thread reconnects a second later (step 1,
 //      with PSYNC of the replid and offset reached, so a master whose backlog still
 //      holds them continues without a full sync).
+// A FAILOVER's link (StartFailover) is the same, but its first PSYNC is
+// `PSYNC <our replid> <our offset + 1> FAILOVER`, and how that first session ends is
+// reported back once.
 // A failure at any step is logged and retried a second later, as Redis's replicas do.
 // REPLICAOF NO ONE stops the thread (closing its socket or the master client) and keeps
 // the data; REPLICAOF of another master also starts a new thread. While the received
@@ -41,6 +44,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +65,12 @@ class ReplicaLink final : public ShardService {
 
   // Any thread: follow host:port from now on (a new link thread).
   void Start(const std::string& host, int port);
+  // FAILOVER (persistence/failover.h): as Start, and the first PSYNC asks to continue this
+  // process's own history with a trailing FAILOVER, which tells the target to become the
+  // master. `done` runs once on the link thread: accepted (+CONTINUE or +FULLRESYNC), or
+  // not (why: the refusal, or why the target was not reached).
+  using FailoverDone = std::function<void(bool accepted, const std::string& why)>;
+  void StartFailover(const std::string& host, int port, FailoverDone done);
   // Any thread: stop following (REPLICAOF NO ONE); the data stays.
   void Stop();
   // Any thread: as Stop, unless the link is loading a received image; then nothing
@@ -75,6 +85,9 @@ class ReplicaLink final : public ShardService {
  private:
   struct Run;
   bool StopRun(bool unless_loading);
+  void StartRun(std::shared_ptr<Run> run);
+  // A failover run's first session ended (its PSYNC answered, or the session failed).
+  static void ReportFailover(Run& run, bool accepted, const std::string& why);
   void Loop(std::shared_ptr<Run> run);
   // One connection's life; returns when it ended (the reason logged).
   void Session(const std::shared_ptr<Run>& run);
