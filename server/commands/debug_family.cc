@@ -19,6 +19,14 @@
 //                              their own (Redis's PLAIN nodes; 0 restores 1 GB)
 //   LISTPACK <key>             logs a packed value's form (+"printed on stdout")
 //   STRINGMATCH-LEN            runs random patterns through the glob matcher, bounded
+//   POPULATE <count> [<prefix>] [<size>]  creates the string keys <prefix>:0 ..
+//                              <prefix>:<count-1> ("key" by default) that do not exist,
+//                              each "value:<n>" (cut or padded with zero bytes to <size>
+//                              when given), as Redis does: not propagated to replicas, no
+//                              keyspace events, maxmemory not checked. The keys go to their
+//                              shards kPopulateChunk at a time (one hop each), so memory
+//                              stays bounded; other clients are served between chunks,
+//                              and may see part of the keys (Redis blocks until all exist)
 //   HELP
 //
 // The digest is SHA-1 based and xor-combined per key over the database number, the key,
@@ -145,6 +153,42 @@ void StringMatchFuzz() {
   }
 }
 
+constexpr uint64_t kPopulateChunk = 16384;
+
+// "<prefix>:<n>" into *out.
+void PopulateKey(std::string_view prefix, uint64_t n, std::string* out) {
+  out->assign(prefix);
+  out->push_back(':');
+  AppendInt(out, static_cast<int64_t>(n));
+}
+
+// The numbers in [first, end) whose keys live on each shard.
+void GroupPopulateChunk(std::string_view prefix, uint64_t first, uint64_t end, uint32_t n,
+                        std::vector<std::vector<uint64_t>>* by_shard) {
+  by_shard->resize(n);
+  for (auto& v : *by_shard) v.clear();
+  std::string key;
+  for (uint64_t j = first; j < end; j++) {
+    PopulateKey(prefix, j, &key);
+    (*by_shard)[ShardOfKey(key, n)].push_back(j);
+  }
+}
+
+// On a shard: creates the keys of its numbers that do not exist.
+void PopulateShard(Worker& w, uint32_t db, std::string_view prefix,
+                   const std::vector<uint64_t>& numbers, size_t size) {
+  Keyspace& ks = w.keyspace();
+  std::string k, v;
+  for (uint64_t j : numbers) {
+    PopulateKey(prefix, j, &k);
+    if (ks.FindMeta(db, k, w.now_ms(), false, /*touch=*/true) != nullptr) continue;
+    v = "value:";
+    AppendInt(&v, static_cast<int64_t>(j));
+    if (size > 0) v.resize(size, '\0');
+    ks.SetString(db, k, v, Entry::kNoExpire);
+  }
+}
+
 void DebugHelp(ReplyBuilder& rb) {
   const char* lines[] = {
       "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -167,6 +211,10 @@ void DebugHelp(ReplyBuilder& rb) {
       "    * NOSAVE: load the last snapshot without taking a new one.",
       "    * NOFLUSH: keep the current data; loaded keys replace keys of the same name.",
       "    * MERGE: accepted with NOFLUSH (loaded keys always replace).",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Create string keys <prefix>:0 to <prefix>:<count-1> (prefix 'key' by default),",
+      "    each holding value:<n>, cut or padded with zero bytes to <size> when given. Keys",
+      "    that exist are left alone. Not propagated to replicas.",
       "SET-ACTIVE-EXPIRE <0|1>",
       "    Setting it to 0 disables expiring keys in background when they are not accessed "
       "(otherwise the Redis behavior). Setting it to 1 reenables back the default.",
@@ -319,6 +367,31 @@ Fiber DebugFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     } else {
       Status st = co_await SnapshotAwait::Reload(o);
       st.ok() ? rb.Ok() : rb.Error(st.message());
+    }
+  } else if (sub == "populate" && args.size() >= 3 && args.size() <= 5) {
+    int64_t count = 0, size = 0;
+    bool ok = ParseInt64(args[2], &count) && count >= 0;
+    if (ok && args.size() == 5) ok = ParseInt64(args[4], &size) && size >= 0;
+    if (!ok) {
+      rb.Error("ERR value is out of range, must be positive");
+    } else if (size > srv.config().Int("proto-max-bulk-len")) {
+      rb.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    } else {
+      std::string prefix = args.size() >= 4 ? std::string(args[3]) : std::string("key");
+      uint32_t n = srv.shard_count();
+      std::vector<std::vector<uint64_t>> by_shard;
+      for (uint64_t first = 0; first < static_cast<uint64_t>(count); first += kPopulateChunk) {
+        uint64_t end = std::min(static_cast<uint64_t>(count), first + kPopulateChunk);
+        GroupPopulateChunk(prefix, first, end, n, &by_shard);
+        std::vector<uint32_t> shards;
+        for (uint32_t i = 0; i < n; i++) {
+          if (!by_shard[i].empty()) shards.push_back(i);
+        }
+        co_await RunOn(shards, [&](Worker& w) {
+          PopulateShard(w, db, prefix, by_shard[w.index()], static_cast<size_t>(size));
+        });
+      }
+      rb.Ok();
     }
   } else if (sub == "change-repl-id" && args.size() == 2) {
     rb.Ok();
