@@ -205,8 +205,10 @@ class CommandRegistry {
     return registry;
   }
   void Add(CommandSpec spec);
-  // Case-insensitive lookup; nullptr when unknown. On every command's path: the name is
-  // lowercased and hashed in one pass, then looked up by linear probing.
+  // Case-insensitive lookup; nullptr when unknown. On every command's path: a name of up
+  // to kShortName bytes is read as two words, lowercased a word at a time, and found by
+  // one compare of both words per probe; a longer one is lowercased and hashed a byte at
+  // a time (bench/results/README.md "Finding the command").
   const CommandSpec* Find(std::string_view name) const;
   // Registration-time access (before workers start).
   CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
@@ -217,10 +219,25 @@ class CommandRegistry {
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
-  // Open addressing by NameHash of the lowercase name: a power of two of slots, at
-  // least four per command; nullptr ends a probe.
-  std::vector<CommandSpec*> slots_;
   static constexpr size_t kMaxNameLen = 32;
+  static constexpr size_t kShortName = 16;
+  // A name of at most kShortName bytes as two words, letters lowercased (the second word
+  // also holds the length): equal for the same name in any case, different otherwise.
+  struct ShortName {
+    uint64_t a;
+    uint64_t b;
+  };
+  static ShortName ShortNameOf(const char* p, size_t n);
+  static size_t ShortHash(const ShortName& k);
+  struct ShortSlot {
+    ShortName key{0, 0};
+    const CommandSpec* spec = nullptr;
+  };
+  // Two tables by open addressing, each a power of two of slots, at least four per
+  // command; an empty slot ends a probe. Short names by ShortHash, longer ones by the
+  // FNV-1a hash of the lowercase name.
+  std::vector<ShortSlot> short_;
+  std::vector<CommandSpec*> long_;
   void Rehash();
 };
 
