@@ -11,7 +11,7 @@ namespace strata {
 
 namespace {
 
-// Writes n in decimal at p; returns the end. Lengths and counts below 100 (most of
+// Writes n in decimal at p; returns the end. Lengths and counts below 10000 (most of
 // them) take no division loop.
 inline char* WriteLength(char* p, size_t n) {
   if (n < 10) {
@@ -20,6 +20,19 @@ inline char* WriteLength(char* p, size_t n) {
   }
   if (n < 100) {
     *p++ = static_cast<char>('0' + n / 10);
+    *p++ = static_cast<char>('0' + n % 10);
+    return p;
+  }
+  if (n < 1000) {
+    *p++ = static_cast<char>('0' + n / 100);
+    *p++ = static_cast<char>('0' + n / 10 % 10);
+    *p++ = static_cast<char>('0' + n % 10);
+    return p;
+  }
+  if (n < 10000) {
+    *p++ = static_cast<char>('0' + n / 1000);
+    *p++ = static_cast<char>('0' + n / 100 % 10);
+    *p++ = static_cast<char>('0' + n / 10 % 10);
     *p++ = static_cast<char>('0' + n % 10);
     return p;
   }
@@ -85,13 +98,27 @@ void ReplyBuilder::Bulk(std::string_view s) {
 }
 
 void ReplyBuilder::BulkValue(const Entry& e) {
+  // The header, the value and its CRLF in one growth of the output (GET's reply).
   size_t n = e.ValueLen();
-  Header('$', n);
+  char hdr[32];
+  hdr[0] = '$';
+  char* end = WriteLength(hdr + 1, n);
+  end[0] = '\r';
+  end[1] = '\n';
+  size_t h = static_cast<size_t>(end + 2 - hdr);
   size_t at = out_->size();
-  out_->resize(at + n + 2);
-  e.CopyValue(out_->data() + at);
-  (*out_)[at + n] = '\r';
-  (*out_)[at + n + 1] = '\n';
+  out_->resize(at + h + n + 2);
+  char* d = out_->data() + at;
+  if (h <= 16 && h + n + 2 >= 16) {
+    // A fixed-size copy (no call); the bytes past the header are the value's, written
+    // next.
+    std::memcpy(d, hdr, 16);
+  } else {
+    std::memcpy(d, hdr, h);
+  }
+  e.CopyValue(d + h);
+  d[h + n] = '\r';
+  d[h + n + 1] = '\n';
 }
 
 void ReplyBuilder::Null() {
