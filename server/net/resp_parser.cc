@@ -26,10 +26,11 @@ bool ParseLenLine(const char* p, const char* crlf, int64_t* out) {
 // The common length line: 1 to 18 digits without a leading zero, then CRLF, all present.
 // Returns the position of the CR and the value; nullptr for anything else (a sign, a
 // leading zero, junk, a line not complete yet), which the general path then handles.
-inline const char* FastLenLine(const char* p, const char* end, int64_t* out) {
+[[gnu::always_inline]] inline const char* FastLenLine(const char* p, const char* end,
+                                                      int64_t* out) {
   if (end - p >= 4) [[likely]] {
-    // One or two digits, the usual argument count and the usual short argument's
-    // length, without the loop.
+    // One to three digits, the usual argument count and the usual argument's length
+    // (a key's, a value's of up to 999 bytes), without the loop.
     unsigned d0 = static_cast<unsigned>(static_cast<unsigned char>(p[0])) - '0';
     if (d0 <= 9) {
       if (p[1] == '\r') {
@@ -38,9 +39,17 @@ inline const char* FastLenLine(const char* p, const char* end, int64_t* out) {
         return p + 1;
       }
       unsigned d1 = static_cast<unsigned>(static_cast<unsigned char>(p[1])) - '0';
-      if (d1 <= 9 && d0 != 0 && p[2] == '\r' && p[3] == '\n') {
-        *out = d0 * 10 + d1;
-        return p + 2;
+      if (d1 <= 9 && d0 != 0) {
+        if (p[2] == '\r') {
+          if (p[3] != '\n') return nullptr;
+          *out = d0 * 10 + d1;
+          return p + 2;
+        }
+        unsigned d2 = static_cast<unsigned>(static_cast<unsigned char>(p[2])) - '0';
+        if (d2 <= 9 && end - p >= 5 && p[3] == '\r' && p[4] == '\n') {
+          *out = d0 * 100 + d1 * 10 + d2;
+          return p + 3;
+        }
       }
     }
   }

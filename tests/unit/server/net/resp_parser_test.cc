@@ -90,7 +90,7 @@ TEST(RespParserTest, NeededForLargeBulk) {
 }
 
 TEST(RespParserTest, LengthLinesOfEveryWidth) {
-  // One and two digits take a shortcut, longer ones the loop: all must agree.
+  // One to three digits take a shortcut, longer ones the loop: all must agree.
   for (size_t n : {0, 1, 9, 10, 11, 42, 99, 100, 101, 999, 1000, 12345}) {
     std::string in = "*1\r\n$" + std::to_string(n) + "\r\n" + std::string(n, 'v') + "\r\n";
     std::vector<std::string> a;
@@ -107,8 +107,18 @@ TEST(RespParserTest, LengthLinesOfEveryWidth) {
   EXPECT_EQ(err, "Protocol error: invalid multibulk length");
   EXPECT_EQ(ParseAll("*1\r\n$1\rx\r\nx\r\n", &a, &err), R::kError);
   EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*1\r\n$12\rx" + std::string(12, 'v') + "\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*1\r\n$123\rx" + std::string(123, 'v') + "\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*1\r\n$012\r\n" + std::string(12, 'v') + "\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
+  EXPECT_EQ(ParseAll("*1\r\n$1x3\r\n" + std::string(13, 'v') + "\r\n", &a, &err), R::kError);
+  EXPECT_EQ(err, "Protocol error: invalid bulk length");
   // A length line cut after its CR or its digits waits for more.
   EXPECT_EQ(ParseAll("*1\r\n$12\r", &a), R::kNeedMore);
+  EXPECT_EQ(ParseAll("*1\r\n$123\r", &a), R::kNeedMore);
+  EXPECT_EQ(ParseAll("*1\r\n$123", &a), R::kNeedMore);
   EXPECT_EQ(ParseAll("*1\r\n$1", &a), R::kNeedMore);
 }
 
