@@ -247,6 +247,44 @@ def read_value(c, key, kind):
     raise AssertionError(kind)
 
 
+_VALUE_READS = {
+    "string": lambda p, k: p.get(k),
+    "list": lambda p, k: p.lrange(k, 0, -1),
+    "set": lambda p, k: p.smembers(k),
+    "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
+    "hash": lambda p, k: p.hgetall(k),
+}
+
+
+def read_entries(c, keys, expiry="PTTL", chunk=500):
+    """[(kind, value, expiry)] for each of keys, in the form read_value gives, with the
+    reply of `expiry` (PTTL or PEXPIRETIME). Pipelined in chunks: a chunk's TYPEs in one
+    round trip, then its values and expiries in another, so an image of tens of thousands
+    of keys costs a few hundred round trips rather than three per key. A stream's value,
+    or that of any other type read_value does not know, is None: the caller reads it."""
+    out = []
+    keys = list(keys)
+    for i in range(0, len(keys), chunk):
+        part = keys[i:i + chunk]
+        p = c.pipeline(transaction=False)
+        for k in part:
+            p.type(k)
+        kinds = [t.decode() if isinstance(t, bytes) else t for t in p.execute()]
+        p = c.pipeline(transaction=False)
+        for k, kind in zip(part, kinds):
+            _VALUE_READS.get(kind, lambda p, k: p.exists(k))(p, k)
+            p.execute_command(expiry, k)
+        got = p.execute()
+        for j, kind in enumerate(kinds):
+            v = got[2 * j] if kind in _VALUE_READS else None
+            if kind == "hash":
+                v = sorted(v.items())
+            elif kind == "set":
+                v = sorted(v)
+            out.append((kind, v, got[2 * j + 1]))
+    return out
+
+
 # ---------------------------------------------------------------- RESP3 replies, parsed
 # For tests that read raw replies: every RESP2 and RESP3 type, pushes told apart.
 

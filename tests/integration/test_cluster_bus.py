@@ -681,9 +681,10 @@ def test_cluster_failover_plain_force_and_takeover_swap_a_master_and_its_replica
         # form is checked for them).
         entry = RedisCluster(host="127.0.0.1", port=old.port, decode_responses=True)
         mine = []
+        slots = old_slots(old)
         for i in range(2000):
             k = "fo:%s:%d" % (option, i)
-            if entry.cluster_keyslot(k) in old_slots(old):
+            if entry.cluster_keyslot(k) in slots:
                 mine.append(k)
                 entry.set(k, i)
         entry.close()

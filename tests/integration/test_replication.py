@@ -11,7 +11,7 @@ import redis
 
 import conftest
 import helpers
-from helpers import read_value, replica_synced as synced, start_redis_server
+from helpers import replica_synced as synced, start_redis_server
 
 
 def wait_for(pred, timeout=30.0, what="condition"):
@@ -33,13 +33,10 @@ def image(c, dbs=(0, 1)):
     out = {}
     for db in dbs:
         c.execute_command("SELECT", db)
-        for key in c.scan_iter(count=1000):
-            kind = c.type(key).decode()
+        keys = list(c.scan_iter(count=1000))
+        for key, (kind, value, ttl) in zip(keys, helpers.read_entries(c, keys)):
             if kind == "stream":
                 value = c.xrange(key)
-            else:
-                value = read_value(c, key, kind)
-            ttl = c.pttl(key)
             out[(db, key)] = (kind, value, ttl > 0)
     c.execute_command("SELECT", 0)
     return out

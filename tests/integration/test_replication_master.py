@@ -14,7 +14,7 @@ import redis
 
 import helpers
 from conftest import TARGET, RawConnection
-from helpers import call, parse_client_line, read_value, replica_synced as synced
+from helpers import call, parse_client_line, read_entries, replica_synced as synced
 from helpers import start_redis_server
 
 WAIT_S = 30.0
@@ -82,14 +82,12 @@ def image(server, dbs=(0, 1)):
     out = {}
     for db in dbs:
         c = server.client(db=db)
-        for key in c.scan_iter(count=1000):
-            kind = c.type(key).decode()
+        keys = list(c.scan_iter(count=1000))
+        for key, (kind, value, ttl) in zip(keys, read_entries(c, keys)):
             if kind == "stream":
                 info = c.xinfo_stream(key)
                 value = (c.xrange(key), info["last-generated-id"])
-            else:
-                value = read_value(c, key, kind)
-            out[(db, key)] = (kind, value, c.pttl(key) > 0)
+            out[(db, key)] = (kind, value, ttl > 0)
         c.close()
     return out
 

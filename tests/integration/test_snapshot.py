@@ -66,37 +66,11 @@ def image(c, dbs=(0, 1, 2)):
     tens of thousands of keys costs a few hundred round trips rather than one per call.
     """
     out = {}
-    reads = {
-        "string": lambda p, k: p.get(k),
-        "hash": lambda p, k: p.hgetall(k),
-        "list": lambda p, k: p.lrange(k, 0, -1),
-        "set": lambda p, k: p.smembers(k),
-        "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
-    }
     for db in dbs:
         c.execute_command("SELECT", db)
         keys = list(c.scan_iter(count=1000))
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            p = c.pipeline(transaction=False)
-            for k in chunk:
-                p.type(k)
-            types = [t.decode() for t in p.execute()]
-            p = c.pipeline(transaction=False)
-            for k, t in zip(chunk, types):
-                if t in reads:
-                    reads[t](p, k)
-                else:
-                    p.exists(k)
-                p.execute_command("PEXPIRETIME", k)
-            got = p.execute()
-            for j, (k, t) in enumerate(zip(chunk, types)):
-                v = got[2 * j] if t in reads else None
-                if t == "hash":
-                    v = sorted(v.items())
-                elif t == "set":
-                    v = sorted(v)
-                out[(db, k)] = (t, v, got[2 * j + 1])
+        for key, entry in zip(keys, helpers.read_entries(c, keys, expiry="PEXPIRETIME")):
+            out[(db, key)] = entry
     c.execute_command("SELECT", 0)
     return out
 
