@@ -238,6 +238,9 @@ class CommandRegistry {
   // FNV-1a hash of the lowercase name.
   std::vector<ShortSlot> short_;
   std::vector<CommandSpec*> long_;
+  // Names longer than kShortName: out of line, so that its name buffer does not put a
+  // stack frame on every short name's lookup.
+  [[gnu::noinline]] const CommandSpec* FindLong(std::string_view name) const;
   void Rehash();
 };
 

@@ -144,6 +144,11 @@ const CommandSpec* CommandRegistry::Find(std::string_view name) const {
       if (s.key.a == k.a && s.key.b == k.b) return s.spec;
     }
   }
+  return FindLong(name);
+}
+
+const CommandSpec* CommandRegistry::FindLong(std::string_view name) const {
+  size_t n = name.size();
   char buf[kMaxNameLen];
   if (n > sizeof(buf) || long_.empty()) return nullptr;
   uint64_t h = kFnvOffset;
