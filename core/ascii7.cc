@@ -121,6 +121,28 @@ inline __m128i PackGroupSse2(const char* p) {
   return _mm_or_si128(v, _mm_and_si128(hit, high));
 }
 
+// A tail of at most 14 bytes without a call to memcpy (a value's last bytes, on every
+// GET of a packed value): overlapping loads and stores of a power of two.
+[[gnu::always_inline]] inline void CopyShortTail(const char* src, size_t n, char* dst) {
+  if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n > 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
 }  // namespace
 
 void Pack(std::string_view s, char* dst) {
@@ -157,7 +179,7 @@ void Unpack(const char* src, size_t n, char* dst) {
     n -= kGroup;
   }
   if (n <= kPackedGroup) {
-    std::memcpy(dst, src, n);  // a short tail is stored raw
+    CopyShortTail(src, n, dst);  // a short tail is stored raw
   } else {
     detail::UnpackPortable(src, n, dst);
   }

@@ -98,8 +98,23 @@ void ReplyBuilder::Bulk(std::string_view s) {
 }
 
 void ReplyBuilder::BulkValue(const Entry& e) {
-  // The header, the value and its CRLF in one growth of the output (GET's reply).
   size_t n = e.ValueLen();
+  if (n <= kSmallValue) {
+    // GET's reply of a small value: the header, the value and its CRLF assembled on the
+    // stack and added in one append (a resize would zero-fill the bytes first).
+    char buf[kSmallValue + 16];
+    buf[0] = '$';
+    char* end = WriteLength(buf + 1, n);
+    end[0] = '\r';
+    end[1] = '\n';
+    char* d = end + 2;
+    e.CopyValue(d);
+    d[n] = '\r';
+    d[n + 1] = '\n';
+    out_->append(buf, static_cast<size_t>(d + n + 2 - buf));
+    return;
+  }
+  // A larger value: the header, the value and its CRLF in one growth of the output.
   char hdr[32];
   hdr[0] = '$';
   char* end = WriteLength(hdr + 1, n);
@@ -109,13 +124,7 @@ void ReplyBuilder::BulkValue(const Entry& e) {
   size_t at = out_->size();
   out_->resize(at + h + n + 2);
   char* d = out_->data() + at;
-  if (h <= 16 && h + n + 2 >= 16) {
-    // A fixed-size copy (no call); the bytes past the header are the value's, written
-    // next.
-    std::memcpy(d, hdr, 16);
-  } else {
-    std::memcpy(d, hdr, h);
-  }
+  std::memcpy(d, hdr, h);
   e.CopyValue(d + h);
   d[h + n] = '\r';
   d[h + n + 1] = '\n';

@@ -29,8 +29,11 @@ class ReplyBuilder {
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   static constexpr size_t kSmallBulk = 96;  // bulk replies up to this size take one append
-  // The entry's value as a bulk string, decoded straight into the output buffer.
+  // The entry's value as a bulk string: a value of up to kSmallValue bytes is assembled
+  // with its header on the stack and appended once; a larger one is decoded straight
+  // into the output buffer.
   void BulkValue(const Entry& e);
+  static constexpr size_t kSmallValue = 512;
   void Null();       // RESP2 $-1, RESP3 _
   void NullArray();  // RESP2 *-1, RESP3 _
   void Array(size_t n) { Header('*', n); }

@@ -36,13 +36,14 @@ TEST(ReplyBuilderTest, Resp3) {
   EXPECT_EQ(out, "_\r\n%2\r\n~3\r\n,2.5\r\n#t\r\n=7\r\ntxt:abc\r\n");
 }
 
-// GET's reply: header, value and CRLF written in one growth of the output, for packed
-// and raw values of every length class (the header's digit counts, the short-header
-// copy's edge at 16 bytes), after other replies and at the start of a buffer.
+// GET's reply: header, value and CRLF (assembled on the stack up to kSmallValue, else in
+// one growth of the output), for packed and raw values of every length class (the
+// header's digit counts, the kSmallValue edge), after other replies and at the start of
+// a buffer.
 TEST(ReplyBuilderTest, BulkValueOfEveryLength) {
   SlabHeap heap;
-  for (size_t n : {0,  1,  5,   9,   10,  11,   12,   13,   14,    15,    16,
-                   17, 99, 100, 101, 999, 1000, 1001, 9999, 10000, 10001, 100000}) {
+  for (size_t n : {0,   1,  5,  9,   10,  11,  12,   13,   14,   15,    16,    511,   512,
+                   513, 17, 99, 100, 101, 999, 1000, 1001, 9999, 10000, 10001, 100000}) {
     for (bool binary : {false, true}) {
       std::string value(n, 'x');
       for (size_t i = 0; i < n; i++) value[i] = static_cast<char>('a' + i % 26);
@@ -59,6 +60,28 @@ TEST(ReplyBuilderTest, BulkValueOfEveryLength) {
       Entry::Destroy(heap, e);
     }
   }
+}
+
+// Many replies into one buffer: the output grows (by doubling) part of the time and has
+// room the rest, and its size is always exactly the bytes written (a growth must not
+// leave the new capacity's slack in the string).
+TEST(ReplyBuilderTest, BulkValuesIntoOneGrowingBuffer) {
+  SlabHeap heap;
+  std::string out;
+  std::string want;
+  ReplyBuilder rb(&out, 2);
+  for (size_t i = 0; i < 300; i++) {
+    size_t n = (i * 37) % 211;
+    std::string value(n, static_cast<char>('a' + i % 26));
+    size_t usable = 0;
+    Entry* e = Entry::Create(heap, "k", value, ValueType::kString, 0, &usable);
+    size_t cap = out.capacity();
+    rb.BulkValue(*e);
+    want += "$" + std::to_string(n) + "\r\n" + value + "\r\n";
+    ASSERT_EQ(out.size(), want.size()) << i << " grew " << (out.capacity() != cap);
+    Entry::Destroy(heap, e);
+  }
+  EXPECT_EQ(out, want);
 }
 
 }  // namespace
