@@ -33,10 +33,32 @@ inline void UnpackGroupPortable(const char* in, char* out) {
   out[15] = static_cast<char>((extra >> 7) & 0x7f);
 }
 
+// A tail of at most 14 bytes without a call to memcpy (a packed value's last bytes, on
+// every SET and GET of one): overlapping loads and stores of a power of two.
+[[gnu::always_inline]] inline void CopyShortTail(const char* src, size_t n, char* dst) {
+  if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n > 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
 // The last partial group (r = n % 16 characters).
 void PackTail(const char* in, size_t r, char* out) {
   if (r <= kPackedGroup) {
-    std::memcpy(out, in, r);
+    CopyShortTail(in, r, out);
     return;
   }
   char group[kGroup] = {};
@@ -78,11 +100,15 @@ bool IsAscii(std::string_view s) {
   const char* p = s.data();
   size_t n = s.size();
 #if defined(__SSE2__)
-  __m128i acc16 = _mm_setzero_si128();
-  for (; n >= 16; n -= 16, p += 16) {
-    acc16 = _mm_or_si128(acc16, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  if (n >= 16) {
+    // Whole 16-byte blocks, then the last 16 bytes (overlapping the last block) for the
+    // rest: no byte loop for a value's tail.
+    __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
+    for (; n >= 16; n -= 16, p += 16) {
+      acc = _mm_or_si128(acc, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+    return _mm_movemask_epi8(acc) == 0;
   }
-  if (_mm_movemask_epi8(acc16) != 0) return false;
 #endif
   uint64_t acc = 0;
   while (n >= 8) {
@@ -119,28 +145,6 @@ inline __m128i PackGroupSse2(const char* p) {
   rep = _mm_unpacklo_epi32(rep, rep);
   __m128i hit = _mm_cmpeq_epi8(_mm_and_si128(rep, select), select);
   return _mm_or_si128(v, _mm_and_si128(hit, high));
-}
-
-// A tail of at most 14 bytes without a call to memcpy (a value's last bytes, on every
-// GET of a packed value): overlapping loads and stores of a power of two.
-[[gnu::always_inline]] inline void CopyShortTail(const char* src, size_t n, char* dst) {
-  if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else if (n > 0) {
-    dst[0] = src[0];
-    dst[n / 2] = src[n / 2];
-    dst[n - 1] = src[n - 1];
-  }
 }
 
 }  // namespace

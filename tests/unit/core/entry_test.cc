@@ -43,6 +43,24 @@ TEST(Ascii7Test, RoundTripsEveryLength) {
   EXPECT_FALSE(ascii7::IsAscii(std::string(20, 'a') + "\xc3\xa9"));
 }
 
+// One byte of 0x80 or more anywhere makes a string non-ASCII, at every length and position
+// (whole 16-byte blocks, the overlapping last block, the short-string loops).
+TEST(Ascii7Test, IsAsciiSeesOneHighByteAnywhere) {
+  for (size_t n = 1; n < 80; n++) {
+    std::string s(n, 'a');
+    ASSERT_TRUE(ascii7::IsAscii(s)) << n;
+    for (size_t i = 0; i < n; i++) {
+      for (char high : {'\x80', '\xff'}) {
+        s[i] = high;
+        ASSERT_FALSE(ascii7::IsAscii(s)) << n << " at " << i;
+        s[i] = '\x7f';
+        ASSERT_TRUE(ascii7::IsAscii(s)) << n << " at " << i;
+        s[i] = 'a';
+      }
+    }
+  }
+}
+
 // The format is fixed (docs and future snapshot files depend on it): check one group.
 TEST(Ascii7Test, GroupLayout) {
   std::string s = "ABCDEFGHIJKLMN\x7f\x01";
