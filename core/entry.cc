@@ -147,6 +147,19 @@ Entry* CreateEntry(SlabHeap& heap, std::string_view key, std::string_view value,
 }  // namespace
 
 static_assert(Entry::kHasAccess == 0x80, "AllocBase() and AllocSize() shift the flag down");
+static_assert(Entry::kMaxSlabEntry == SlabHeap::kMaxSlotSize,
+              "FitsStringOverwrite tells slab entries by size");
+
+void Entry::OverwriteString(std::string_view value, int64_t expire_ms) {
+  Layout l = Parse();
+  if (expire_ms != kNoExpire) std::memcpy(Base() + l.expire_off, &expire_ms, sizeof(expire_ms));
+  char* p = Base() + l.key_off + l.key_len;
+  if (IsPacked()) {
+    ascii7::Pack(value, p);
+  } else if (!value.empty()) {
+    std::memcpy(p, value.data(), value.size());
+  }
+}
 
 Entry* Entry::CreateKey(SlabHeap& heap, std::string_view key, std::string_view value,
                         ValueType type, int64_t expire_ms, size_t* usable, uint32_t access) {

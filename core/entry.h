@@ -107,6 +107,24 @@ class Entry {
   static Entry* CreateRawString(SlabHeap& heap, std::string_view key, std::string_view init,
                                 size_t len, size_t reserve, int64_t expire_ms, size_t* usable,
                                 uint32_t access);
+  // A string stored again under its key (SET over a string) fits this entry's bytes
+  // exactly when the value has the same length and would be stored the same way (packed
+  // or raw), the expiry's presence is the same, and the entry is a slab entry (one from
+  // mimalloc may carry room to grow, which a new entry would not). `value` is only read
+  // to decide packing when the rest matches.
+  bool FitsStringOverwrite(std::string_view value, bool has_expire) const {
+    uint8_t f = Flags();
+    if ((f & (kTypeMask | kExternal)) != static_cast<uint8_t>(ValueType::kString)) return false;
+    if (((f & kHasExpire) != 0) != has_expire) return false;
+    Layout l = Parse();
+    if (l.value_len != value.size() || AllocSize() > kMaxSlabEntry) return false;
+    bool packed = value.size() >= kPackMinLen && ascii7::IsAscii(value);
+    return packed == ((f & kPacked) != 0);
+  }
+  // REQUIRES: FitsStringOverwrite(value, expire_ms != kNoExpire). Writes the value (and
+  // the expiry) over this entry's; flags, key and lengths stay.
+  void OverwriteString(std::string_view value, int64_t expire_ms);
+  static constexpr size_t kMaxSlabEntry = 2048;  // SlabHeap::kMaxSlotSize (checked in entry.cc)
   // Frees the entry (not its object) and returns the bytes it was charged.
   static size_t Destroy(SlabHeap& heap, Entry* e);
   static size_t UsableSize(const Entry* e);

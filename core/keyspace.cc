@@ -125,7 +125,11 @@ void Keyspace::DestroyEntry(Db& d, Entry* e, bool lazy) { FreeEntry(d, e, lazy);
 
 [[gnu::always_inline]] inline Entry* Keyspace::Insert(Db& d, std::string_view key, Entry* e) {
   uint64_t hash = TableHash(key);
-  Table::Ref ref = d.table->Locate(key, hash);
+  return InsertAt(d, key, hash, d.table->Locate(key, hash), e);
+}
+
+[[gnu::always_inline]] inline Entry* Keyspace::InsertAt(Db& d, std::string_view key, uint64_t hash,
+                                                        Table::Ref ref, Entry* e) {
   if (PreWrite(d, hash, ref ? Table::At(ref) : nullptr)) e->SetSnapSkip(true);
   Mark(d, hash);
   if (ref) {
@@ -368,7 +372,29 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
     if (type == ValueType::kStream) [[unlikely]]
       return nullptr;
   }
-  return Insert(d, key, NewEntry(d, key, value, type, expire_ms));
+  uint64_t hash = TableHash(key);
+  Table::Ref ref = d.table->Locate(key, hash);
+  if (ref && type == ValueType::kString) {
+    Entry* old = Table::At(ref);
+    if (old->FitsStringOverwrite(value, expire_ms != Entry::kNoExpire)) {
+      // The same bytes hold the new value: no allocation, no free, the same charge. As
+      // the replacement below would: the snapshot gets the pre-image first, and the entry
+      // is skipped by its traversal when it did; the access state is a new key's (LRU),
+      // or the old frequency counting this write (LFU).
+      bool skip = PreWrite(d, hash, old);
+      Mark(d, hash);
+      old->SetSnapSkip(skip);
+      if (access_clock_.mode == access::Mode::kLfu) [[unlikely]] {
+        if (old != last_touched_) TouchLfu(old);
+        last_touched_ = nullptr;
+      } else {
+        old->SetAccess(initial_access_);
+      }
+      old->OverwriteString(value, expire_ms);
+      return old;
+    }
+  }
+  return InsertAt(d, key, hash, ref, NewEntry(d, key, value, type, expire_ms));
 }
 
 Entry* Keyspace::StringForWrite(uint32_t db, std::string_view key, Entry* e, size_t len) {

@@ -430,6 +430,9 @@ class Keyspace {
   // Frees e's allocation but not its object (the object moved to a new entry).
   void DestroyEntryKeepObject(Db& d, Entry* e);
   Entry* Insert(Db& d, std::string_view key, Entry* e);
+  // Insert with the key's hash and its table position (Locate's) already known; no table
+  // change may come between them.
+  Entry* InsertAt(Db& d, std::string_view key, uint64_t hash, Table::Ref ref, Entry* e);
   // kWrite: the caller may change the entry (snapshot pre-image, change tracking);
   // kTouch: record an access.
   template <bool kWrite, bool kTouch, bool kLoad = true>

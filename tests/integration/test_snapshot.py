@@ -283,6 +283,62 @@ def test_point_in_time_with_values_changed_in_place(servers, data_dir):
     assert bits - 1 <= c2.strlen("log{t}") <= bits
 
 
+def test_point_in_time_with_values_written_over_in_their_entries(servers, data_dir):
+    """A SET of a value as long as the one it replaces (stored the same way) rewrites the
+    key's entry in place: the snapshot must still hold each key as it was at the cut. A
+    writer SETs 100-byte values (packed) and 12-byte ones (raw), always the same length,
+    over 64 keys in turn, then a counter, all on one shard; the image must be the state
+    after some write numbered n: each key holds the last write to it numbered <= n."""
+    s = servers(data_dir=data_dir, threads=2)
+    c = s.client()
+    preload_bulk(c)
+    acked = [0]
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        wc = s.client()
+        i = 0
+        try:
+            while not stop.is_set():
+                wc.set("long:{t}:%d" % (i % 64), "%0100d" % i)
+                wc.set("short:{t}:%d" % (i % 64), "%012d" % i)
+                wc.set("n{t}", "%012d" % i)
+                acked[0] = i
+                i += 1
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    wait_for(lambda: acked[0] > 200, 20, "writer")
+    assert bgsave(c) == "Background saving started"
+    wait_save_done(c, 60)
+    stop.set()
+    t.join(10)
+    assert not errors, errors
+    s.stop()
+    s2 = servers(data_dir=data_dir, threads=2)
+    c2 = s2.client(decode_responses=True)
+    n = int(c2.get("n{t}"))
+    got_long = {j: int(c2.get("long:{t}:%d" % j)) for j in range(64)}
+    got_short = {j: int(c2.get("short:{t}:%d" % j)) for j in range(64)}
+
+    def state(m, with_short_of_next):
+        # The keys after write m (and, when the cut fell inside write m+1, its first SETs).
+        long = {j: max(i for i in range(j, m + 1, 64)) for j in range(64) if j <= m}
+        short = dict(long)
+        if with_short_of_next >= 1:
+            long[(m + 1) % 64] = m + 1
+        if with_short_of_next >= 2:
+            short[(m + 1) % 64] = m + 1
+        return long, short
+
+    assert any((got_long, got_short) == state(n, k) for k in (0, 1, 2)), (
+        n, {j: (got_long[j], got_short[j]) for j in range(64)
+            if (got_long[j], got_short[j]) != (state(n, 0)[0][j], state(n, 0)[1][j])})
+
+
 def test_incremental_chain_equals_live_data(servers, data_dir):
     args = ["--snapshot-max-deltas", "3"]
     s = servers(data_dir=data_dir, save="3600 1000000000", extra_args=args)

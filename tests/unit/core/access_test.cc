@@ -91,6 +91,14 @@ TEST(AccessTest, KeyspaceRecordsAccessesButNotPeeks) {
   // A TTL change keeps the state.
   ks.SetAccessClock(Clock::At(90'000, Mode::kLru, 10, 1));
   EXPECT_EQ(ks.SetExpire(0, "k", 1'000'000)->Access(), 70u);
+  // An overwrite is a new key's state, whether the entry is reused (the same shape) or
+  // not (another length).
+  ks.SetAccessClock(Clock::At(120'000, Mode::kLru, 10, 1));
+  Entry* same = ks.SetString(0, "k", "w", 1'000'000);
+  EXPECT_EQ(same, ks.FindNoTouch(0, "k", 120'000));
+  EXPECT_EQ(same->Access(), 120u);
+  ks.SetAccessClock(Clock::At(130'000, Mode::kLru, 10, 1));
+  EXPECT_EQ(ks.SetString(0, "k", "longer", 1'000'000)->Access(), 130u);
 }
 
 TEST(AccessTest, LfuOverwriteKeepsTheCounterAndCountsOneAccess) {

@@ -211,6 +211,69 @@ TEST(KeyspaceTest, StringForWriteChangesInPlaceAndGrowsWithRoom) {
   EXPECT_EQ(ks.entry_bytes(), 0u);
 }
 
+// SET over a string whose new value has the same length, is stored the same way (packed
+// or raw) and keeps the expiry's presence reuses the entry's bytes; anything else makes a
+// new entry. Either way the value, the TTL, the counts and the bytes charged are as if
+// the key had been written anew.
+TEST(KeyspaceTest, AnOverwriteOfTheSameShapeReusesTheEntry) {
+  Keyspace ks(1);
+  std::string a(100, 'a'), b(100, 'b');
+  ks.SetString(0, "k", a, Entry::kNoExpire);
+  Entry* e = ks.FindNoTouch(0, "k", 0);
+  ASSERT_TRUE(e->IsPacked());
+  size_t bytes = ks.entry_bytes();
+  uint64_t changes = ks.changes();
+  EXPECT_EQ(ks.SetString(0, "k", b, Entry::kNoExpire), e);  // packed over packed
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ValueString(), b);
+  EXPECT_EQ(ks.entry_bytes(), bytes);
+  EXPECT_EQ(ks.changes(), changes + 1);
+  // The same length but binary: stored raw, so a new entry.
+  std::string bin = b;
+  bin[50] = static_cast<char>(0xff);
+  Entry* r = ks.SetString(0, "k", bin, Entry::kNoExpire);
+  EXPECT_NE(r, e);
+  EXPECT_TRUE(r->IsRaw());
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ValueString(), bin);
+  std::string bin2 = bin;
+  bin2[0] = static_cast<char>(0x80);
+  EXPECT_EQ(ks.SetString(0, "k", bin2, Entry::kNoExpire), r);  // raw over raw
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ValueString(), bin2);
+  // Printable again: packed, a new entry.
+  EXPECT_TRUE(ks.SetString(0, "k", a, Entry::kNoExpire)->IsPacked());
+  // Another length: a new entry.
+  Entry* before = ks.FindNoTouch(0, "k", 0);
+  EXPECT_NE(ks.SetString(0, "k", std::string(101, 'c'), Entry::kNoExpire), before);
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ValueString(), std::string(101, 'c'));
+  // A TTL where there was none: a new entry, counted among the expires; then the same
+  // shape with another TTL: in place, the new TTL; then none again: a new entry.
+  before = ks.FindNoTouch(0, "k", 0);
+  Entry* t = ks.SetString(0, "k", std::string(101, 'd'), 5000);
+  EXPECT_NE(t, before);
+  EXPECT_EQ(ks.ExpiresCount(0), 1u);
+  EXPECT_EQ(ks.SetString(0, "k", std::string(101, 'e'), 9000), t);
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ExpireMs(), 9000);
+  EXPECT_EQ(ks.FindNoTouch(0, "k", 0)->ValueString(), std::string(101, 'e'));
+  EXPECT_EQ(ks.ExpiresCount(0), 1u);
+  EXPECT_NE(ks.SetString(0, "k", std::string(101, 'f'), Entry::kNoExpire), t);
+  EXPECT_FALSE(ks.FindNoTouch(0, "k", 0)->HasExpire());
+  EXPECT_EQ(ks.ExpiresCount(0), 0u);
+  // An expired key of the same shape is written over: live again, with the new TTL.
+  ks.SetString(0, "x", "old-value", 10);
+  Entry* x = ks.FindNoTouch(0, "x", 0);
+  EXPECT_EQ(ks.SetString(0, "x", "new-value", 50000), x);
+  EXPECT_EQ(ks.FindRead(0, "x", 20)->ValueString(), "new-value");
+  // A value too big for the slab (from mimalloc): always a new entry.
+  ks.SetString(0, "big", std::string(5000, 'g'), Entry::kNoExpire);
+  Entry* big = ks.FindNoTouch(0, "big", 0);
+  EXPECT_NE(ks.SetString(0, "big", std::string(5000, 'h'), Entry::kNoExpire), big);
+  EXPECT_EQ(ks.FindNoTouch(0, "big", 0)->ValueString(), std::string(5000, 'h'));
+  EXPECT_TRUE(ks.Delete(0, "k"));
+  EXPECT_TRUE(ks.Delete(0, "x"));
+  EXPECT_TRUE(ks.Delete(0, "big"));
+  EXPECT_EQ(ks.entry_bytes(), 0u);
+  EXPECT_EQ(ks.DbSize(0), 0u);
+}
+
 TEST(KeyspaceTest, ValueRangeDecodesOnlyWhatItReads) {
   Keyspace ks(1);
   std::string v;
