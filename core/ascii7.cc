@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/small_copy.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -33,32 +35,10 @@ inline void UnpackGroupPortable(const char* in, char* out) {
   out[15] = static_cast<char>((extra >> 7) & 0x7f);
 }
 
-// A tail of at most 14 bytes without a call to memcpy (a packed value's last bytes, on
-// every SET and GET of one): overlapping loads and stores of a power of two.
-[[gnu::always_inline]] inline void CopyShortTail(const char* src, size_t n, char* dst) {
-  if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else if (n > 0) {
-    dst[0] = src[0];
-    dst[n / 2] = src[n / 2];
-    dst[n - 1] = src[n - 1];
-  }
-}
-
 // The last partial group (r = n % 16 characters).
 void PackTail(const char* in, size_t r, char* out) {
   if (r <= kPackedGroup) {
-    CopyShortTail(in, r, out);
+    CopySmall(out, in, r);
     return;
   }
   char group[kGroup] = {};
@@ -183,7 +163,7 @@ void Unpack(const char* src, size_t n, char* dst) {
     n -= kGroup;
   }
   if (n <= kPackedGroup) {
-    CopyShortTail(src, n, dst);  // a short tail is stored raw
+    CopySmall(dst, src, n);  // a short tail is stored raw
   } else {
     detail::UnpackPortable(src, n, dst);
   }

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/small_copy.h"
+
 namespace strata {
 
 class ClientConnection;
@@ -59,33 +61,6 @@ class ByteArena {
   size_t size_ = 0;
   size_t cap_ = 0;
 };
-
-// memcpy for the few bytes of a command name or key without a call: two overlapping
-// loads and stores of a power of two; longer copies call memcpy.
-[[gnu::always_inline]] inline void CopySmall(char* dst, const char* src, size_t n) {
-  if (n >= 8) {
-    if (n > 16) {
-      std::memcpy(dst, src, n);
-      return;
-    }
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else if (n > 0) {
-    // 1 to 3 bytes: the first, the middle and the last cover them.
-    dst[0] = src[0];
-    dst[n / 2] = src[n / 2];
-    dst[n - 1] = src[n - 1];
-  }
-}
 
 struct RemoteBatch {
   struct Item {

@@ -238,16 +238,16 @@ def test_point_in_time_under_concurrent_writes(servers, data_dir):
 
 
 @strata_only
-def test_point_in_time_with_values_changed_in_place(servers, data_dir):
-    """SETBIT and APPEND change a value in its entry, without a new one: the snapshot must
-    still hold each key as it was at the cut. A writer sets bit i of a bitmap, appends
-    one byte to a log, then SETs a counter to i, all on one shard; in the image the
-    bitmap's bits are a prefix, one or two more than the counter (the cut may fall
-    between the commands), and the log is as long as the bits or one shorter."""
+def snapshot_under_writes(servers, data_dir, step, setup=None):
+    """Starts a 2-thread server with the bulk preload (and `setup(client)`), calls
+    `step(client, i)` for i = 0, 1, ... from a writer thread, takes a BGSAVE once 200 steps
+    are acknowledged, stops the writer when the save has ended, and restarts from the
+    snapshot: returns the restarted server."""
     s = servers(data_dir=data_dir, threads=2)
     c = s.client()
     preload_bulk(c)
-    c.setbit("bm{t}", 8 * 1024 * 1024 - 1, 1)  # a 1 MB bitmap, its last bit a marker
+    if setup is not None:
+        setup(c)
     acked = [0]
     stop = threading.Event()
     errors = []
@@ -257,9 +257,7 @@ def test_point_in_time_with_values_changed_in_place(servers, data_dir):
         i = 0
         try:
             while not stop.is_set():
-                wc.setbit("bm{t}", i, 1)
-                wc.append("log{t}", "x")
-                wc.set("n{t}", i)
+                step(wc, i)
                 acked[0] = i
                 i += 1
         except Exception as e:  # reported below
@@ -274,7 +272,24 @@ def test_point_in_time_with_values_changed_in_place(servers, data_dir):
     t.join(10)
     assert not errors, errors
     s.stop()
-    s2 = servers(data_dir=data_dir, threads=2)
+    return servers(data_dir=data_dir, threads=2)
+
+
+def test_point_in_time_with_values_changed_in_place(servers, data_dir):
+    """SETBIT and APPEND change a value in its entry, without a new one: the snapshot must
+    still hold each key as it was at the cut. A writer sets bit i of a bitmap, appends
+    one byte to a log, then SETs a counter to i, all on one shard; in the image the
+    bitmap's bits are a prefix, one or two more than the counter (the cut may fall
+    between the commands), and the log is as long as the bits or one shorter."""
+    def setup(c):
+        c.setbit("bm{t}", 8 * 1024 * 1024 - 1, 1)  # a 1 MB bitmap, its last bit a marker
+
+    def step(wc, i):
+        wc.setbit("bm{t}", i, 1)
+        wc.append("log{t}", "x")
+        wc.set("n{t}", i)
+
+    s2 = snapshot_under_writes(servers, data_dir, step, setup)
     c2 = s2.client()
     n = int(c2.get("n{t}"))
     bits = c2.bitcount("bm{t}") - 1  # less the marker
@@ -289,36 +304,12 @@ def test_point_in_time_with_values_written_over_in_their_entries(servers, data_d
     writer SETs 100-byte values (packed) and 12-byte ones (raw), always the same length,
     over 64 keys in turn, then a counter, all on one shard; the image must be the state
     after some write numbered n: each key holds the last write to it numbered <= n."""
-    s = servers(data_dir=data_dir, threads=2)
-    c = s.client()
-    preload_bulk(c)
-    acked = [0]
-    stop = threading.Event()
-    errors = []
+    def step(wc, i):
+        wc.set("long:{t}:%d" % (i % 64), "%0100d" % i)
+        wc.set("short:{t}:%d" % (i % 64), "%012d" % i)
+        wc.set("n{t}", "%012d" % i)
 
-    def writer():
-        wc = s.client()
-        i = 0
-        try:
-            while not stop.is_set():
-                wc.set("long:{t}:%d" % (i % 64), "%0100d" % i)
-                wc.set("short:{t}:%d" % (i % 64), "%012d" % i)
-                wc.set("n{t}", "%012d" % i)
-                acked[0] = i
-                i += 1
-        except Exception as e:  # reported below
-            errors.append(e)
-
-    t = threading.Thread(target=writer)
-    t.start()
-    wait_for(lambda: acked[0] > 200, 20, "writer")
-    assert bgsave(c) == "Background saving started"
-    wait_save_done(c, 60)
-    stop.set()
-    t.join(10)
-    assert not errors, errors
-    s.stop()
-    s2 = servers(data_dir=data_dir, threads=2)
+    s2 = snapshot_under_writes(servers, data_dir, step)
     c2 = s2.client(decode_responses=True)
     n = int(c2.get("n{t}"))
     got_long = {j: int(c2.get("long:{t}:%d" % j)) for j in range(64)}
