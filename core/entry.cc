@@ -157,8 +157,12 @@ void Entry::OverwriteString(std::string_view value, int64_t expire_ms) {
   if (IsPacked()) {
     ascii7::Pack(value, p);
   } else if (!value.empty()) {
-    std::memcpy(p, value.data(), value.size());
+    std::memmove(p, value.data(), value.size());
   }
+}
+
+bool Entry::HasSlabRoom() const {
+  return SlabHeap::UsableSize(AllocBase()) != SlabHeap::SlotSize(AllocSize());
 }
 
 Entry* Entry::CreateKey(SlabHeap& heap, std::string_view key, std::string_view value,

@@ -32,9 +32,11 @@
 // classes), larger entries from mimalloc. Which one is known from the header alone, so
 // nothing records it. Memory is charged at the usable size (slot or mimalloc block).
 //
-// An entry is immutable in size: changing the value or adding/removing the expiry builds
-// a new entry and the table slot is swapped (Keyspace does this). Pointers to entries
-// are valid only until the next write to the shard's table.
+// An entry is immutable in size: a value of another length or shape, or adding or
+// removing the expiry, builds a new entry and the table slot is swapped (Keyspace does
+// this); a value of the same length and shape may be written in place (SET,
+// FitsStringOverwrite; SETRANGE and the like, Keyspace::StringForWrite). Pointers to
+// entries are valid only until the next write to the shard's table.
 //
 // Thread-safety: an entry belongs to its shard's thread.
 #pragma once
@@ -109,20 +111,24 @@ class Entry {
                                 uint32_t access);
   // A string stored again under its key (SET over a string) fits this entry's bytes
   // exactly when the value has the same length and would be stored the same way (packed
-  // or raw), the expiry's presence is the same, and the entry is a slab entry (one from
-  // mimalloc may carry room to grow, which a new entry would not). `value` is only read
-  // to decide packing when the rest matches.
+  // or raw), the expiry's presence is the same, and the entry has no room to grow, which
+  // a new entry would not have: it is a slab entry (one from mimalloc may have room) and,
+  // when raw, its slot is the size class of its size (Keyspace::StringForWrite gives a
+  // raw entry a bigger slot). `value` is only read to decide packing when the rest
+  // matches.
   bool FitsStringOverwrite(std::string_view value, bool has_expire) const {
     uint8_t f = Flags();
     if ((f & (kTypeMask | kExternal)) != static_cast<uint8_t>(ValueType::kString)) return false;
     if (((f & kHasExpire) != 0) != has_expire) return false;
     Layout l = Parse();
     if (l.value_len != value.size() || AllocSize() > kMaxSlabEntry) return false;
-    bool packed = value.size() >= kPackMinLen && ascii7::IsAscii(value);
-    return packed == ((f & kPacked) != 0);
+    // A packed entry's value is at least kPackMinLen long, so the new one is too.
+    if (f & kPacked) return ascii7::IsAscii(value);
+    return !(value.size() >= kPackMinLen && ascii7::IsAscii(value)) && !HasSlabRoom();
   }
   // REQUIRES: FitsStringOverwrite(value, expire_ms != kNoExpire). Writes the value (and
-  // the expiry) over this entry's; flags, key and lengths stay.
+  // the expiry) over this entry's; flags, key and lengths stay. A raw value may be this
+  // entry's own (the view Value() gives of it).
   void OverwriteString(std::string_view value, int64_t expire_ms);
   static constexpr size_t kMaxSlabEntry = 2048;  // SlabHeap::kMaxSlotSize (checked in entry.cc)
   // Frees the entry (not its object) and returns the bytes it was charged.
@@ -254,6 +260,8 @@ class Entry {
     uint32_t key_off;
   };
   uint8_t Flags() const { return static_cast<uint8_t>(Base()[0]); }
+  // REQUIRES: a slab entry. Its slot is bigger than its size's class.
+  bool HasSlabRoom() const;
   const char* ColdLocator() const {
     Layout l = Parse();
     return Base() + l.key_off + l.key_len;

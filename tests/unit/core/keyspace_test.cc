@@ -5,6 +5,8 @@
 #include <atomic>
 #include <string>
 
+#include "core/slab.h"
+
 namespace strata {
 namespace {
 
@@ -262,6 +264,24 @@ TEST(KeyspaceTest, AnOverwriteOfTheSameShapeReusesTheEntry) {
   Entry* x = ks.FindNoTouch(0, "x", 0);
   EXPECT_EQ(ks.SetString(0, "x", "new-value", 50000), x);
   EXPECT_EQ(ks.FindRead(0, "x", 20)->ValueString(), "new-value");
+  // A raw value set again from a view of its own bytes: in place, unchanged.
+  Entry* own = ks.FindNoTouch(0, "x", 0);
+  std::string scratch;
+  std::string_view view = own->Value(&scratch);
+  ASSERT_TRUE(scratch.empty());  // viewed in place
+  EXPECT_EQ(ks.SetString(0, "x", view, 50000), own);
+  EXPECT_EQ(ks.FindNoTouch(0, "x", 0)->ValueString(), "new-value");
+  // A raw entry with room to grow (StringForWrite moved it to a bigger slot): a new
+  // entry, charged as any new one of its size.
+  Entry* grown = ks.StringForWrite(0, "room", ks.StringForWrite(0, "room", nullptr, 5), 40);
+  ASSERT_GT(Entry::UsableSize(grown), SlabHeap::SlotSize(grown->AllocSize()));
+  std::string raw40(40, 'r');
+  raw40[0] = static_cast<char>(0x90);
+  Entry* fresh = ks.SetString(0, "room", raw40, Entry::kNoExpire);
+  EXPECT_NE(fresh, grown);
+  EXPECT_EQ(Entry::UsableSize(fresh), SlabHeap::SlotSize(fresh->AllocSize()));
+  EXPECT_EQ(ks.SetString(0, "room", raw40, Entry::kNoExpire), fresh);  // and then in place
+  EXPECT_TRUE(ks.Delete(0, "room"));
   // A value too big for the slab (from mimalloc): always a new entry.
   ks.SetString(0, "big", std::string(5000, 'g'), Entry::kNoExpire);
   Entry* big = ks.FindNoTouch(0, "big", 0);
