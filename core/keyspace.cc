@@ -385,8 +385,7 @@ Entry* Keyspace::SetRaw(uint32_t db, std::string_view key, std::string_view valu
       Mark(d, hash);
       old->SetSnapSkip(skip);
       if (access_clock_.mode == access::Mode::kLfu) [[unlikely]] {
-        if (old != last_touched_) TouchLfu(old);
-        last_touched_ = nullptr;
+        CarryLfu(old, old);
       } else {
         old->SetAccess(initial_access_);
       }

@@ -231,22 +231,6 @@ def start_redis_server(**kw):
         conftest.TARGET = saved
 
 
-def read_value(c, key, kind):
-    """A key's value in a comparable form: lists in order, sets, hashes and sorted sets
-    sorted (sorted sets by score, with their scores)."""
-    if kind == "string":
-        return c.get(key)
-    if kind == "list":
-        return c.lrange(key, 0, -1)
-    if kind == "set":
-        return sorted(c.smembers(key))
-    if kind == "zset":
-        return c.zrange(key, 0, -1, withscores=True)
-    if kind == "hash":
-        return sorted(c.hgetall(key).items())
-    raise AssertionError(kind)
-
-
 _VALUE_READS = {
     "string": lambda p, k: p.get(k),
     "list": lambda p, k: p.lrange(k, 0, -1),
@@ -254,6 +238,23 @@ _VALUE_READS = {
     "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
     "hash": lambda p, k: p.hgetall(k),
 }
+
+
+def _comparable(kind, v):
+    """A value as read by _VALUE_READS, in a comparable form: sets and hashes sorted."""
+    if kind == "hash":
+        return sorted(v.items())
+    if kind == "set":
+        return sorted(v)
+    return v
+
+
+def read_value(c, key, kind):
+    """A key's value in a comparable form: lists in order, sets, hashes and sorted sets
+    sorted (sorted sets by score, with their scores)."""
+    if kind not in _VALUE_READS:
+        raise AssertionError(kind)
+    return _comparable(kind, _VALUE_READS[kind](c, key))
 
 
 def read_entries(c, keys, expiry="PTTL", chunk=500):
@@ -276,11 +277,7 @@ def read_entries(c, keys, expiry="PTTL", chunk=500):
             p.execute_command(expiry, k)
         got = p.execute()
         for j, kind in enumerate(kinds):
-            v = got[2 * j] if kind in _VALUE_READS else None
-            if kind == "hash":
-                v = sorted(v.items())
-            elif kind == "set":
-                v = sorted(v)
+            v = _comparable(kind, got[2 * j]) if kind in _VALUE_READS else None
             out.append((kind, v, got[2 * j + 1]))
     return out
 

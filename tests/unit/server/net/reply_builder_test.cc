@@ -71,7 +71,7 @@ TEST(ReplyBuilderTest, BulkValuesIntoOneGrowingBuffer) {
   std::string want;
   ReplyBuilder rb(&out, 2);
   for (size_t i = 0; i < 300; i++) {
-    size_t n = (i * 37) % 211;
+    size_t n = (i * 37) % 1499;  // both sides of kSmallValue
     std::string value(n, static_cast<char>('a' + i % 26));
     size_t usable = 0;
     Entry* e = Entry::Create(heap, "k", value, ValueType::kString, 0, &usable);
