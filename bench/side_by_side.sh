@@ -2,17 +2,24 @@
 # Side-by-side throughput benchmark: strata-server vs redis-server.
 #
 # Both servers run at the same time on free loopback ports, persistence off, each pinned
-# with taskset to the same server core(s); redis-benchmark is pinned to other core(s).
-# Each server is preloaded with KEYS keys of VALUE_SIZE bytes (key:000000000000 ...,
-# the names redis-benchmark -r uses), then SET and GET with random keys over the whole
-# keyspace are measured at each pipeline depth.
+# with taskset to the same server core(s); the client is pinned to other core(s).
+# Each server is preloaded with KEYS keys of VALUE_SIZE bytes, then SET and GET with
+# random keys over the whole keyspace are measured at each pipeline depth.
+#
+# The client (CLIENT) is redis-benchmark by default: keys key:000000000000 ... (the names
+# redis-benchmark -r uses). With CLIENT=strata-bench it is the project's memtier-style
+# load generator instead (keys memtier-0 ..., random printable values, each connection
+# its own random key sequence), which sends several times faster from one core than
+# redis-benchmark: where redis-benchmark keeps the server below one busy core at
+# pipeline 16, ops/s measure the client and not the server (server_busy_cores in the
+# CSV says which it was).
 #
 # Drift bias: the order alternates per measurement (strata first for the first
 # test/pipeline pair, redis first for the next, and so on). With RUNS=N (N > 1) every
 # measurement is repeated N times, still alternating, and the run with the highest
 # ops/s is kept for each server.
 #
-# Server CPU: around each redis-benchmark run the server's utime+stime (all its threads,
+# Server CPU: around each client run the server's utime+stime (all its threads,
 # from /proc/PID/stat) is read, giving server CPU microseconds per request and the
 # server's average busy cores over the run. At pipeline 1 on a small machine the
 # redis-benchmark client saturates its core first, so ops/s there mostly measures the
@@ -25,7 +32,10 @@
 #   --redis-bin PATH    REDIS_BIN     redis-server binary (redis-server)
 #   --threads N         THREADS       strata worker threads (1)
 #   --server-cpus LIST  SERVER_CPUS   taskset CPU list for both servers (0)
-#   --client-cpus LIST  CLIENT_CPUS   taskset CPU list for redis-benchmark (1)
+#   --client-cpus LIST  CLIENT_CPUS   taskset CPU list for the client (1)
+#   --client NAME       CLIENT        redis-benchmark or strata-bench (redis-benchmark)
+#                       STRATA_BENCH_BIN  strata-bench binary
+#                                     (build/tools/strata-bench/strata-bench)
 #   --keys N            KEYS          keyspace size, preloaded and used for -r (1000000)
 #   --clients N         CLIENTS       redis-benchmark connections, -c (50)
 #   --requests N        REQUESTS      requests per pipelined test (1000000)
@@ -54,6 +64,8 @@ REDIS_BIN="${REDIS_BIN:-redis-server}"
 THREADS="${THREADS:-1}"
 SERVER_CPUS="${SERVER_CPUS:-0}"
 CLIENT_CPUS="${CLIENT_CPUS:-1}"
+CLIENT="${CLIENT:-redis-benchmark}"
+STRATA_BENCH_BIN="${STRATA_BENCH_BIN:-$ROOT/build/tools/strata-bench/strata-bench}"
 KEYS="${KEYS:-1000000}"
 CLIENTS="${CLIENTS:-50}"
 REQUESTS="${REQUESTS:-1000000}"
@@ -81,6 +93,7 @@ while [[ $# -gt 0 ]]; do
     --threads) THREADS="$2" ;;
     --server-cpus) SERVER_CPUS="$2" ;;
     --client-cpus) CLIENT_CPUS="$2" ;;
+    --client) CLIENT="$2" ;;
     --keys) KEYS="$2" ;;
     --clients) CLIENTS="$2" ;;
     --requests) REQUESTS="$2" ;;
@@ -107,6 +120,14 @@ done
 for tool in taskset redis-cli redis-benchmark getconf; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool not found (run scripts/deps)"
 done
+case "$CLIENT" in
+  redis-benchmark) ;;
+  strata-bench)
+    [[ -x "$STRATA_BENCH_BIN" ]] || die "strata-bench not found at $STRATA_BENCH_BIN (build with scripts/build)"
+    [[ -x /usr/bin/python3 ]] || die "/usr/bin/python3 is needed to read strata-bench's JSON"
+    ;;
+  *) die "CLIENT must be redis-benchmark or strata-bench (got '$CLIENT')" ;;
+esac
 [[ -x "$STRATA_BIN" ]] || die "strata binary not found at $STRATA_BIN (build with scripts/build)"
 command -v "$REDIS_BIN" >/dev/null 2>&1 || die "redis-server not found at $REDIS_BIN"
 taskset -c "$SERVER_CPUS" true 2>/dev/null || die "invalid SERVER_CPUS '$SERVER_CPUS'"
@@ -135,6 +156,11 @@ client_cpu_count="$(cpu_count "$CLIENT_CPUS")"
 if [[ "$client_cpu_count" -gt 1 ]]; then
   BENCH_THREAD_ARGS=(--threads "$client_cpu_count")
 fi
+# strata-bench: one thread per client CPU, CLIENTS connections in all (at least one per
+# thread), and its keys.
+SB_THREADS="$client_cpu_count"
+SB_CONNS=$(((CLIENTS + SB_THREADS - 1) / SB_THREADS))
+SB_KEY_ARGS=(--key-prefix memtier- --key-minimum 0 --key-maximum $((KEYS - 1)) -d "$VALUE_SIZE")
 
 RESULTS_DIR="$ROOT/bench/results"
 STAMP="$(date +%Y%m%d-%H%M%S)"
@@ -281,6 +307,17 @@ preload() {
   port="$(port_of "$name")"
   want=$((KEYS * 99 / 100))
   echo "preloading $name with $KEYS keys of $VALUE_SIZE bytes..." >&2
+  if [[ "$CLIENT" == strata-bench ]]; then
+    # Every key once, each connection its own slice.
+    taskset -c "$CLIENT_CPUS" "$STRATA_BENCH_BIN" -s 127.0.0.1 -p "$port" -t "$SB_THREADS" \
+      -c "$SB_CONNS" --pipeline 64 --ratio 1:0 --key-pattern P:P -n allkeys -R \
+      --hide-histogram "${SB_KEY_ARGS[@]}" >"$WORK/$name/preload.log" 2>&1 ||
+      die "strata-bench could not preload $name; see $WORK/$name/preload.log"
+    count="$(dbsize "$port")"
+    [[ "$count" == "$KEYS" ]] || die "$name holds '$count' keys after preload (wanted $KEYS)"
+    echo "  $name DBSIZE = $count" >&2
+    return
+  fi
   if ! resp_stream | taskset -c "$CLIENT_CPUS" redis-cli -h 127.0.0.1 -p "$port" --pipe \
       >"$WORK/$name/preload.log" 2>&1; then
     echo "side_by_side: redis-cli --pipe failed for $name; falling back to redis-benchmark" >&2
@@ -309,12 +346,16 @@ preload redis
 
 # bench NAME TEST PIPELINE N -> "rps,avg,min,p50,p95,p99,max,cpu_us_per_op,busy_cores"
 # (the last two: server CPU time per request in microseconds, and server CPU seconds per
-# wall second over the redis-benchmark run)
+# wall second over the client run)
 bench() {
   local name="$1" test="$2" pipeline="$3" n="$4" port pid out row t0 t1 w0 w1 cpu
   port="$(port_of "$name")"
   pid="$(pid_of "$name")"
   out="$WORK/$name/bench-$test-P$pipeline.csv"
+  if [[ "$CLIENT" == strata-bench ]]; then
+    sb_bench "$@"
+    return
+  fi
   t0="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
   w0="$(now_us)"
   if ! taskset -c "$CLIENT_CPUS" redis-benchmark -h 127.0.0.1 -p "$port" -t "$test" \
@@ -326,11 +367,54 @@ bench() {
   t1="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
   row="$(tr -d '\r' <"$out" | grep -i "^\"$test\"," | tail -n 1 | tr -d '"' | cut -d, -f2-8)"
   [[ "$row" =~ ^[0-9.]+(,[0-9.]+){6}$ ]] || die "could not parse redis-benchmark output for $name: $out"
-  cpu="$(awk -v dt=$((t1 - t0)) -v hz="$CLK_TCK" -v n="$n" -v wall=$((w1 - w0)) 'BEGIN {
+  echo "$row,$(cpu_fields "$t0" "$t1" "$w0" "$w1" "$n")"
+}
+
+# cpu_fields T0 T1 W0 W1 N -> "cpu_us_per_op,busy_cores"
+cpu_fields() {
+  awk -v dt=$(($2 - $1)) -v hz="$CLK_TCK" -v n="$5" -v wall=$(($4 - $3)) 'BEGIN {
     s = dt / hz
     printf "%.3f,%.3f", s * 1e6 / n, (wall > 0) ? s * 1e6 / wall : 0
-  }')"
-  echo "$row,$cpu"
+  }'
+}
+
+# sb_bench NAME TEST PIPELINE N: bench's row, with strata-bench as the client. N is
+# rounded down to whole requests per connection; CPU per request divides by the
+# requests it actually sent.
+sb_bench() {
+  local name="$1" test="$2" pipeline="$3" n="$4" port pid out row t0 t1 w0 w1 per ratio sent
+  port="$(port_of "$name")"
+  pid="$(pid_of "$name")"
+  out="$WORK/$name/bench-$test-P$pipeline.json"
+  case "$test" in
+    set) ratio=1:0 ;;
+    get) ratio=0:1 ;;
+    *) die "CLIENT=strata-bench runs only the set and get tests (got '$test')" ;;
+  esac
+  per=$((n / (SB_THREADS * SB_CONNS)))
+  [[ "$per" -ge 1 ]] || per=1
+  sent=$((per * SB_THREADS * SB_CONNS))
+  t0="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
+  w0="$(now_us)"
+  if ! taskset -c "$CLIENT_CPUS" "$STRATA_BENCH_BIN" -s 127.0.0.1 -p "$port" -t "$SB_THREADS" \
+      -c "$SB_CONNS" --pipeline "$pipeline" --ratio "$ratio" -n "$per" -R \
+      --distinct-client-seed --hide-histogram --print-percentiles 50,95,99 \
+      --json-out-file "$out" "${SB_KEY_ARGS[@]}" >"$out.log" 2>&1; then
+    die "strata-bench failed against $name ($test, P$pipeline); see $out.log"
+  fi
+  w1="$(now_us)"
+  t1="$(cpu_ticks "$pid")" || die "cannot read /proc/$pid/stat for $name"
+  # rps,avg,min,p50,p95,p99,max as redis-benchmark's CSV gives them.
+  row="$(/usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["ALL STATS"]["Totals"]
+p = t["Percentile Latencies"]
+if t["Errors"] or t["Error Replies"] or t["Lost Requests"] or t["Connection Errors"]:
+    sys.exit("errors in the run")
+print("%.2f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f" % (t["Ops/sec"], t["Average Latency"],
+      t["Min Latency"], p["p50.00"], p["p95.00"], p["p99.00"], t["Max Latency"]))
+' "$out" 2>>"$out.log")" || die "could not read strata-bench's results for $name: $out, $out.log"
+  echo "$row,$(cpu_fields "$t0" "$t1" "$w0" "$w1" "$sent")"
 }
 
 # Keeps whichever of two "rps,..." rows has the higher rps (whole row, CPU figures too).
@@ -366,7 +450,7 @@ REDIS_VERSION="$("$REDIS_BIN" --version 2>/dev/null | head -n 1)"
 GIT_REV="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 STRATA_BIN_SHOWN="${STRATA_BIN#"$ROOT"/}"
 FULL_CMD="STRATA_BIN=$(printf '%q' "$STRATA_BIN_SHOWN") REDIS_BIN=$(printf '%q' "$REDIS_BIN")"
-FULL_CMD+=" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS KEYS=$KEYS"
+FULL_CMD+=" THREADS=$THREADS SERVER_CPUS=$SERVER_CPUS CLIENT_CPUS=$CLIENT_CPUS CLIENT=$CLIENT KEYS=$KEYS"
 FULL_CMD+=" CLIENTS=$CLIENTS REQUESTS=$REQUESTS REQUESTS_P1=$REQUESTS_P1 VALUE_SIZE=$VALUE_SIZE"
 FULL_CMD+=" PIPELINES=$(printf '%q' "$PIPELINES") TESTS=$(printf '%q' "$TESTS") RUNS=$RUNS"
 FULL_CMD+=" LABEL=$LABEL STRATA_ARGS=$(printf '%q' "$STRATA_ARGS")"
@@ -452,6 +536,7 @@ print_table() {
   echo "| strata threads | $THREADS |"
   echo "| server CPUs (taskset) | $SERVER_CPUS |"
   echo "| client CPUs (taskset) | $CLIENT_CPUS |"
+  echo "| client | $CLIENT |"
   echo "| keys / value size | $KEYS / $VALUE_SIZE B |"
   echo "| clients | $CLIENTS |"
   echo "| requests (P1 / pipelined) | $REQUESTS_P1 / $REQUESTS |"
@@ -461,10 +546,10 @@ print_table() {
   echo "| git | $GIT_REV |"
   echo
   echo "Persistence off on both (--save \"\" --appendonly no, maxmemory 0). Order of the two"
-  echo "servers alternates per measurement. Latencies are redis-benchmark's, in ms."
+  echo "servers alternates per measurement. Latencies are the client's ($CLIENT), in ms."
   echo
   echo "Server CPU µs/op is the server process's utime+stime (all threads, /proc/PID/stat)"
-  echo "over the redis-benchmark run, divided by the requests; cpu ratio is strata/redis"
+  echo "over the client's run, divided by the requests; cpu ratio is strata/redis"
   echo "(lower favours strata). It is reported because ops/s can be client-bound: at"
   echo "pipeline 1 with a single client core (e.g. on a 2-core machine) redis-benchmark"
   echo "saturates its core before either server does, so ops/s there mostly measures the"

@@ -82,4 +82,10 @@ uint64_t ShardHash(std::string_view key) {
   return TableHash(HashTag(key));
 }
 
+uint64_t ShardHashOf(std::string_view key, uint64_t table_hash) {
+  if (!HasBrace(key.data(), key.size())) [[likely]]
+    return table_hash;
+  return TableHash(HashTag(key));
+}
+
 }  // namespace strata

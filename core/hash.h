@@ -24,6 +24,9 @@ uint64_t TableHash(std::string_view key);
 std::string_view HashTag(std::string_view key);
 
 uint64_t ShardHash(std::string_view key);
+// ShardHash(key) for a caller that has TableHash(key) already (the same hash unless the
+// key has a tag).
+uint64_t ShardHashOf(std::string_view key, uint64_t table_hash);
 
 inline uint32_t ShardOf(uint64_t shard_hash, uint32_t shard_count) {
   return static_cast<uint32_t>(

@@ -172,6 +172,10 @@ void Keyspace::Prefetch(uint32_t db, std::string_view key) const {
   dbs_[db].table->Prefetch(TableHash(key));
 }
 
+void Keyspace::PrefetchLookups(uint32_t db, const uint64_t* hashes, size_t n) const {
+  dbs_[db].table->PrefetchLookups(hashes, n);
+}
+
 std::string Keyspace::Serialize(const Entry* e) {
   if (!e->IsExternal()) return e->ValueString();
   std::string out;

@@ -320,6 +320,10 @@ class Keyspace {
   void Reserve(uint32_t db, size_t n) { dbs_[db].table->Reserve(n); }
   // Prefetches where key would live in db (loaders, a few keys ahead). REQUIRES: db valid.
   void Prefetch(uint32_t db, std::string_view key) const;
+  // Starts loading what lookups of the keys with these TableHashes in db will read, for
+  // a caller about to run a batch of commands on them (Table::PrefetchLookups, at most
+  // Table::kLookaheadMax). A hint: any hash may be given. REQUIRES: db valid.
+  void PrefetchLookups(uint32_t db, const uint64_t* hashes, size_t n) const;
 
   // Deletes expired keys, visiting at most `bucket_budget` buckets in total.
   // Returns the number of keys deleted.

@@ -70,6 +70,33 @@ Table::Table(SlabHeap& heap, size_t* total_bytes)
   SetDirBytes(dir_.capacity() * sizeof(Segment*));
 }
 
+void Table::PrefetchLookups(const uint64_t* hashes, size_t n) const {
+  n = std::min(n, kLookaheadMax);
+  const Segment* segs[kLookaheadMax];
+  for (size_t i = 0; i < n; i++) {
+    segs[i] = dir_[DirIndex(hashes[i])];
+    PrefetchLine(segs[i]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const Segment* s = segs[i];
+    PrefetchLine(&s->slots[Home(TagFor(hashes[i], s->depth), s->cap)]);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const Segment* s = segs[i];
+    uint32_t tag = TagFor(hashes[i], s->depth);
+    for (uint32_t pos = Home(tag, s->cap); pos < s->nslots; pos++) {
+      uint64_t slot = s->slots[pos];
+      if (slot == 0 || TagOf(slot) > tag) break;
+      if (TagOf(slot) == tag) {
+        const char* e = reinterpret_cast<const char*>(PtrOf(slot));
+        PrefetchLine(e);
+        PrefetchLine(e + 64);
+        break;
+      }
+    }
+  }
+}
+
 Table::~Table() {
   Clear();
   FreeSegment(dir_[0]);

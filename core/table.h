@@ -77,16 +77,22 @@ class Table {
   Ref Locate(std::string_view key, uint64_t hash) const;
   // Starts loading the cache line of hash's home slot (a loader that knows its next
   // keys hides the miss of each insert behind the work on the previous ones).
-  // (An asm statement: GCC drops a __builtin_prefetch whose result nothing reads here.)
   void Prefetch(uint64_t hash) const {
     const Segment* s = dir_[DirIndex(hash)];
-    const uint64_t* p = &s->slots[Home(TagFor(hash, s->depth), s->cap)];
-#if defined(__x86_64__)
-    asm volatile("prefetcht0 %0" : : "m"(*p));
-#else
-    __builtin_prefetch(p);
-#endif
+    PrefetchLine(&s->slots[Home(TagFor(hash, s->depth), s->cap)]);
   }
+  // Lookahead over a batch of lookups (at most kLookaheadMax; more are ignored). A
+  // lookup in a table bigger than the caches waits on three cache misses in a row: the
+  // segment's header, the home slot, the entry. This takes each of those three steps
+  // for every hash of the batch before the next step, so that the misses of one step
+  // overlap and the batch waits about three times rather than three times per key:
+  //   1. the segment header's line;
+  //   2. the home slot's line, found through the header;
+  //   3. the first two lines (the key, and the value after it) of the entry of the
+  //      first slot whose tag is the hash's, found through the slots.
+  // Hints only: nothing is written, and a key that is absent costs only the reads.
+  static constexpr size_t kLookaheadMax = 32;
+  void PrefetchLookups(const uint64_t* hashes, size_t n) const;
   static Entry* At(Ref r);
   // Calls fn(entry) for every entry whose slot tag matches hash's: a superset of the
   // entries with this hash (callers compare TableHash of the key); fn must not modify
@@ -203,6 +209,14 @@ class Table {
 
  private:
   static constexpr uint64_t kPtrMask = (1ull << 48) - 1;
+  // (An asm statement: GCC drops a __builtin_prefetch whose result nothing reads here.)
+  static void PrefetchLine(const void* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+    __builtin_prefetch(p);
+#endif
+  }
   static Entry* PtrOf(uint64_t s) { return reinterpret_cast<Entry*>(s & kPtrMask); }
   static uint32_t TagOf(uint64_t s) { return static_cast<uint32_t>(s >> 48); }
   static uint64_t MakeSlot(Entry* e, uint32_t tag) {

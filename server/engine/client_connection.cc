@@ -13,6 +13,7 @@
 #include "server/engine/open_slot_check.h"
 #include "server/engine/remote_batch.h"
 #include "server/engine/worker.h"
+#include "server/net/resp_peek.h"
 
 namespace strata {
 namespace {
@@ -226,14 +227,21 @@ void ClientConnection::ProcessInput() {
   // Before AUTH, Redis's small request limits: an unauthenticated client can make the
   // server hold or scan only a few kilobytes.
   if (!authenticated()) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
+  size_t ahead = 0;   // requests left of the last lookahead
+  bool look = true;   // false once a lookahead found no request to look at
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
       break;
     }
+    if (ahead == 0 && look) {
+      ahead = PrefetchAhead();
+      look = ahead > 0;
+    }
     size_t consumed = 0;
     auto r = ParseNext(limits, &consumed);
     if (r == RespParser::Result::kNeedMore) break;
+    if (ahead > 0) ahead--;
     if (r == RespParser::Result::kError) {
       // A protocol error is replied even under CLIENT REPLY OFF (a reply slot behind
       // pending replies keeps the mode it was given).
@@ -314,6 +322,26 @@ void ClientConnection::ProcessInput() {
   }
   FinishInput();
   Recharge();
+}
+
+size_t ClientConnection::PrefetchAhead() {
+  static_assert(kLookaheadRequests <= Table::kLookaheadMax);
+  std::string_view pending = PendingInput();
+  std::string_view keys[kLookaheadRequests];
+  size_t n = PeekSecondArgs(pending.data(), pending.size(), kLookaheadRequests, keys);
+  if (n < 2) return n;  // one request has nothing to overlap with
+  uint64_t hashes[kLookaheadRequests];
+  size_t m = 0;
+  uint32_t shards = worker_->engine().shard_count();
+  uint32_t self = worker_->index();
+  for (size_t i = 0; i < n; i++) {
+    if (keys[i].empty()) continue;
+    uint64_t h = TableHash(keys[i]);
+    if (shards > 1 && ShardOf(ShardHashOf(keys[i], h), shards) != self) continue;
+    hashes[m++] = h;
+  }
+  if (m > 0) worker_->keyspace().PrefetchLookups(db, hashes, m);
+  return n;
 }
 
 bool ClientConnection::RunsWhileBusy(const CommandSpec* spec, CmdArgs args) const {

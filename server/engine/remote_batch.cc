@@ -1,7 +1,9 @@
 #include "server/engine/remote_batch.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "core/hash.h"
 #include "core/string_util.h"
 #include "server/base/cycle_clock.h"
 #include "server/engine/client_connection.h"
@@ -48,6 +50,27 @@ std::string_view RemoteBatch::RawArgsOf(const Item& item, std::string_view* view
 
 namespace {
 
+// Lookahead, as ClientConnection::PrefetchAhead does for a client's input: the table
+// lookups of the second arguments of items [first, end) that are in the first one's
+// database are prefetched together. Items that travel as their request's bytes (with
+// replicas) are left out. Every item's key is this shard's.
+void PrefetchItemKeys(const RemoteBatch& b, size_t first, size_t end, const Keyspace& ks) {
+  uint64_t hashes[ClientConnection::kLookaheadRequests];
+  size_t m = 0;
+  uint32_t db = b.items[first].db;
+  for (size_t i = first; i < end; i++) {
+    const RemoteBatch::Item& item = b.items[i];
+    if (item.raw || item.argc < 2 || item.db != db) continue;
+    const char* p = b.args.data() + item.args_offset;
+    uint32_t len;
+    std::memcpy(&len, p, sizeof(len));
+    p += sizeof(len) + len;
+    std::memcpy(&len, p, sizeof(len));
+    hashes[m++] = TableHash(std::string_view(p + sizeof(len), len));
+  }
+  if (m > 1) ks.PrefetchLookups(db, hashes, m);
+}
+
 // Runs on the origin worker: hands every reply to its connection.
 void DeliverRemoteBatch(void* p) {
   auto* batch = static_cast<RemoteBatch*>(p);
@@ -73,7 +96,14 @@ void ExecuteRemoteBatch(void* p) {
   thread_local std::vector<std::string_view> keys;
   constexpr size_t kFewArgs = 16;
   std::string_view few_args[kFewArgs];
-  for (RemoteBatch::Item& item : batch->items) {
+  const size_t count = batch->items.size();
+  size_t looked = 0;  // items up to here had their keys prefetched
+  for (size_t at = 0; at < count; at++) {
+    if (at == looked && count > 1) {
+      looked = std::min(count, at + ClientConnection::kLookaheadRequests);
+      PrefetchItemKeys(*batch, at, looked, w->keyspace());
+    }
+    RemoteBatch::Item& item = batch->items[at];
     std::string_view* argv = few_args;
     if (item.argc > kFewArgs) [[unlikely]] {
       many_args.resize(item.argc);

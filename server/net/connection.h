@@ -119,6 +119,11 @@ class Connection : public IoConn {
     consumed_ = n;
   }
   std::vector<std::string_view>& args() { return args_; }
+  // The bytes read and not consumed yet: the request at the read position and those
+  // after it (valid until the next read or Consume).
+  std::string_view PendingInput() const {
+    return std::string_view(rbuf_.get() + rstart_, rend_ - rstart_);
+  }
   // The bytes of the request that `args` are, while it runs (after Consume, until the
   // next read): empty unless `args` is args() itself (not a copy, nor other arguments)
   // and the parser found the request canonical (RespParser::canonical()).

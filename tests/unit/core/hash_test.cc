@@ -66,11 +66,13 @@ TEST(HashTest, ShardHashFindsTheBraceAtEveryLengthAndPosition) {
   for (size_t n = 0; n <= 40; n++) {
     std::string base(n, 'x');
     EXPECT_EQ(ShardHash(base), TableHash(base));
+    EXPECT_EQ(ShardHashOf(base, TableHash(base)), ShardHash(base));
     for (size_t open = 0; open + 2 < n; open++) {
       std::string k = base;
       k[open] = '{';
       k[n - 1] = '}';
       EXPECT_EQ(ShardHash(k), TableHash(HashTag(k))) << k;
+      EXPECT_EQ(ShardHashOf(k, TableHash(k)), ShardHash(k)) << k;
       EXPECT_NE(HashTag(k), k) << k;
     }
   }

@@ -88,6 +88,37 @@ TEST_F(TableTest, RandomOperationsMatchReference) {
   EXPECT_EQ(visited, ref.size());
 }
 
+// The lookahead reads and never writes: on an empty table, on absent keys, on keys
+// whose tag another key shares, and across splits, every key is still found after them.
+TEST_F(TableTest, LookaheadStepsChangeNothing) {
+  Table t(heap_);
+  auto steps = [&](uint64_t h) {
+    t.Prefetch(h);
+    uint64_t batch[Table::kLookaheadMax + 3];
+    for (size_t i = 0; i < std::size(batch); i++) batch[i] = h + i * 0x9e3779b97f4a7c15ULL;
+    t.PrefetchLookups(batch, std::size(batch));
+    t.PrefetchLookups(batch, 1);
+    t.PrefetchLookups(batch, 0);
+  };
+  for (uint64_t h : {uint64_t{0}, ~uint64_t{0}, uint64_t{1} << 63}) steps(h);
+  constexpr int kKeys = 20000;
+  for (int i = 0; i < kKeys; i++) {
+    std::string k = "key:" + std::to_string(i);
+    steps(TableHash(k));
+    Insert(t, k);
+    steps(TableHash(k));
+    steps(TableHash("absent:" + std::to_string(i)));
+  }
+  for (uint64_t h = 0; h < 4096; h++) steps(h << 48 | h);  // every tag near home 0
+  ASSERT_EQ(t.size(), static_cast<size_t>(kKeys));
+  for (int i = 0; i < kKeys; i++) {
+    std::string k = "key:" + std::to_string(i);
+    Entry* e = t.Find(k, TableHash(k));
+    ASSERT_NE(e, nullptr) << k;
+    EXPECT_EQ(e->Key(), k);
+  }
+}
+
 TEST_F(TableTest, ReplaceKeepsPosition) {
   Table t(heap_);
   for (int i = 0; i < 1000; i++) Insert(t, std::to_string(i));
