@@ -227,21 +227,23 @@ void ClientConnection::ProcessInput() {
   // Before AUTH, Redis's small request limits: an unauthenticated client can make the
   // server hold or scan only a few kilobytes.
   if (!authenticated()) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
-  size_t ahead = 0;   // requests left of the last lookahead
-  bool look = true;   // false once a lookahead found no request to look at
+  size_t ahead = 0;  // requests after this one that the last lookahead covered
+  bool look = true;  // false once a lookahead found nothing after its request
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
       break;
     }
-    if (ahead == 0 && look) {
-      ahead = PrefetchAhead();
-      look = ahead > 0;
-    }
     size_t consumed = 0;
     auto r = ParseNext(limits, &consumed);
     if (r == RespParser::Result::kNeedMore) break;
-    if (ahead > 0) ahead--;
+    if (ahead > 0) {
+      ahead--;
+    } else if (look && r == RespParser::Result::kOk && query_buffer_bytes() > consumed) {
+      // The first request of a run, with more input behind it (never at pipeline 1).
+      ahead = PrefetchAhead(args(), consumed);
+      look = ahead > 0;
+    }
     if (r == RespParser::Result::kError) {
       // A protocol error is replied even under CLIENT REPLY OFF (a reply slot behind
       // pending replies keeps the mode it was given).
@@ -324,17 +326,19 @@ void ClientConnection::ProcessInput() {
   Recharge();
 }
 
-size_t ClientConnection::PrefetchAhead() {
+size_t ClientConnection::PrefetchAhead(const std::vector<std::string_view>& argv,
+                                       size_t consumed) {
   static_assert(kLookaheadRequests <= Table::kLookaheadMax);
-  std::string_view pending = PendingInput();
   std::string_view keys[kLookaheadRequests];
-  size_t n = PeekSecondArgs(pending.data(), pending.size(), kLookaheadRequests, keys);
-  if (n < 2) return n;  // one request has nothing to overlap with
+  keys[0] = argv.size() >= 2 ? argv[1] : std::string_view();
+  std::string_view after = PendingInput().substr(consumed);
+  size_t n = PeekSecondArgs(after.data(), after.size(), kLookaheadRequests - 1, keys + 1);
+  if (n == 0) return 0;  // nothing after this request to overlap with
   uint64_t hashes[kLookaheadRequests];
   size_t m = 0;
   uint32_t shards = worker_->engine().shard_count();
   uint32_t self = worker_->index();
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i <= n; i++) {
     if (keys[i].empty()) continue;
     uint64_t h = TableHash(keys[i]);
     if (shards > 1 && ShardOf(ShardHashOf(keys[i], h), shards) != self) continue;

@@ -142,14 +142,16 @@ class ClientConnection final : public Connection, public Client {
   void OnSent(size_t bytes) override;
 
   void ProcessInput();
-  // Lookahead: the next requests waiting in the input (up to kLookaheadRequests; their
-  // second argument, the first key of most commands) that are for this worker's shard
-  // have their keys' table lookups prefetched together (Keyspace::PrefetchLookups), so
-  // that a pipeline's lookups in a table bigger than the caches wait on memory about
-  // three times per batch instead of three times per key. A hint: a command whose key
-  // is elsewhere, or a second argument that is no key, costs only the look. Returns how
-  // many requests it looked at (resp_peek.h); 0 when the input starts with none.
-  size_t PrefetchAhead();
+  // Lookahead, for the first request of a run (just parsed into argv, `consumed` bytes)
+  // when more input follows it: this request and the next ones waiting (up to
+  // kLookaheadRequests in all; their second argument, the first key of most commands)
+  // that are for this worker's shard have their keys' table lookups prefetched
+  // together (Keyspace::PrefetchLookups), so that a pipeline's lookups in a table
+  // bigger than the caches wait on memory about three times per run instead of three
+  // times per key. A hint: a command whose key is elsewhere, or a second argument that
+  // is no key, costs only the look. Returns how many requests after this one it looked
+  // at (resp_peek.h); 0 when none could be.
+  size_t PrefetchAhead(const std::vector<std::string_view>& argv, size_t consumed);
   // Inside Worker::ServeWhileBusy: whether the command may run now - it is refused -BUSY
   // (or earlier), or lets a busy script through and touches no shard
   // (CommandSpec::busy_now). The others, and everything from the master, wait until the

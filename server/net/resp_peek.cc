@@ -40,7 +40,7 @@ inline bool ReadLength(const char* data, size_t len, size_t* at, size_t* value) 
 }
 
 // A line "<lead><length>\r\n" at data[*at] (lead '*' or '$'), moving *at past it. The
-// lengths of most requests have one or two digits: with eight bytes ahead, those are
+// lengths of most requests have one to three digits: with eight bytes ahead, those are
 // matched as one word against the line's fixed bytes; any other line is read as above.
 inline bool ReadLine(const char* data, size_t len, size_t* at, char lead, size_t* value) {
   size_t i = *at;
@@ -58,6 +58,13 @@ inline bool ReadLine(const char* data, size_t len, size_t* at, char lead, size_t
     if ((w & 0xffff0000ffULL) == (head | 0x0a0d000000ULL) && d0 - 1 <= 8 && d1 <= 9) {
       *value = d0 * 10 + d1;
       *at = i + 5;
+      return true;
+    }
+    const uint64_t d2 = ((w >> 24) & 0xff) - '0';
+    if ((w & 0xffff000000ffULL) == (head | 0x0a0d00000000ULL) && d0 - 1 <= 8 && d1 <= 9 &&
+        d2 <= 9) {
+      *value = (d0 * 10 + d1) * 10 + d2;
+      *at = i + 6;
       return true;
     }
   }

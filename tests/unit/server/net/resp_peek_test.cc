@@ -85,6 +85,15 @@ TEST(RespPeekTest, LengthLinesOfEverySizeAtTheBufferEnd) {
   EXPECT_EQ(Peek(first + "*2\r\n$3\r\nGET\r\n$1\r\nb\r\n" + std::string(20, 'x')),
             (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(Peek(first + "*2\r\n$3\r\nGET\r\n$0\r\n\r\n"), (std::vector<std::string>{"a", ""}));
+  // One, two, three and four digits, each with and without eight bytes after it.
+  for (size_t n : {7, 10, 99, 100, 999, 1000, 12345}) {
+    std::string key(n, 'k');
+    std::string set = Cmd({"SET", key, std::string(n, 'v')});
+    EXPECT_EQ(Peek(set + first), (std::vector<std::string>{key, "a"})) << n;
+    EXPECT_EQ(Peek(first + set), (std::vector<std::string>{"a", key})) << n;
+  }
+  EXPECT_EQ(Peek(first + "*2\r\n$3\r\nGET\r\n$010\r\n0123456789\r\n" + first),
+            (std::vector<std::string>{"a"}));
 }
 
 TEST(RespPeekTest, ManyArgumentsEndTheLook) {
