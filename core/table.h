@@ -82,14 +82,15 @@ class Table {
     PrefetchLine(&s->slots[Home(TagFor(hash, s->depth), s->cap)]);
   }
   // Lookahead over a batch of lookups (at most kLookaheadMax; more are ignored). A
-  // lookup in a table bigger than the caches waits on three cache misses in a row: the
-  // segment's header, the home slot, the entry. This takes each of those three steps
-  // for every hash of the batch before the next step, so that the misses of one step
-  // overlap and the batch waits about three times rather than three times per key:
-  //   1. the segment header's line;
+  // lookup in a table bigger than the caches waits on cache misses in a row: the
+  // segment's header, the home slot, the entry (and the directory's line first, when
+  // the directory is big). This takes each step for every hash of the batch before the
+  // next step, so that the misses of one step overlap and the batch waits about three
+  // times rather than three times per key:
+  //   1. the segment header's line (reading the directory);
   //   2. the home slot's line, found through the header;
-  //   3. the first two lines (the key, and the value after it) of the entry of the
-  //      first slot whose tag is the hash's, found through the slots.
+  //   3. the first two lines of the entry of the first slot whose tag is the hash's,
+  //      found through the slots: the key, and for a short key the value's start.
   // Hints only: nothing is written, and a key that is absent costs only the reads.
   static constexpr size_t kLookaheadMax = 32;
   void PrefetchLookups(const uint64_t* hashes, size_t n) const;

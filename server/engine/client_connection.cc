@@ -228,7 +228,6 @@ void ClientConnection::ProcessInput() {
   // server hold or scan only a few kilobytes.
   if (!authenticated()) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
   size_t ahead = 0;  // requests after this one that the last lookahead covered
-  bool look = true;  // false once a lookahead found nothing after its request
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
@@ -239,10 +238,11 @@ void ClientConnection::ProcessInput() {
     if (r == RespParser::Result::kNeedMore) break;
     if (ahead > 0) {
       ahead--;
-    } else if (look && r == RespParser::Result::kOk && query_buffer_bytes() > consumed) {
-      // The first request of a run, with more input behind it (never at pipeline 1).
+    } else if (r == RespParser::Result::kOk && query_buffer_bytes() > consumed) {
+      // The first request of a run, with more input behind it (never at pipeline 1). A
+      // look that finds nothing after it (an inline request next, say) costs a few
+      // instructions; the next request looks again.
       ahead = PrefetchAhead(args(), consumed);
-      look = ahead > 0;
     }
     if (r == RespParser::Result::kError) {
       // A protocol error is replied even under CLIENT REPLY OFF (a reply slot behind
@@ -326,8 +326,7 @@ void ClientConnection::ProcessInput() {
   Recharge();
 }
 
-size_t ClientConnection::PrefetchAhead(const std::vector<std::string_view>& argv,
-                                       size_t consumed) {
+size_t ClientConnection::PrefetchAhead(const std::vector<std::string_view>& argv, size_t consumed) {
   static_assert(kLookaheadRequests <= Table::kLookaheadMax);
   std::string_view keys[kLookaheadRequests];
   keys[0] = argv.size() >= 2 ? argv[1] : std::string_view();
@@ -339,7 +338,7 @@ size_t ClientConnection::PrefetchAhead(const std::vector<std::string_view>& argv
   uint32_t shards = worker_->engine().shard_count();
   uint32_t self = worker_->index();
   for (size_t i = 0; i <= n; i++) {
-    if (keys[i].empty()) continue;
+    if (keys[i].empty() || keys[i].size() > kLookaheadKeyMax) continue;
     uint64_t h = TableHash(keys[i]);
     if (shards > 1 && ShardOf(ShardHashOf(keys[i], h), shards) != self) continue;
     hashes[m++] = h;

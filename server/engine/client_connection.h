@@ -65,6 +65,7 @@ class ClientConnection final : public Connection, public Client {
   static constexpr size_t kInflightMax = 1024;         // pipelined commands awaiting replies
   static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
   static constexpr size_t kLookaheadRequests = 16;     // see PrefetchAhead
+  static constexpr size_t kLookaheadKeyMax = 512;      // longer second arguments: not hashed
 
   ClientConnection(Worker* w, EventLoop* loop, int fd, uint64_t id, std::string addr,
                    std::string laddr);
@@ -149,8 +150,9 @@ class ClientConnection final : public Connection, public Client {
   // together (Keyspace::PrefetchLookups), so that a pipeline's lookups in a table
   // bigger than the caches wait on memory about three times per run instead of three
   // times per key. A hint: a command whose key is elsewhere, or a second argument that
-  // is no key, costs only the look. Returns how many requests after this one it looked
-  // at (resp_peek.h); 0 when none could be.
+  // is no key, costs only the look (a second argument of more than kLookaheadKeyMax
+  // bytes, a script or a big value more likely than a key, is not even hashed). Returns
+  // how many requests after this one it looked at (resp_peek.h); 0 when none could be.
   size_t PrefetchAhead(const std::vector<std::string_view>& argv, size_t consumed);
   // Inside Worker::ServeWhileBusy: whether the command may run now - it is refused -BUSY
   // (or earlier), or lets a busy script through and touches no shard

@@ -51,9 +51,9 @@ std::string_view RemoteBatch::RawArgsOf(const Item& item, std::string_view* view
 namespace {
 
 // Lookahead, as ClientConnection::PrefetchAhead does for a client's input: the table
-// lookups of the second arguments of items [first, end) that are in the first one's
-// database are prefetched together. Items that travel as their request's bytes (with
-// replicas) are left out. Every item's key is this shard's.
+// lookups of the second arguments (the key of most commands; every item's keys are this
+// shard's) of items [first, end) that are in the first one's database are prefetched
+// together. Items that travel as their request's bytes (with replicas) are left out.
 void PrefetchItemKeys(const RemoteBatch& b, size_t first, size_t end, const Keyspace& ks) {
   uint64_t hashes[ClientConnection::kLookaheadRequests];
   size_t m = 0;
@@ -61,14 +61,11 @@ void PrefetchItemKeys(const RemoteBatch& b, size_t first, size_t end, const Keys
   for (size_t i = first; i < end; i++) {
     const RemoteBatch::Item& item = b.items[i];
     if (item.raw || item.argc < 2 || item.db != db) continue;
-    const char* p = b.args.data() + item.args_offset;
-    uint32_t len;
-    std::memcpy(&len, p, sizeof(len));
-    p += sizeof(len) + len;
-    std::memcpy(&len, p, sizeof(len));
-    hashes[m++] = TableHash(std::string_view(p + sizeof(len), len));
+    std::string_view key = b.SecondArgOf(item);
+    if (key.empty() || key.size() > ClientConnection::kLookaheadKeyMax) continue;
+    hashes[m++] = TableHash(key);
   }
-  if (m > 1) ks.PrefetchLookups(db, hashes, m);
+  if (m > 0) ks.PrefetchLookups(db, hashes, m);
 }
 
 // Runs on the origin worker: hands every reply to its connection.

@@ -125,6 +125,16 @@ struct RemoteBatch {
     return {};
   }
   std::string_view RawArgsOf(const Item& item, std::string_view* out) const;
+  // The second argument of an item that travels as its arguments (not raw) and has two
+  // or more; what ArgsOf would give as out[1], without the others (the lookahead).
+  std::string_view SecondArgOf(const Item& item) const {
+    const char* p = args.data() + item.args_offset;
+    uint32_t len;
+    std::memcpy(&len, p, sizeof(len));
+    p += sizeof(len) + len;
+    std::memcpy(&len, p, sizeof(len));
+    return std::string_view(p + sizeof(len), len);
+  }
 };
 
 // Runs on the destination worker: executes every item, then posts the batch home.

@@ -1,15 +1,17 @@
 #include "server/net/resp_peek.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
 namespace strata {
 namespace {
 
+static_assert(std::endian::native == std::endian::little, "ReadLine matches words little-endian");
+
 // Reads a length line "<digits>\r\n" at data[*at]: 1 to 9 digits, no sign, no leading
-// zero. False when the line is incomplete or not of that form. Every request of a pipeline passes here
-// two or more times: with room for the longest line ahead, the digits are read with no
-// bound check and the CRLF as one 16-bit word.
+// zero. False when the line is incomplete or not of that form. With room for the longest
+// line ahead, the digits are read with no bound check and the CRLF as one 16-bit word.
 inline bool ReadLength(const char* data, size_t len, size_t* at, size_t* value) {
   // Ten digits at most are read (one too many ends the look), then two bytes.
   constexpr size_t kLongest = 10 + 2;

@@ -4,9 +4,10 @@ Before a run of pipelined requests executes, the server looks ahead at the reque
 waiting in the input and prefetches the keys they will look up (their second arguments),
 and a shard does the same for a batch of commands from another worker's clients. These
 tests send the same bytes to the target and to a redis-server and compare what comes
-back: requests whose second argument is no key, a SELECT in the middle of a pipeline,
-requests the lookahead stops at (inline, more than 64 arguments, split across writes),
-binary and empty keys, hash tags, and keys spread over every shard."""
+back: requests whose second argument is no key, a SELECT, SWAPDB or FLUSHALL in the
+middle of a pipeline, requests the lookahead stops at (inline, more than 64 arguments,
+split across writes), binary and empty keys, hash tags, and keys spread over every
+shard."""
 import socket
 
 import pytest
@@ -133,4 +134,15 @@ def test_values_of_every_size(server, redis_reference, value_size):
     p = b"".join(cmd("SET", "v%d" % i, b"%d" % i * value_size) for i in range(64))
     p += b"".join(cmd("GET", "v%d" % i) for i in range(64))
     p += b"".join(cmd("GETRANGE", "v%d" % i, 0, 9) for i in range(64))
+    compare(server, redis_reference, [p])
+
+
+def test_databases_flushed_and_swapped_in_the_middle_of_a_pipeline(server, redis_reference):
+    def run(i):
+        return b"".join(cmd("SET", "f%d" % j, "%d-%d" % (i, j)) for j in range(20)) + \
+            b"".join(cmd("GET", "f%d" % j) for j in range(20))
+    p = run(0) + cmd("SWAPDB", 0, 1) + run(1) + cmd("FLUSHALL", "ASYNC") + run(2)
+    p += cmd("SELECT", 1) + run(3) + cmd("SWAPDB", 1, 0) + run(4) + cmd("FLUSHDB")
+    p += run(5) + cmd("SELECT", 0) + b"".join(cmd("GET", "f%d" % j) for j in range(20))
+    p += cmd("DBSIZE") + cmd("SELECT", 1) + cmd("DBSIZE") + cmd("SELECT", 0)
     compare(server, redis_reference, [p])

@@ -88,8 +88,9 @@ TEST_F(TableTest, RandomOperationsMatchReference) {
   EXPECT_EQ(visited, ref.size());
 }
 
-// The lookahead reads and never writes: on an empty table, on absent keys, on keys
-// whose tag another key shares, and across splits, every key is still found after them.
+// The lookahead on an empty table, on absent keys, on keys whose tag another key shares,
+// and across splits: it reads only the table's own memory (the sanitizer builds check
+// that), and every key is still found after it.
 TEST_F(TableTest, LookaheadStepsChangeNothing) {
   Table t(heap_);
   auto steps = [&](uint64_t h) {

@@ -53,6 +53,10 @@ TEST(RemoteBatchTest, ArgumentsComeBackWhetherTheyTravelAsThemselvesOrAsTheReque
     out.assign(b.items[2 * i].argc, std::string_view());
     EXPECT_TRUE(b.ArgsOf(b.items[2 * i], out.data()).empty());
     EXPECT_EQ(Strings(out), commands[i]) << i;
+    if (out.size() >= 2) {
+      EXPECT_EQ(b.SecondArgOf(b.items[2 * i]).data(), out[1].data()) << i;
+      EXPECT_EQ(b.SecondArgOf(b.items[2 * i]).size(), out[1].size()) << i;
+    }
     out.assign(b.items[2 * i + 1].argc, std::string_view());
     EXPECT_EQ(b.ArgsOf(b.items[2 * i + 1], out.data()), raws[i]) << i;
     EXPECT_EQ(Strings(out), commands[i]) << i;
