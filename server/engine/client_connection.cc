@@ -238,10 +238,11 @@ void ClientConnection::ProcessInput() {
     if (r == RespParser::Result::kNeedMore) break;
     if (ahead > 0) {
       ahead--;
-    } else if (r == RespParser::Result::kOk && query_buffer_bytes() > consumed) {
-      // The first request of a run, with more input behind it (never at pipeline 1). A
-      // look that finds nothing after it (an inline request next, say) costs a few
-      // instructions; the next request looks again.
+    } else if (r == RespParser::Result::kOk && query_buffer_bytes() > consumed &&
+               worker_->keyspace().table(db).size() >= kLookaheadMinKeys) {
+      // The first request of a run, with more input behind it (never at pipeline 1), in
+      // a database big enough to miss the caches. A look that finds nothing after it (an
+      // inline request next, say) costs a few instructions; the next request looks again.
       ahead = PrefetchAhead(args(), consumed);
     }
     if (r == RespParser::Result::kError) {

@@ -96,7 +96,8 @@ void ExecuteRemoteBatch(void* p) {
   const size_t count = batch->items.size();
   size_t looked = 0;  // items up to here had their keys prefetched
   for (size_t at = 0; at < count; at++) {
-    if (at == looked && count > 1) {
+    if (at == looked && count > 1 &&
+        w->keyspace().table(batch->items[at].db).size() >= ClientConnection::kLookaheadMinKeys) {
       looked = std::min(count, at + ClientConnection::kLookaheadRequests);
       PrefetchItemKeys(*batch, at, looked, w->keyspace());
     }

@@ -8,17 +8,21 @@ back: requests whose second argument is no key, a SELECT, SWAPDB or FLUSHALL in 
 middle of a pipeline, requests the lookahead stops at (inline, more than 64 arguments,
 split across writes), binary and empty keys, hash tags, and keys spread over every
 shard."""
+import functools
 import socket
+
+import conftest
+from helpers import resp as cmd
 
 import pytest
 
 
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+FILL_KEYS = 40000 * max(1, conftest.THREADS)
+
+
+@functools.lru_cache(maxsize=1)
+def fill():
+    return b"".join(cmd("SET", "fill:%d" % i, "x") for i in range(FILL_KEYS))
 
 
 def exchange(port, chunks):
@@ -46,6 +50,9 @@ def compare(server, redis_reference, chunks):
         s.sendall(cmd("FLUSHALL"))
         assert s.recv(100) == b"+OK\r\n"
         s.close()
+        # Database 0 big enough on every shard for the lookahead to run
+        # (ClientConnection::kLookaheadMinKeys).
+        assert exchange(port, [fill()]) == b"+OK\r\n" * FILL_KEYS
     got = exchange(server.port, chunks)
     want = exchange(redis_reference.port, chunks)
     assert got == want
