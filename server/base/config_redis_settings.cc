@@ -163,9 +163,14 @@ void Config::AddRedisOnlySettings() {
                       "for min-replicas-to-write; 0 turns min-replicas-to-write off");
     Alias(lag, "min-slaves-max-lag");
   }
-  only("propagation-error-behavior", Kind::kString, "ignore", {"ignore"},
-       "only ignore is supported by strata (a replica goes on after its master's command "
-       "fails)");
+  {
+    Option& o = Add("propagation-error-behavior", Kind::kEnum, "ignore", true,
+                    "a command of the master's stream that fails on a replica is logged "
+                    "and counted (INFO unexpected_error_replies); panic or "
+                    "panic-on-replicas (the same: strata has no AOF) also stop a read-only "
+                    "replica at once");
+    o.enum_values = {"ignore", "panic", "panic-on-replicas"};
+  }
   tuning("replica-ignore-disk-write-errors", Kind::kBool, "no",
          "a replica applies its master's writes whatever its own saves do");
   only("enable-module-command", Kind::kString, "no", {"no"}, "strata does not load modules");

@@ -92,6 +92,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     total.client_output_buffer_limit_disconnections +=
         r.stats.client_output_buffer_limit_disconnections;
     total.evicted_clients += r.stats.evicted_clients;
+    total.unexpected_error_replies += r.stats.unexpected_error_replies;
+    total.errors.Add(r.stats.errors);
     for (size_t i = 0; i < r.stats.commands.size(); i++) {
       total.commands[i].calls += r.stats.commands[i].calls;
       total.commands[i].usec_ticks += r.stats.commands[i].usec_ticks;
@@ -200,6 +202,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "tracking_total_keys", std::to_string(tracking_keys));
     AddLine(&out, "tracking_total_items", std::to_string(tracking_items));
     AddLine(&out, "tracking_total_prefixes", std::to_string(srv.bcast().distinct_prefixes()));
+    AddLine(&out, "unexpected_error_replies", std::to_string(total.unexpected_error_replies));
+    AddLine(&out, "total_error_replies", std::to_string(total.errors.total));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
@@ -244,6 +248,11 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
                     static_cast<unsigned long long>(st.failed_calls));
       AddLine(&out, "cmdstat_" + specs[i]->name, buf);
     }
+  }
+  if (want("errorstats", true)) {
+    section("Errorstats");
+    for (const auto& [code, n] : total.errors.by_code)
+      AddLine(&out, "errorstat_" + code, "count=" + std::to_string(n));
   }
   if (want("latencystats", false)) {
     section("Latencystats");

@@ -3,12 +3,21 @@
 // output is the stream, under the replica output class's limits). Split from
 // client_connection.cc; the same thread rules (the owning worker only).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
+#include "server/base/config.h"
 #include "server/base/log.h"
 #include "server/engine/client_connection.h"
+#include "server/engine/engine.h"
 #include "server/engine/worker.h"
 
 namespace strata {
+namespace {
+// propagation-error-behavior's first value (config_redis_settings.cc): an enum setting
+// reads as its value's index.
+constexpr int64_t kPropagationErrorIgnore = 0;
+}  // namespace
 
 void ClientConnection::NoteErrorToMaster(const CommandSpec* spec, std::string_view reply) {
   // As Redis: the master never sees a replica's replies, so an error in one (the data
@@ -16,11 +25,28 @@ void ClientConnection::NoteErrorToMaster(const CommandSpec* spec, std::string_vi
   // Shown with its '-', as Redis 7.0 shows it.
   if (!reply.empty() && reply[0] == '-') reply.remove_prefix(1);
   reply = reply.substr(0, std::min<size_t>(reply.find("\r\n"), 4096));
+  const char* name = spec != nullptr ? spec->name.c_str() : "<unknown>";
   LogWarning(
       "== CRITICAL == This replica is sending an error to its master: '-%.*s' after "
       "processing the command '%s'",
-      static_cast<int>(reply.size()), reply.data(),
-      spec != nullptr ? spec->name.c_str() : "<unknown>");
+      static_cast<int>(reply.size()), reply.data(), name);
+  Worker* w = Worker::Current();
+  w->stats().unexpected_error_replies++;
+  // propagation-error-behavior panic or panic-on-replicas (the same here: strata has no
+  // AOF to replay): a read-only replica whose data has gone apart from its master's
+  // stops at once rather than serve it, as Redis's does. A writable replica goes on
+  // (its own writes may explain the error).
+  const Config& cfg = w->engine().config();
+  if (cfg.Int("propagation-error-behavior") != kPropagationErrorIgnore &&
+      cfg.Bool("replica-read-only")) {
+    LogWarning(
+        "propagation-error-behavior %s: this replica stops, having failed its master's "
+        "command '%s'",
+        cfg.String("propagation-error-behavior").c_str(), name);
+    std::fprintf(stderr, "strata-server: a command from the master failed ('%s'); stopping\n",
+                 name);
+    std::abort();
+  }
 }
 
 void ClientConnection::MakeMaster() {

@@ -804,6 +804,13 @@ void Worker::NoteSlowCall(const CommandSpec* spec, uint64_t ticks, CmdArgs args,
 
 void Worker::Run() {
   t_current = this;
+  ErrorStats::SetForThisThread(&stats_.errors);
+  ErrorStats::SetCodesDisabledHook([] {
+    LogWarning(
+        "INFO errorstats: a worker has seen %zu different error codes; its later errors "
+        "are counted as %s until CONFIG RESETSTAT",
+        ErrorStats::kMaxCodes, std::string(ErrorStats::kDisabledCode).c_str());
+  });
   SyncKeyEventHook();
   now_ms_ = WallClockMs();
   RefreshSlowLimits();
@@ -894,6 +901,7 @@ void Worker::Run() {
     FlushOutbox();
   }
   CloseAll();
+  ErrorStats::SetForThisThread(nullptr);
 }
 
 bool Worker::ServicesHaveWork() const {

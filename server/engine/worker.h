@@ -45,6 +45,7 @@
 #include "server/engine/task.h"
 #include "server/engine/tracking.h"
 #include "server/engine/watch_table.h"
+#include "server/net/error_stats.h"
 
 namespace strata {
 
@@ -85,7 +86,11 @@ struct WorkerStats {
   uint64_t scripts_every_shard = 0;    // of those, runs holding every shard (wide)
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
-  uint64_t evicted_clients = 0;       // maxmemory-clients
+  uint64_t evicted_clients = 0;  // maxmemory-clients
+  // Error replies to a master's commands (this server is its replica) on this worker:
+  // INFO unexpected_error_replies (ClientConnection::NoteErrorToMaster).
+  uint64_t unexpected_error_replies = 0;
+  ErrorStats errors;                  // every error reply written on this thread
   std::vector<CommandStat> commands;  // indexed by CommandSpec::id
 };
 

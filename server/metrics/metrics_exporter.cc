@@ -218,6 +218,10 @@ std::string PrometheusFromInfo(std::string_view info) {
       if (f.count("failed_calls"))
         ex.Add("redis_commands_failed_calls_total", "counter", "Failed calls per command.", lbl,
                f["failed_calls"]);
+    } else if (k.rfind("errorstat_", 0) == 0) {
+      auto f = SubFields(v);
+      ex.Add("redis_errors_total", "counter", "Error replies per error code.",
+             Label("err", k.substr(10)), f["count"]);
     } else if (section == "Keyspace" && k.rfind("db", 0) == 0) {
       auto f = SubFields(v);
       std::string lbl = Label("db", k);

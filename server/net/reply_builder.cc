@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/string_util.h"
+#include "server/net/error_stats.h"
 
 namespace strata {
 
@@ -57,6 +58,11 @@ void ReplyBuilder::Simple(std::string_view s) {
 }
 
 void ReplyBuilder::Error(std::string_view msg) {
+  if (ErrorStats* stats = ErrorStats::ForThisThread(); stats != nullptr) stats->Count(msg);
+  ErrorUncounted(msg);
+}
+
+void ReplyBuilder::ErrorUncounted(std::string_view msg) {
   out_->push_back('-');
   size_t start = out_->size();
   out_->append(msg);

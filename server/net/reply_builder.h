@@ -25,7 +25,11 @@ class ReplyBuilder {
 
   void Ok() { out_->append("+OK\r\n", 5); }
   void Simple(std::string_view s);
+  // Counted in the thread's ErrorStats (INFO errorstats, total_error_replies).
   void Error(std::string_view msg);
+  // An error already counted where it arose: a script's reply that passes on the error
+  // of a command it called (that command's reply counted it, as in Redis).
+  void ErrorUncounted(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   static constexpr size_t kSmallBulk = 96;  // bulk replies up to this size take one append

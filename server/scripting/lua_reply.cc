@@ -214,7 +214,14 @@ void WriteAt(lua_State* L, int index, int script_resp, ReplyBuilder& rb, int dep
   std::string_view s;
   if (StringField(L, index, "err", &s)) {
     if (!s.empty() && s[0] == '-') s.remove_prefix(1);  // error_reply('-CODE x')
-    rb.Error(s);
+    RawField(L, index, kErrorCountedField);
+    bool counted = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+    if (counted) {
+      rb.ErrorUncounted(s);
+    } else {
+      rb.Error(s);
+    }
     return;
   }
   if (StringField(L, index, "ok", &s)) {

@@ -11,7 +11,8 @@
 //          {map=}, {set=}, {verbatim_string=} -> their RESP3 types (RESP2 forms for a
 //          RESP2 client), any other table -> array of t[1], t[2]... up to the first nil;
 //          true -> 1 (script in RESP2) or boolean, false -> null (script in RESP2) or
-//          boolean; nil and anything else -> null.
+//          boolean; nil and anything else -> null. An {err=} table marked with
+//          kErrorCountedField is written uncounted (ReplyBuilder::ErrorUncounted).
 // Both bound nesting at kMaxDepth: deeper replies are refused, deeper (or cyclic) Lua
 // tables are written as an error reply instead.
 // Thread-safety: the calling thread's own lua_State.
@@ -27,6 +28,12 @@ struct lua_State;
 namespace strata::lua_reply {
 
 inline constexpr int kMaxDepth = 256;
+
+// Set (true) on the {err=...} table of a command's error reply that redis.call raises or
+// redis.pcall returns: that reply was counted in the error statistics already, so the
+// script's reply that passes it on is not counted again (Write, and the script's raised
+// error). Redis 7 marks the table with the same field, visible to the script.
+inline constexpr const char* kErrorCountedField = "ignore_error_stats_update";
 
 // Pushes the one reply at the start of `reply` onto L's stack; returns the bytes it took,
 // or 0 (nothing pushed) when the bytes are not one complete reply or nest too deep.

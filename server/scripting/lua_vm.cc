@@ -135,7 +135,12 @@ int ErrorHandler(lua_State* L) {
   }
   lua_newtable(L);
   bool code = false;
+  bool counted = false;
   if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_pushstring(L, lua_reply::kErrorCountedField);
+    lua_rawget(L, 1);
+    counted = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
     lua_pushstring(L, "err");
     lua_rawget(L, 1);
     int t = lua_type(L, -1);
@@ -157,6 +162,8 @@ int ErrorHandler(lua_State* L) {
   lua_setfield(L, -2, "err");
   lua_pushboolean(L, code ? 1 : 0);
   lua_setfield(L, -2, "code");
+  lua_pushboolean(L, counted ? 1 : 0);
+  lua_setfield(L, -2, lua_reply::kErrorCountedField);
   lua_pushinteger(L, line);
   lua_setfield(L, -2, "line");
   return 1;
@@ -472,7 +479,12 @@ int CallImpl(lua_State* L, bool raise) {
     return fail("ERR strata does not run '" + std::string(name) + "' inside scripts yet");
   }
   if (lua_reply::Push(L, reply) == 0) return fail("ERR internal error: unreadable reply");
-  if (raise && !reply.empty() && reply[0] == '-') return -1;  // the pushed {err=...}
+  if (!reply.empty() && reply[0] == '-') {
+    // The command's reply counted this error (ReplyBuilder::Error).
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, lua_reply::kErrorCountedField);
+    if (raise) return -1;  // the pushed {err=...}
+  }
   return 1;
 }
 
@@ -1160,6 +1172,9 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
     bool code = lua_toboolean(L, -1) != 0;
     lua_getfield(L, -3, "line");
     int line = static_cast<int>(lua_tointeger(L, -1));
+    lua_getfield(L, -4, lua_reply::kErrorCountedField);
+    bool counted = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
     std::string msg = code ? "" : "ERR ";
     msg.append(err != nullptr ? err : "unknown error");
     if (call.function.empty()) {
@@ -1168,7 +1183,11 @@ LuaVm::RunResult LuaVm::Execute(const ScriptCall& call, ShardCtx& ctx, ReplyBuil
       msg += " script: " + call.function + ", on @user_function:" + std::to_string(line) + ".";
     }
     lua_pop(L, 3);
-    rb.Error(msg);
+    if (counted) {
+      rb.ErrorUncounted(msg);
+    } else {
+      rb.Error(msg);
+    }
   } else {
     const char* err = lua_tostring(L, -1);
     rb.Error(std::string("ERR ") + (err != nullptr ? err : "unknown error"));

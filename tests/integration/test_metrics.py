@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import redis
 
 from conftest import TARGET, free_port
 
@@ -67,6 +68,11 @@ def test_scrape_is_prometheus_text_with_redis_exporter_names(server_factory):
     c.get("missing")
     c.expire("k1", 100)
     c.hset("h", "f", "v")
+    for i in range(3):
+        with pytest.raises(redis.ResponseError):
+            c.lpush("k%d" % i, "x")
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("GET")
     status, ctype, text = scrape(mport)
     assert status == 200
     assert ctype.startswith("text/plain; version=0.0.4")
@@ -82,6 +88,10 @@ def test_scrape_is_prometheus_text_with_redis_exporter_names(server_factory):
     assert value(fams, "redis_db_keys", '{db="db0"}') == 51
     assert value(fams, "redis_db_keys_expiring", '{db="db0"}') == 1
     assert value(fams, "redis_memory_used_bytes") > 0
+    assert value(fams, "redis_errors_total", '{err="WRONGTYPE"}') == 3
+    assert value(fams, "redis_errors_total", '{err="ERR"}') == 1
+    assert fams["redis_errors_total"]["type"] == "counter"
+    assert value(fams, "redis_total_error_replies") == 4
     assert value(fams, "redis_uptime_in_seconds") >= 0
     # strata's own figures.
     assert value(fams, "strata_threads") == 2
