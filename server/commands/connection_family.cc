@@ -180,6 +180,20 @@ void CmdTime(Client& c, CmdArgs args, ReplyBuilder& rb) {
   rb.Bulk(std::to_string(tv.tv_usec));
 }
 
+// LOLWUT [VERSION v]: Redis 7.0 answers with its version line (its drawings belong to
+// VERSION 5 and 6, which strata does not draw: they get the line too). The version must
+// be an integer when given; other arguments are ignored, as in Redis.
+void CmdLolwut(Client& c, CmdArgs args, ReplyBuilder& rb) {
+  if (args.size() >= 3 && EqualsIgnoreCase(args[1], "version")) {
+    int64_t v = 0;
+    if (!ParseInt64(args[2], &v)) {
+      rb.Error("ERR value is not an integer or out of range");
+      return;
+    }
+  }
+  rb.Verbatim("Redis ver. " STRATA_REDIS_COMPAT_VERSION "\n");
+}
+
 }  // namespace
 
 void RegisterConnectionFamily(CommandRegistry& r) {
@@ -199,6 +213,8 @@ void RegisterConnectionFamily(CommandRegistry& r) {
       CmdHello);
   add("time", 1, kCmdFast | kCmdLoading, CmdTime);
   r.FindMutable("time")->group = "server";
+  add("lolwut", -1, kCmdFast | kCmdReadOnly, CmdLolwut);
+  r.FindMutable("lolwut")->group = "server";
 }
 
 }  // namespace strata

@@ -259,12 +259,24 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
     }
     store.Flush();
     rb.Ok();
+  } else if (sub == "debug" && args.size() == 3) {
+    // Redis's Lua debugger (LDB) is not part of strata: NO, the mode every script runs
+    // in, is accepted; YES and SYNC are refused naming why.
+    if (EqualsIgnoreCase(args[2], "no")) {
+      rb.Ok();
+    } else if (EqualsIgnoreCase(args[2], "yes") || EqualsIgnoreCase(args[2], "sync")) {
+      rb.Error("ERR strata has no Lua debugger: SCRIPT DEBUG YES and SYNC are not supported");
+    } else {
+      rb.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    }
   } else if (sub == "kill" && args.size() == 2) {
     std::string r = LuaVm::KillRunning();
     r == "OK" ? rb.Ok() : rb.Error(r);
   } else if (sub == "help" && args.size() == 2) {
     const char* lines[] = {
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
         "EXISTS <sha1> [<sha1> ...]",
         "    Return information about the existence of the scripts in the script cache.",
         "FLUSH [ASYNC|SYNC]",
@@ -283,7 +295,7 @@ void CmdScript(Client& c, CmdArgs args, ReplyBuilder& rb) {
     for (const char* l : lines) rb.Simple(l);
   } else if (sub == "flush") {
     rb.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
-  } else if (sub == "load" || sub == "exists" || sub == "kill" || sub == "help") {
+  } else if (sub == "load" || sub == "exists" || sub == "kill" || sub == "help" || sub == "debug") {
     rb.Error("ERR wrong number of arguments for 'script|" + sub + "' command");
   } else {
     rb.Error("ERR unknown subcommand '" + std::string(args[1]) + "'. Try SCRIPT HELP.");
@@ -319,7 +331,8 @@ void RegisterScriptFamily(CommandRegistry& r) {
   s.since = "2.6.0";
   s.summary = "A container for Lua scripts management commands.";
   s.allow_busy = [](CmdArgs a) { return a.size() == 2 && EqualsIgnoreCase(a[1], "kill"); };
-  static const std::vector<std::string> kSubcommands = {"exists", "flush", "help", "kill", "load"};
+  static const std::vector<std::string> kSubcommands = {"debug", "exists", "flush",
+                                                        "help",  "kill",   "load"};
   s.subcommands = &kSubcommands;
   r.Add(std::move(s));
 }

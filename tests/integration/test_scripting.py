@@ -673,6 +673,23 @@ def test_script_unknown_subcommand_and_arity(conn):
     assert wire(conn, "SCRIPT") == b"-ERR wrong number of arguments for 'script' command\r\n"
 
 
+def test_script_debug(conn):
+    """NO (every script's mode) is accepted as in Redis; YES and SYNC would start Redis's
+    Lua debugger, which strata does not have: refused, naming why."""
+    assert wire(conn, "SCRIPT", "DEBUG", "NO") == b"+OK\r\n"
+    assert wire(conn, "SCRIPT", "DEBUG", "no") == b"+OK\r\n"
+    assert wire(conn, "SCRIPT", "DEBUG", "MAYBE") == b"-ERR Use SCRIPT DEBUG YES/SYNC/NO\r\n"
+    assert wire(conn, "SCRIPT", "DEBUG") == (
+        b"-ERR wrong number of arguments for 'script|debug' command\r\n")
+    assert wire(conn, "SCRIPT", "DEBUG", "NO", "X") == (
+        b"-ERR wrong number of arguments for 'script|debug' command\r\n")
+    if TARGET != "redis":
+        for mode in ("YES", "sync"):
+            assert wire(conn, "SCRIPT", "DEBUG", mode).startswith(
+                b"-ERR strata has no Lua debugger")
+    assert b"DEBUG (YES|SYNC|NO)" in wire(conn, "SCRIPT", "HELP")
+
+
 def test_script_kill_when_nothing_runs(conn):
     assert wire(conn, "SCRIPT", "KILL") == NOTBUSY
     assert wire(conn, "SCRIPT", "KILL", "x") == (

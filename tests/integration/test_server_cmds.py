@@ -8,8 +8,9 @@ import time
 
 import pytest
 
+import helpers
 from conftest import require_commands
-from helpers import call, cmd, error_of, is_closed, parse_client_line, roundtrip
+from helpers import call, cmd, error_of, is_closed, parse_client_line, resp, roundtrip
 
 
 # ---------------------------------------------------------------- PING / ECHO
@@ -401,3 +402,17 @@ def test_command_getkeys_matches_redis(pair):
 def test_help_texts_match_redis(pair, command):
     from helpers import same
     same(pair, command, "HELP")
+
+
+def test_lolwut_answers_as_redis_7_0(pair, raw):
+    """LOLWUT gives Redis 7.0's version line, whatever VERSION asks for but 5 and 6 (which
+    Redis draws and strata does not); a VERSION that is no integer is an error."""
+    for args in (("LOLWUT",), ("LOLWUT", "VERSION", "7"), ("LOLWUT", "VERSION", "1"),
+                 ("LOLWUT", "version", "-1"), ("LOLWUT", "extra", "args"),
+                 ("LOLWUT", "VERSION", "x"), ("LOLWUT", "VERSION", "99999999999999999999")):
+        helpers.same(pair, *args)
+    assert helpers.same(pair, "LOLWUT") == b"Redis ver. 7.0.15\n"
+    # RESP3: verbatim text.
+    conn = raw()
+    roundtrip(conn, resp("HELLO", "3"))
+    assert roundtrip(conn, resp("LOLWUT")) == b"=22\r\ntxt:Redis ver. 7.0.15\n\r\n"
