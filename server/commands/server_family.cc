@@ -169,13 +169,22 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   }
   if (want("stats", true)) {
     section("Stats");
-    int64_t up = std::max<int64_t>(1, (now - srv.process().start_time_ms) / 1000);
     AddLine(&out, "total_connections_received", std::to_string(total.total_connections_received));
     AddLine(&out, "total_commands_processed", std::to_string(total.total_commands_processed));
-    AddLine(&out, "instantaneous_ops_per_sec",
-            std::to_string(total.total_commands_processed / static_cast<uint64_t>(up)));
+    uint64_t ops_rate = 0, input_rate = 0, output_rate = 0;  // the workers' sum
+    for (auto& r : reports) {
+      ops_rate += r.stats.ops_rate.PerSecond();
+      input_rate += r.stats.input_rate.PerSecond();
+      output_rate += r.stats.output_rate.PerSecond();
+    }
+    AddLine(&out, "instantaneous_ops_per_sec", std::to_string(ops_rate));
     AddLine(&out, "total_net_input_bytes", std::to_string(total.total_net_input_bytes));
     AddLine(&out, "total_net_output_bytes", std::to_string(total.total_net_output_bytes));
+    char kbps[64];
+    std::snprintf(kbps, sizeof(kbps), "%.2f", static_cast<double>(input_rate) / 1024);
+    AddLine(&out, "instantaneous_input_kbps", kbps);
+    std::snprintf(kbps, sizeof(kbps), "%.2f", static_cast<double>(output_rate) / 1024);
+    AddLine(&out, "instantaneous_output_kbps", kbps);
     AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
     if (ReplMaster* rm = srv.FindService<ReplMaster>(); rm != nullptr) {
       AddLine(&out, "sync_full", std::to_string(rm->sync_full()));

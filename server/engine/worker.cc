@@ -669,6 +669,9 @@ void Worker::RunTimers() {
     ApplyWakeupBatch(/*at_start=*/false);
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
+  stats_.ops_rate.Sample(now_ms_, stats_.total_commands_processed);
+  stats_.input_rate.Sample(now_ms_, stats_.total_net_input_bytes);
+  stats_.output_rate.Sample(now_ms_, stats_.total_net_output_bytes);
   // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
   // Nor does a paused server expire keys (its replicas catch up with a still stream).
   bool paused = pause_gate() && engine_->PauseModeAt(now_ms_) != Engine::kPauseNone;

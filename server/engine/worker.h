@@ -34,6 +34,7 @@
 #include "server/engine/blocking.h"
 #include "server/engine/cluster_routing.h"
 #include "server/engine/cold_gate.h"
+#include "server/engine/instantaneous_metric.h"
 #include "server/engine/latency_histogram.h"
 #include "server/engine/lock_table.h"
 #include "server/engine/pubsub.h"
@@ -90,7 +91,12 @@ struct WorkerStats {
   // Error replies to a master's commands (this server is its replica) on this worker:
   // INFO unexpected_error_replies (ClientConnection::NoteErrorToMaster).
   uint64_t unexpected_error_replies = 0;
-  ErrorStats errors;                  // every error reply written on this thread
+  ErrorStats errors;  // every error reply written on this thread
+  // INFO's instantaneous_ops_per_sec, instantaneous_input_kbps and _output_kbps: the
+  // three counters above, sampled by RunTimers.
+  InstantaneousMetric ops_rate;
+  InstantaneousMetric input_rate;
+  InstantaneousMetric output_rate;
   std::vector<CommandStat> commands;  // indexed by CommandSpec::id
 };
 

@@ -387,3 +387,32 @@ def test_an_unsupported_value_in_the_config_file_stops_the_start(server_factory)
     log = s.read_log()
     assert "FATAL CONFIG FILE ERROR" in log and "activedefrag yes" in log
     assert "no active defragmentation" in log
+
+
+def test_instantaneous_rates_follow_the_recent_load(server_factory):
+    """instantaneous_ops_per_sec and instantaneous_input/output_kbps are the rate over the
+    last ~1.6 s (16 samples a tenth of a second apart), as Redis's, not a lifetime
+    average: high while a load runs, back to about nothing once it has stopped."""
+    import time as _time
+    s = server_factory()
+    c = s.client()
+    value = "x" * 1000
+    sent = 0
+    start = _time.monotonic()
+    while _time.monotonic() - start < 2.0:
+        p = c.pipeline(transaction=False)
+        for i in range(200):
+            p.set("k%d" % i, value)
+        p.execute()
+        sent += 200
+    rate = sent / (_time.monotonic() - start)
+    info = c.info("stats")
+    assert 0.3 * rate < info["instantaneous_ops_per_sec"] < 3 * rate, (info, rate)
+    # Each SET reads ~1 KiB and writes 5 bytes.
+    assert info["instantaneous_input_kbps"] > 0.3 * rate * 1000 / 1024
+    assert 0 < info["instantaneous_output_kbps"] < info["instantaneous_input_kbps"]
+    _time.sleep(2.5)
+    info = c.info("stats")
+    assert info["instantaneous_ops_per_sec"] < 50, info
+    assert info["instantaneous_input_kbps"] < 5, info
+    assert info["total_commands_processed"] >= sent
