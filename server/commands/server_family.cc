@@ -1,10 +1,12 @@
 // Server commands that need every worker: INFO, CONFIG, CLIENT, SHUTDOWN. Each runs as
 // a fiber that gathers per-worker figures with one parallel hop.
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <unordered_set>
@@ -120,12 +122,29 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     section("Server");
     AddLine(&out, "redis_version", STRATA_REDIS_COMPAT_VERSION);
     AddLine(&out, "strata_version", STRATA_VERSION);
+    // What a Redis built outside a git checkout reports.
+    AddLine(&out, "redis_git_sha1", "00000000");
+    AddLine(&out, "redis_git_dirty", "0");
     AddLine(&out, "redis_mode", srv.process().cluster_mode() ? "cluster" : "standalone");
-    AddLine(&out, "os", "Linux");
+    utsname name;
+    if (uname(&name) == 0) {
+      AddLine(&out, "os", std::string(name.sysname) + " " + name.release + " " + name.machine);
+    } else {
+      AddLine(&out, "os", "Linux");
+    }
     AddLine(&out, "arch_bits", "64");
     AddLine(&out, "multiplexing_api", srv.process().io_backend);
     AddLine(&out, "io_backend", srv.process().io_backend);
+#if defined(__GNUC__) && !defined(__clang__)
+    AddLine(&out, "gcc_version",
+            std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                std::to_string(__GNUC_PATCHLEVEL__));
+#else
+    AddLine(&out, "gcc_version", "0.0.0");  // as Redis built by another compiler
+#endif
     AddLine(&out, "process_id", std::to_string(getpid()));
+    // strata tells systemd it is ready whenever NOTIFY_SOCKET is set (sd_notify.h).
+    AddLine(&out, "process_supervised", std::getenv("NOTIFY_SOCKET") != nullptr ? "systemd" : "no");
     AddLine(&out, "run_id", srv.process().run_id);
     AddLine(&out, "tcp_port", std::to_string(srv.process().port));
     int64_t up = (now - srv.process().start_time_ms) / 1000;
@@ -133,6 +152,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "uptime_in_seconds", std::to_string(up));
     AddLine(&out, "uptime_in_days", std::to_string(up / 86400));
     AddLine(&out, "hz", std::to_string(cfg.Int("hz")));
+    AddLine(&out, "configured_hz", std::to_string(cfg.Int("hz")));  // no dynamic hz
     AddLine(&out, "thread_count", std::to_string(srv.shard_count()));
     AddLine(&out, "executable", srv.process().executable);
     AddLine(&out, "config_file", cfg.config_file());
@@ -203,6 +223,9 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "pubsub_channels", std::to_string(srv.pubsub().Count(PubSubKind::kChannel)));
     AddLine(&out, "pubsub_patterns", std::to_string(srv.pubsub().Count(PubSubKind::kPattern)));
     AddLine(&out, "pubsubshard_channels", std::to_string(srv.pubsub().Count(PubSubKind::kShard)));
+    // Snapshots and full resyncs never fork here.
+    AddLine(&out, "latest_fork_usec", "0");
+    AddLine(&out, "total_forks", "0");
     size_t tracking_keys = 0, tracking_items = 0;
     for (auto& r : reports) {
       tracking_keys += r.tracking_keys;
@@ -238,6 +261,14 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
                   static_cast<long>(ru.ru_utime.tv_usec));
     AddLine(&out, "used_cpu_user", buf);
+    // No child process ever runs (no fork): zeros, from the kernel's count all the same.
+    getrusage(RUSAGE_CHILDREN, &ru);
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_stime.tv_sec),
+                  static_cast<long>(ru.ru_stime.tv_usec));
+    AddLine(&out, "used_cpu_sys_children", buf);
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
+                  static_cast<long>(ru.ru_utime.tv_usec));
+    AddLine(&out, "used_cpu_user_children", buf);
   }
   if (want("commandstats", false)) {
     section("Commandstats");
