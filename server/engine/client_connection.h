@@ -294,12 +294,6 @@ class ClientConnection final : public Connection, public Client {
   // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
   const CommandSpec* last_spec_ = nullptr;
   std::string last_subcommand_;
-  // The statistics slot of the last command dispatched: its subcommand's for a container
-  // (StatIndexOf), as FinishFiber counts a fiber's run.
-  uint32_t LastStatIndex() const {
-    if (last_spec_->subcommands == nullptr || last_subcommand_.empty()) return last_spec_->id;
-    return SubcommandStatIndex(*last_spec_, last_subcommand_);
-  }
   size_t charged_bytes_ = 0;
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber

@@ -182,9 +182,6 @@ struct CommandSpec {
   // 0 sends it down the general path.
   uint8_t single_key = 0;
   uint32_t id = 0;
-  // A container's: the statistics slot of its first subcommand, the others following in
-  // `subcommands` order (CommandRegistry::Seal; StatIndexOf).
-  uint32_t sub_stat_base = 0;
   const char* summary = "";
   const char* group = "generic";
   const char* since = "1.0.0";
@@ -215,22 +212,13 @@ class CommandRegistry {
   const CommandSpec* Find(std::string_view name) const;
   // Registration-time access (before workers start).
   CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
-  // After the last change to any spec: fills in the derived fields (single_key, the
-  // subcommands' statistics slots). No command is added after it.
+  // After the last change to any spec: fills in the derived fields (single_key).
   void Seal();
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
   size_t size() const { return specs_.size(); }
-  // Statistics slots (WorkerStats::commands): one per command, at its id, then one per
-  // subcommand of each container, so INFO commandstats and latencystats list
-  // "config|get" apart as Redis 7 does. stat_name(i): "get", "config|get".
-  size_t stat_count() const { return stat_names_.empty() ? specs_.size() : stat_names_.size(); }
-  const std::string& stat_name(size_t i) const {
-    return i < stat_names_.size() ? stat_names_[i] : specs_[i]->name;
-  }
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
-  std::vector<std::string> stat_names_;  // by statistics slot (Seal)
   static constexpr size_t kMaxNameLen = 32;
   static constexpr size_t kShortName = 16;
   // A name of at most kShortName bytes as two words, letters lowercased (the second word
@@ -255,16 +243,6 @@ class CommandRegistry {
   [[gnu::noinline]] const CommandSpec* FindLong(std::string_view name) const;
   void Rehash();
 };
-
-// The statistics slot a call of spec counts in: the command's own, or for a container
-// called with one of its subcommands, that subcommand's (an unknown one counts in the
-// container's). On every command's path: one test for the common command.
-uint32_t SubcommandStatIndex(const CommandSpec& spec, std::string_view subcommand);
-inline uint32_t StatIndexOf(const CommandSpec* spec, CmdArgs args) {
-  if (spec->subcommands == nullptr || args.size() < 2) [[likely]]
-    return spec->id;
-  return SubcommandStatIndex(*spec, args[1]);
-}
 
 // The reply to a call with the wrong number of arguments (Redis's exact wording).
 std::string WrongArityError(std::string_view name);

@@ -1,4 +1,3 @@
-#include <cassert>
 #include <cctype>
 #include <cstring>
 
@@ -96,7 +95,6 @@ inline uint64_t LowerAscii(uint64_t x) {
 }
 
 void CommandRegistry::Add(CommandSpec spec) {
-  assert(stat_names_.empty());  // the statistics slots after the commands are fixed
   spec.id = static_cast<uint32_t>(specs_.size());
   specs_.push_back(std::make_unique<CommandSpec>(std::move(spec)));
   Rehash();
@@ -111,24 +109,6 @@ void CommandRegistry::Seal() {
                s->first_key < min_args && s->first_key <= UINT8_MAX;
     s->single_key = one ? static_cast<uint8_t>(s->first_key) : 0;
   }
-  stat_names_.clear();
-  for (auto& s : specs_) stat_names_.push_back(s->name);
-  for (auto& s : specs_) {
-    if (s->subcommands == nullptr) continue;
-    s->sub_stat_base = static_cast<uint32_t>(stat_names_.size());
-    for (const std::string& sub : *s->subcommands) stat_names_.push_back(s->name + "|" + sub);
-  }
-}
-
-uint32_t SubcommandStatIndex(const CommandSpec& spec, std::string_view subcommand) {
-  const std::vector<std::string>& subs = *spec.subcommands;
-  for (size_t i = 0; i < subs.size(); i++) {
-    if (EqualsIgnoreCase(subcommand, subs[i])) {
-      // Before Seal (a test's registry) there are no subcommand slots.
-      return spec.sub_stat_base != 0 ? spec.sub_stat_base + static_cast<uint32_t>(i) : spec.id;
-    }
-  }
-  return spec.id;
 }
 
 void CommandRegistry::Rehash() {
