@@ -11,7 +11,9 @@ std::atomic<void (*)()> g_on_codes_disabled{nullptr};
 }  // namespace
 
 std::string_view ErrorStats::CodeOf(std::string_view msg) {
-  const void* space = std::memchr(msg.data(), ' ', std::min<size_t>(msg.size(), 32));
+  // Redis looks for the space within the first 32 bytes of the reply, its '-' included.
+  const void* space =
+      std::memchr(msg.data(), ' ', std::min<size_t>(msg.size(), kCodeSearchBytes - 1));
   if (space == nullptr) return "ERR";
   size_t n = static_cast<size_t>(static_cast<const char*>(space) - msg.data());
   if (n == 0) return "ERR";

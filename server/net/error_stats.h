@@ -6,9 +6,9 @@
 // local, remote or in a script, counts where its reply is built, with no lock. A thread
 // without one (start-up, tools) counts nothing. INFO adds the workers' tables up.
 //
-// The code is the error's first word when a space ends it within its first 32 bytes,
-// else "ERR" (Redis's rule). At most kMaxCodes different codes are kept: once a new one
-// would go past that, the table is emptied and every later error is counted as
+// The code is the error's first word when a space ends it within the reply's first 32
+// bytes ('-' included), else "ERR" (Redis's rule). At most kMaxCodes different codes are kept: once
+// a new one would go past that, the table is emptied and every later error is counted as
 // "ERRORSTATS_DISABLED" until CONFIG RESETSTAT, so a client inventing codes (a script's
 // redis.error_reply) cannot grow it without bound (as Redis 7.2 does; 7.0 keeps every
 // code).
@@ -25,6 +25,7 @@ namespace strata {
 
 struct ErrorStats {
   static constexpr size_t kMaxCodes = 128;
+  static constexpr size_t kCodeSearchBytes = 32;  // of the reply, its '-' included
   static constexpr std::string_view kDisabledCode = "ERRORSTATS_DISABLED";
 
   uint64_t total = 0;  // error replies, counted or not by code

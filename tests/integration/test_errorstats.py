@@ -55,10 +55,13 @@ def test_error_replies_are_counted_by_code(r):
     fails(r.incr, "s")                                       # ERR not an integer
     fails(r.eval, "return redis.error_reply('MYCODE went wrong')", 0)
     fails(r.eval, "return redis.error_reply('MYCODE again')", 0)
-    # A code is the first word only when a space ends it within 32 bytes.
+    # A code is the first word only when a space ends it within the reply's first 32
+    # bytes, its '-' included.
     fails(r.eval, "return redis.error_reply('%s tail')" % ("L" * 40), 0)
-    assert errorstats(r) == {"ERR": 4, "WRONGTYPE": 1, "MYCODE": 2}
-    assert total_errors(r) == 7
+    fails(r.eval, "return redis.error_reply('%s tail')" % ("M" * 31), 0)
+    fails(r.eval, "return redis.error_reply('%s tail')" % ("N" * 30), 0)
+    assert errorstats(r) == {"ERR": 5, "WRONGTYPE": 1, "MYCODE": 2, "N" * 30: 1}
+    assert total_errors(r) == 9
     stats = r.info("commandstats")
     assert stats["cmdstat_lpush"]["failed_calls"] == 1
     assert stats["cmdstat_get"]["rejected_calls"] == 1
