@@ -252,23 +252,22 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   }
   if (want("cpu", true)) {
     section("CPU");
-    rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_stime.tv_sec),
-                  static_cast<long>(ru.ru_stime.tv_usec));
-    AddLine(&out, "used_cpu_sys", buf);
-    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
-                  static_cast<long>(ru.ru_utime.tv_usec));
-    AddLine(&out, "used_cpu_user", buf);
+    // getrusage's system and user time of `who`, as used_cpu_sys<suffix> and
+    // used_cpu_user<suffix>, in seconds.
+    auto cpu_lines = [&out](int who, const char* suffix) {
+      rusage ru;
+      getrusage(who, &ru);
+      char buf[64];
+      for (auto [name, tv] :
+           {std::pair{"used_cpu_sys", ru.ru_stime}, std::pair{"used_cpu_user", ru.ru_utime}}) {
+        std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
+                      static_cast<long>(tv.tv_usec));
+        AddLine(&out, std::string(name) + suffix, buf);
+      }
+    };
+    cpu_lines(RUSAGE_SELF, "");
     // No child process ever runs (no fork): zeros, from the kernel's count all the same.
-    getrusage(RUSAGE_CHILDREN, &ru);
-    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_stime.tv_sec),
-                  static_cast<long>(ru.ru_stime.tv_usec));
-    AddLine(&out, "used_cpu_sys_children", buf);
-    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
-                  static_cast<long>(ru.ru_utime.tv_usec));
-    AddLine(&out, "used_cpu_user_children", buf);
+    cpu_lines(RUSAGE_CHILDREN, "_children");
   }
   if (want("commandstats", false)) {
     section("Commandstats");
