@@ -257,16 +257,29 @@ Fiber LatencyHistogramFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ReplyBuilder rb(&out, c->resp);
   Engine& srv = c->worker().engine();
   const CommandRegistry& reg = CommandRegistry::Get();
-  // The commands asked for, in order (unknown ones skipped), or every command.
-  std::vector<const CommandSpec*> wanted;
+  // The statistics slots asked for, in order (unknown names skipped), or every one: a
+  // container's name stands for itself and each of its subcommands, "container|sub" for
+  // that subcommand alone (as Redis 7).
+  std::vector<size_t> wanted;
+  auto want = [&](size_t slot) {
+    if (std::find(wanted.begin(), wanted.end(), slot) == wanted.end()) wanted.push_back(slot);
+  };
   if (args.size() > 2) {
     for (size_t i = 2; i < args.size(); i++) {
-      const CommandSpec* s = reg.Find(args[i]);
-      if (s != nullptr && std::find(wanted.begin(), wanted.end(), s) == wanted.end())
-        wanted.push_back(s);
+      std::string_view name = args[i];
+      size_t bar = name.find('|');
+      const CommandSpec* s = reg.Find(name.substr(0, bar));
+      if (s == nullptr) continue;
+      if (bar != std::string_view::npos) {
+        const CommandSpec* sub = s->ForSubcommand(name.substr(bar + 1));
+        if (sub != s) want(sub->stat_id);
+        continue;
+      }
+      want(s->stat_id);
+      for (const CommandSpec* sub : s->sub_specs) want(sub->stat_id);
     }
   } else {
-    for (const auto& s : reg.all()) wanted.push_back(s.get());
+    for (size_t i = 0; i < reg.stat_count(); i++) wanted.push_back(i);
   }
   std::vector<std::vector<uint64_t>> merged(wanted.size());
   std::mutex mu;
@@ -274,7 +287,7 @@ Fiber LatencyHistogramFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     std::lock_guard<std::mutex> lock(mu);  // the shards run in parallel
     for (size_t i = 0; i < wanted.size(); i++) {
       const auto& cmds = w.stats().commands;
-      if (wanted[i]->id < cmds.size()) latency::Merge(&merged[i], cmds[wanted[i]->id].latency);
+      if (wanted[i] < cmds.size()) latency::Merge(&merged[i], cmds[wanted[i]].latency);
     }
   });
   size_t n = 0;
@@ -283,7 +296,7 @@ Fiber LatencyHistogramFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   for (size_t i = 0; i < wanted.size(); i++) {
     uint64_t calls = latency::Total(merged[i]);
     if (calls == 0) continue;
-    rb.Bulk(wanted[i]->name);
+    rb.Bulk(reg.stat_name(wanted[i]));
     rb.Map(2);
     rb.Bulk("calls");
     rb.Integer(static_cast<int64_t>(calls));

@@ -76,7 +76,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     return everything || (all && true) || (dflt && in_default) || sections.count(name);
   };
   WorkerStats total;
-  total.commands.resize(CommandRegistry::Get().size());
+  total.commands.resize(CommandRegistry::Get().stat_count());
   KeyspaceStats ks;
   size_t clients_max_in = 0, clients_max_out = 0;
   for (auto& r : reports) {
@@ -271,8 +271,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   }
   if (want("commandstats", false)) {
     section("Commandstats");
-    const auto& specs = CommandRegistry::Get().all();
-    for (size_t i = 0; i < specs.size(); i++) {
+    const CommandRegistry& registry = CommandRegistry::Get();
+    for (size_t i = 0; i < total.commands.size(); i++) {
       const CommandStat& st = total.commands[i];
       uint64_t usec = CycleClock::ToMicros(st.usec_ticks);
       if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) continue;
@@ -285,7 +285,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
                     st.calls ? static_cast<double>(usec) / st.calls : 0.0,
                     static_cast<unsigned long long>(st.rejected_calls),
                     static_cast<unsigned long long>(st.failed_calls));
-      AddLine(&out, "cmdstat_" + specs[i]->name, buf);
+      AddLine(&out, "cmdstat_" + registry.stat_name(i), buf);
     }
   }
   if (want("errorstats", true)) {
@@ -296,8 +296,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   if (want("latencystats", false)) {
     section("Latencystats");
     std::vector<double> percentiles = cfg.latency_percentiles();
-    const auto& specs = CommandRegistry::Get().all();
-    for (size_t i = 0; i < specs.size() && i < total.commands.size(); i++) {
+    const CommandRegistry& registry = CommandRegistry::Get();
+    for (size_t i = 0; i < total.commands.size(); i++) {
       const std::vector<uint64_t>& h = total.commands[i].latency;
       if (latency::Total(h) == 0) continue;
       std::string line;
@@ -314,7 +314,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
         if (j != 0) line += ',';
         line += buf;
       }
-      AddLine(&out, "latency_percentiles_usec_" + specs[i]->name, line);
+      AddLine(&out, "latency_percentiles_usec_" + registry.stat_name(i), line);
     }
   }
   if (want("cluster", true)) {
@@ -480,6 +480,12 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.stats().commands.resize(n);
       w.keyspace().stats() = KeyspaceStats();
     });
+    // Redis counts a call once it has run, so the reset's own call is the first the new
+    // statistics hold; here it was counted when it started (StartFiber), before the reset.
+    if (const CommandSpec* config = CommandRegistry::Get().Find("config")) {
+      c->worker().stats().commands[SubcommandStatIndex(*config, "resetstat")].calls++;
+      c->worker().stats().total_commands_processed++;
+    }
     rb.Ok();
   } else if (sub == "help") {
     const char* lines[] = {

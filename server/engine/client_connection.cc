@@ -80,7 +80,7 @@ void FailHeld(void* p, const std::string& error) {
   Worker* w = Worker::Current();
   ReplyBuilder rb(&rc->reply, rc->resp);
   rb.Error(error);
-  CommandStat& st = w->stats().commands[rc->spec->id];
+  CommandStat& st = w->stats().commands[rc->spec->stat_id];
   st.calls++;
   st.failed_calls++;
   w->Post(rc->origin, Task{DeliverReply, rc});
@@ -130,7 +130,7 @@ ClientConnection::~ClientConnection() {
 size_t ClientConnection::MemoryBytes() const {
   size_t n = HeapBytes(static_cast<const void*>(this)) + BufferBytes();
   n += HeapBytes(addr_) + HeapBytes(laddr_) + HeapBytes(name) + HeapBytes(lib_name) +
-       HeapBytes(lib_ver) + HeapBytes(last_subcommand_);
+       HeapBytes(lib_ver);
   if (multi_ != nullptr) n += multi_->bytes;
   for (const WatchedKey& w : watched_) n += sizeof(w) + HeapBytes(w.key);
   if (subs != nullptr) n += subs->Bytes();
@@ -448,13 +448,13 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
     const CommandSpec* spec, CmdArgs args) {
   Engine& engine = worker_->engine();
   if (!(spec->flags & kCmdLoading) && engine.loading()) [[unlikely]] {
-    worker_->stats().commands[spec->id].rejected_calls++;
+    worker_->stats().commands[spec->stat_id].rejected_calls++;
     Refuse(spec, "LOADING Redis is loading the dataset in memory");
     return true;
   }
   if (uint8_t rf = engine.replication().dispatch_flags(); rf != 0 && !is_master_) [[unlikely]] {
     if ((rf & ReplicationState::kRefuseStale) && !(spec->flags & kCmdStale)) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec,
              "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
       return true;
@@ -463,27 +463,27 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
     // that a monitor notices; a script's writes are refused where it makes them.
     if ((rf & ReplicationState::kRefuseMisconf) &&
         ((spec->is_write() && !(spec->flags & kCmdScript)) || spec->name == "ping")) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec, ReplicationState::kMisconfError);
       return true;
     }
     // min-replicas-to-write, as Redis: too few good replicas refuse writes.
     if ((rf & ReplicationState::kRefuseNoReplicas) && spec->is_write() &&
         !(spec->flags & kCmdScript)) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec, ReplicationState::kNoReplicasError);
       return true;
     }
     // A script's own writes are refused where it makes them (lua_vm.cc), as in Redis.
     if ((rf & ReplicationState::kRefuseWrites) && spec->is_write() && !(spec->flags & kCmdScript)) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec, "READONLY You can't write against a read only replica.");
       return true;
     }
   }
   if ((spec->flags & kCmdDenyOom) && !is_master_ &&
       (worker_->over_memory_limit() && (!worker_->spill_wait() || memory_wait_expired_))) {
-    worker_->stats().commands[spec->id].rejected_calls++;
+    worker_->stats().commands[spec->stat_id].rejected_calls++;
     Refuse(spec, "OOM command not allowed when used memory > 'maxmemory'.");
     return true;
   }
@@ -491,7 +491,7 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
       [[unlikely]] {
     // Redis's rule for RESP2: a subscribed connection reads only messages and the few
     // commands that manage its subscriptions.
-    worker_->stats().commands[spec->id].rejected_calls++;
+    worker_->stats().commands[spec->stat_id].rejected_calls++;
     std::string name = spec->name;
     if (spec->subcommands != nullptr && args.size() > 1) name += "|" + Lowercase(args[1]);
     Refuse(spec, "ERR Can't execute '" + name +
@@ -507,7 +507,7 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
     // refused, a write would be lost while the offset moved past it.
     if (!(spec->flags & kCmdAllowBusy) &&
         !(spec->allow_busy != nullptr && spec->allow_busy(args))) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec, engine.BusyScriptError());
       return true;
     }
@@ -518,7 +518,7 @@ __attribute__((always_inline)) inline bool ClientConnection::RefusedAfterRouting
 bool ClientConnection::RefusedByAcl(const CommandSpec* spec, CmdArgs args) {
   AclUser::Verdict v = acl_user->Check(*spec, args);
   if (v.denied == AclUser::Denied::kNone) return false;
-  worker_->stats().commands[spec->id].rejected_calls++;
+  worker_->stats().commands[spec->stat_id].rejected_calls++;
   AclRegistry::Get().LogRefusal(
       v, multi_ != nullptr ? "multi" : "toplevel", acl_user_name(), InfoLine(worker_->now_ms()),
       static_cast<size_t>(worker_->engine().config().Int("acllog-max-len")));
@@ -532,9 +532,13 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
     Refuse(nullptr, UnknownCommandError(args));
     return true;
   }
+  // A container's call (CONFIG GET) runs as its subcommand's copy of the spec, which
+  // counts it apart, refused or run (CommandSpec::sub_specs; out of line).
+  if (spec->subcommands != nullptr && args.size() > 1) [[unlikely]]
+    spec = spec->ForSubcommand(args[1]);
   Engine& engine = worker_->engine();
   if (!spec->CheckArity(args.size())) {
-    worker_->stats().commands[spec->id].rejected_calls++;
+    worker_->stats().commands[spec->stat_id].rejected_calls++;
     Refuse(spec, WrongArityError(spec->name));
     return true;
   }
@@ -546,7 +550,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
         SetAuthenticated(true);
         SetAclUser(acl.Default());
       } else {
-        worker_->stats().commands[spec->id].rejected_calls++;
+        worker_->stats().commands[spec->stat_id].rejected_calls++;
         Refuse(spec, "NOAUTH Authentication required.");
         return true;
       }
@@ -569,10 +573,9 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
   if (RefusedAfterRouting(spec, args)) return true;
   last_spec_ = spec;
   if (spec->flags & kCmdWrite) repl_wrote = true;
-  if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
   if (multi_ != nullptr && !(spec->flags & kCmdNoQueue)) [[unlikely]] {
     if (spec->flags & kCmdNoMulti) {
-      worker_->stats().commands[spec->id].rejected_calls++;
+      worker_->stats().commands[spec->stat_id].rejected_calls++;
       Refuse(spec, "ERR Command not allowed inside a transaction");
       return true;
     }
@@ -665,7 +668,6 @@ bool ClientConnection::RoutedElsewhere(const SlotRouting& r, const CommandSpec* 
     if (RefusedAfterRouting(spec, args)) return true;
     last_spec_ = spec;
     if (spec->flags & kCmdWrite) repl_wrote = true;
-    if (spec->subcommands != nullptr && args.size() > 1) last_subcommand_ = Lowercase(args[1]);
     return DispatchOpenSlot(spec, args, open_slot);
   }
   return false;
@@ -698,7 +700,7 @@ bool ClientConnection::RoutedHere(const SlotRouting& r, const CommandSpec* spec,
                              (cluster_readonly ? kOpenSlotReadonly : 0));
     return true;
   }
-  worker_->stats().commands[spec->id].rejected_calls++;
+  worker_->stats().commands[spec->stat_id].rejected_calls++;
   Refuse(spec, d.error);
   return false;
 }
@@ -839,7 +841,7 @@ bool ClientConnection::DispatchOpenSlot(const CommandSpec* spec, CmdArgs args, u
   if (!fiber && spec->spans_shards != nullptr && shard_count > 1) fiber = spec->spans_shards(args);
   if (!fiber && spec->may_block != nullptr) fiber = spec->may_block(args);
   if (fiber) {
-    w.stats().commands[spec->id].rejected_calls++;
+    w.stats().commands[spec->stat_id].rejected_calls++;
     Refuse(spec, kTryAgainError);
     return true;
   }
@@ -891,7 +893,7 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   fiber_running_ = true;
   inflight_++;
   worker_->stats().multi_shard_commands++;
-  CommandStat& st = worker_->stats().commands[spec->id];
+  CommandStat& st = worker_->stats().commands[spec->stat_id];
   st.calls++;
   worker_->stats().total_commands_processed++;
   if (tracking.on) [[unlikely]]
@@ -941,13 +943,13 @@ void ClientConnection::FinishFiber(std::string&& reply) {
   // The fiber is the last command dispatched (input waits while it runs): an error
   // reply counts as its failed call, as the shard paths count theirs.
   if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]] {
-    worker_->stats().commands[last_spec_->id].failed_calls++;
+    worker_->stats().commands[last_spec_->stat_id].failed_calls++;
     if (is_master_) NoteErrorToMaster(last_spec_, reply);
   }
   if (fiber_t0_ != 0 && last_spec_ != nullptr) {
     // Its wall time, hops and lock waits included: what the client waited for.
     uint64_t ticks = CycleClock::Now() - fiber_t0_;
-    CommandStat& st = worker_->stats().commands[last_spec_->id];
+    CommandStat& st = worker_->stats().commands[last_spec_->stat_id];
     st.usec_ticks += ticks;
     if (worker_->latency_tracking()) st.RecordLatency(ticks);
     worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), db, this);
@@ -1123,9 +1125,8 @@ bool Client::Unblock(bool error) {
 std::string ClientConnection::InfoLine(int64_t now_ms) const {
   std::string cmd = "NULL";
   if (last_spec_ != nullptr) {
-    cmd = last_spec_->name;
-    if (last_spec_->subcommands != nullptr && !last_subcommand_.empty())
-      cmd += "|" + last_subcommand_;
+    // "config|get" for a container's call (its subcommand's copy), else the name.
+    cmd = CommandRegistry::Get().stat_name(last_spec_->stat_id);
   }
   size_t qbuf = Connection::query_buffer_bytes();
   // Redis's flags: M the master, x in MULTI, b blocked, P subscribed, N none.

@@ -291,9 +291,8 @@ class ClientConnection final : public Connection, public Client {
   std::vector<WatchedKey> watched_;
   std::unordered_set<std::string> watched_names_;
 
-  // The last command, for CLIENT LIST/INFO (the subcommand only for CONFIG, CLIENT...).
+  // The last command, for CLIENT LIST/INFO: a container's call as its subcommand's copy.
   const CommandSpec* last_spec_ = nullptr;
-  std::string last_subcommand_;
   size_t charged_bytes_ = 0;
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber

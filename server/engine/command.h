@@ -182,11 +182,24 @@ struct CommandSpec {
   // 0 sends it down the general path.
   uint8_t single_key = 0;
   uint32_t id = 0;
+  // The statistics slot (WorkerStats::commands) its calls count in: `id` for a command;
+  // a slot of its own for the copy of a container that runs one of its subcommands.
+  uint32_t stat_id = 0;
+  // A container's, after CommandRegistry::Seal: for each of its subcommands, in
+  // `subcommands` order, a copy of this spec that differs only in stat_id (and has none of
+  // these). The dispatcher runs a container's call as its subcommand's copy, so every
+  // count of the call lands in the subcommand's slot (INFO commandstats' "config|get")
+  // while the counting path reads stat_id with no test of its own. Everything else about
+  // a copy (id, name, handlers, ACL facts) is its container's.
+  std::vector<const CommandSpec*> sub_specs = {};
   const char* summary = "";
   const char* group = "generic";
   const char* since = "1.0.0";
 
   bool is_write() const { return flags & kCmdWrite; }
+  // The spec a call with subcommand `sub` (any case) runs as: its copy (see sub_specs),
+  // or this one for an unknown subcommand, a command that is no container, or a copy.
+  const CommandSpec* ForSubcommand(std::string_view sub) const;
   // Whether this call reads its keys' values (cold ones are read back first).
   bool NeedsValues(CmdArgs args) const {
     return !(flags & kCmdNoValue) || (needs_value != nullptr && needs_value(args));
@@ -212,13 +225,23 @@ class CommandRegistry {
   const CommandSpec* Find(std::string_view name) const;
   // Registration-time access (before workers start).
   CommandSpec* FindMutable(std::string_view name) { return const_cast<CommandSpec*>(Find(name)); }
-  // After the last change to any spec: fills in the derived fields (single_key).
+  // After the last change to any spec: fills in the derived fields (single_key, the
+  // subcommands' copies and statistics slots). No command is added or changed after it.
   void Seal();
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return specs_; }
   size_t size() const { return specs_.size(); }
+  // Statistics slots (WorkerStats::commands): one per command, at its id, then one per
+  // subcommand of each container, so INFO commandstats and latencystats list
+  // "config|get" apart as Redis 7 does. stat_name(i): "get", "config|get".
+  size_t stat_count() const { return stat_names_.empty() ? specs_.size() : stat_names_.size(); }
+  const std::string& stat_name(size_t i) const {
+    return i < stat_names_.size() ? stat_names_[i] : specs_[i]->name;
+  }
 
  private:
   std::vector<std::unique_ptr<CommandSpec>> specs_;
+  std::vector<std::string> stat_names_;                  // by statistics slot (Seal)
+  std::vector<std::unique_ptr<CommandSpec>> sub_specs_;  // the subcommands' copies (Seal)
   static constexpr size_t kMaxNameLen = 32;
   static constexpr size_t kShortName = 16;
   // A name of at most kShortName bytes as two words, letters lowercased (the second word
@@ -243,6 +266,15 @@ class CommandRegistry {
   [[gnu::noinline]] const CommandSpec* FindLong(std::string_view name) const;
   void Rehash();
 };
+
+// The statistics slot a call of spec counts in, for the paths that count a call before
+// the dispatcher picked its subcommand's copy (refusals) or without it (a script's
+// calls): a container's subcommand's slot, else spec's own. Not for the command path,
+// which reads spec->stat_id.
+inline uint32_t SubcommandStatIndex(const CommandSpec& spec, std::string_view subcommand) {
+  return spec.ForSubcommand(subcommand)->stat_id;
+}
+uint32_t StatIndexOf(const CommandSpec* spec, CmdArgs args);
 
 // The reply to a call with the wrong number of arguments (Redis's exact wording).
 std::string WrongArityError(std::string_view name);

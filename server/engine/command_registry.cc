@@ -1,3 +1,4 @@
+#include <cassert>
 #include <cctype>
 #include <cstring>
 
@@ -95,7 +96,8 @@ inline uint64_t LowerAscii(uint64_t x) {
 }
 
 void CommandRegistry::Add(CommandSpec spec) {
-  spec.id = static_cast<uint32_t>(specs_.size());
+  assert(stat_names_.empty());  // the statistics slots after the commands are fixed
+  spec.id = spec.stat_id = static_cast<uint32_t>(specs_.size());
   specs_.push_back(std::make_unique<CommandSpec>(std::move(spec)));
   Rehash();
 }
@@ -109,6 +111,34 @@ void CommandRegistry::Seal() {
                s->first_key < min_args && s->first_key <= UINT8_MAX;
     s->single_key = one ? static_cast<uint8_t>(s->first_key) : 0;
   }
+  stat_names_.clear();
+  for (auto& s : specs_) stat_names_.push_back(s->name);
+  sub_specs_.clear();
+  for (auto& s : specs_) {
+    s->sub_specs.clear();
+    if (s->subcommands == nullptr) continue;
+    for (const std::string& sub : *s->subcommands) {
+      auto copy = std::make_unique<CommandSpec>(*s);
+      copy->sub_specs.clear();
+      copy->stat_id = static_cast<uint32_t>(stat_names_.size());
+      stat_names_.push_back(s->name + "|" + sub);
+      s->sub_specs.push_back(copy.get());
+      sub_specs_.push_back(std::move(copy));
+    }
+  }
+}
+
+uint32_t StatIndexOf(const CommandSpec* spec, CmdArgs args) {
+  if (spec->sub_specs.empty() || args.size() < 2) return spec->stat_id;
+  return SubcommandStatIndex(*spec, args[1]);
+}
+
+const CommandSpec* CommandSpec::ForSubcommand(std::string_view sub) const {
+  // Before Seal (a test's registry) a container has no copies.
+  for (size_t i = 0; i < sub_specs.size(); i++) {
+    if (EqualsIgnoreCase(sub, (*subcommands)[i])) return sub_specs[i];
+  }
+  return this;
 }
 
 void CommandRegistry::Rehash() {

@@ -27,7 +27,7 @@ bool OpenSlotRefuses(const CommandSpec* spec, CmdArgs args, Worker& w, uint32_t 
   RouteDecision d = Route(*r, keys, q);
   if (d.kind == RouteDecision::kHere) return false;
   *error = d.kind == RouteDecision::kRedirect ? std::move(d.error) : std::string(kTryAgainError);
-  w.stats().commands[spec->id].rejected_calls++;
+  w.stats().commands[spec->stat_id].rejected_calls++;
   return true;
 }
 

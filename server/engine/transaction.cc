@@ -602,7 +602,7 @@ Fiber ClientConnection::ExecFiber(ClientConnection* c, std::shared_ptr<ExecPlan>
           NestedReply nested;
           c->nested = &nested;
           c->db = call.db;
-          CommandStat& st = c->worker_->stats().commands[call.spec->id];
+          CommandStat& st = c->worker_->stats().commands[call.spec->stat_id];
           st.calls++;
           c->worker_->stats().total_commands_processed++;
           if (call.track != 0) [[unlikely]]

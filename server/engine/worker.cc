@@ -116,7 +116,7 @@ Worker::Worker(Engine* engine, uint32_t index)
   hop_slots_ = std::make_unique<std::atomic<const Task*>[]>(n);
   for (uint32_t i = 0; i < n; i++) hop_slots_[i].store(nullptr, std::memory_order_relaxed);
   open_batches_.assign(n, nullptr);
-  stats_.commands.resize(CommandRegistry::Get().size());
+  stats_.commands.resize(CommandRegistry::Get().stat_count());
   routing_board_ = &engine->routing_board();
   // On a replica expired keys stay until the master's DEL (Keyspace::set_replica_flag).
   keyspace_.set_replica_flag(&engine->replication().replica_flag());

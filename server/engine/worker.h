@@ -244,7 +244,7 @@ class Worker {
   [[gnu::always_inline]] void CountCall(const CommandSpec* spec, uint64_t ticks, bool failed,
                                         CmdArgs args, uint32_t db, const Client* who,
                                         bool foreign) {
-    CommandStat& st = stats_.commands[spec->id];
+    CommandStat& st = stats_.commands[spec->stat_id];
     st.calls++;
     st.usec_ticks += ticks;
     if (latency_tracking_) st.RecordLatency(ticks);

@@ -264,7 +264,7 @@ int CallImpl(lua_State* L, bool raise) {
         if (origin.script_tracker != 0 && (spec->flags & kCmdReadOnly)) [[unlikely]]
           x.tracking().RememberKeys(spec, args, origin.script_tracker, origin.script_worker);
         t_exec = saved;
-        CommandStat& cs = x.stats().commands[spec->id];
+        CommandStat& cs = x.stats().commands[StatIndexOf(spec, args)];
         cs.calls++;
         cs.usec_ticks += CycleClock::Now() - t0;
         if (!out->empty() && (*out)[0] == '-') cs.failed_calls++;
@@ -311,7 +311,7 @@ int CallImpl(lua_State* L, bool raise) {
       }
       c->nested = saved_nested;
       c->db = saved_db;
-      CommandStat& cs = w.stats().commands[spec->id];
+      CommandStat& cs = w.stats().commands[StatIndexOf(spec, args)];
       cs.calls++;
       cs.usec_ticks += CycleClock::Now() - t0;
       if (!nested.done) {

@@ -464,3 +464,67 @@ def test_info_has_the_fields_of_redis_but_a_known_few(pair):
             assert missing == set(), section
         else:
             assert missing == absent, section
+
+
+def test_subcommands_have_their_own_statistics(pair):
+    """INFO commandstats and latencystats, and LATENCY HISTOGRAM, list a container's
+    subcommands apart ("config|get"), as Redis 7 does; a container called without one is
+    counted as itself."""
+    def stats(c):
+        text = c.execute_command("INFO", "commandstats")
+        text = text.decode() if isinstance(text, bytes) else text
+        out = {}
+        for line in text.splitlines():
+            if line.startswith("cmdstat_"):
+                name, fields = line[len("cmdstat_"):].split(":", 1)
+                f = dict(kv.split("=") for kv in fields.split(","))
+                out[name] = (int(f["calls"]), int(f["rejected_calls"]), int(f["failed_calls"]))
+        return out
+
+    def latency_names(c, *names):
+        reply = c.execute_command("LATENCY", "HISTOGRAM", *names)
+        if isinstance(reply, dict):
+            keys = reply.keys()
+        else:
+            keys = reply[0::2]
+        return sorted(k.decode() if isinstance(k, bytes) else k for k in keys)
+
+    results = []
+    for c in pair:
+        c.execute_command("SET", "k", "v")
+        c.execute_command("CONFIG", "RESETSTAT")
+        c.execute_command("CONFIG", "GET", "maxmemory")
+        c.execute_command("CONFIG", "GET", "hz")
+        c.execute_command("CLIENT", "LIST")
+        c.execute_command("OBJECT", "ENCODING", "k")
+        # Keys on every shard, in a transaction and from a script: each call is the
+        # subcommand's, wherever it runs.
+        for i in range(8):
+            c.execute_command("SET", f"k{i}", "v")
+            c.execute_command("OBJECT", "ENCODING", f"k{i}")
+        c.execute_command("MULTI")
+        c.execute_command("OBJECT", "ENCODING", "k3")
+        c.execute_command("OBJECT", "FREQ", "k3")
+        c.execute_command("EXEC")
+        c.execute_command("EVAL", "return redis.call('object', 'encoding', KEYS[1])", 1, "k5")
+        with pytest.raises(redis.ResponseError):
+            c.execute_command("XINFO", "STREAM", "nokey")
+        with pytest.raises(redis.ResponseError):
+            c.execute_command("CONFIG")
+        s = stats(c)
+        results.append({n: s.get(n) for n in ("config|resetstat", "config|get", "client|list",
+                                                 "object|encoding", "object|freq",
+                                                 "xinfo|stream", "config")})
+        assert "client" not in s and "object" not in s
+        lat = c.execute_command("INFO", "latencystats")
+        lat = lat.decode() if isinstance(lat, bytes) else lat
+        assert "latency_percentiles_usec_config|get:" in lat
+        assert latency_names(c, "config") == ["config|get", "config|resetstat"]
+        assert latency_names(c, "client|list", "nosuch", "config|nosuch") == ["client|list"]
+    ours, ref = results
+    assert ours == ref
+    assert ours["config|get"] == (2, 0, 0)
+    assert ours["object|encoding"] == (11, 0, 0)
+    assert ours["object|freq"] == (1, 0, 1)
+    assert ours["xinfo|stream"] == (1, 0, 1)
+    assert ours["config"] == (0, 1, 0)

@@ -94,5 +94,48 @@ TEST(CommandRegistryTest, OnlyLettersAreFolded) {
   EXPECT_EQ(r.Find("\xc1[b"), nullptr);  // 0xc1 is no 'A'
 }
 
+TEST(CommandRegistryTest, ContainerSubcommandsGetCopiesWithTheirOwnStatisticsSlots) {
+  static const std::vector<std::string> kSubs = {"get", "set", "resetstat"};
+  CommandRegistry r;
+  r.Add(CommandSpec{"get", 2, kCmdReadOnly, 1, 1, 1});
+  CommandSpec config{"config", -2, kCmdAdmin, 0, 0, 0};
+  config.subcommands = &kSubs;
+  r.Add(config);
+  r.Add(CommandSpec{"set", -3, kCmdWrite, 1, 1, 1});
+  const CommandSpec* c = r.Find("config");
+  // Before Seal a container runs as itself.
+  EXPECT_EQ(c->ForSubcommand("get"), c);
+  EXPECT_EQ(r.stat_count(), 3u);
+  r.Seal();
+  ASSERT_EQ(r.stat_count(), 6u);
+  EXPECT_EQ(r.stat_name(0), "get");
+  EXPECT_EQ(r.stat_name(2), "set");
+  ASSERT_EQ(c->sub_specs.size(), kSubs.size());
+  for (size_t i = 0; i < kSubs.size(); i++) {
+    const CommandSpec* sub = c->ForSubcommand(Upper(kSubs[i]));
+    EXPECT_EQ(sub, c->sub_specs[i]);
+    EXPECT_NE(sub, c);
+    // Everything but the slot is the container's: the name, the id (ACL), the handlers.
+    EXPECT_EQ(sub->name, "config");
+    EXPECT_EQ(sub->id, c->id);
+    EXPECT_EQ(sub->flags, c->flags);
+    EXPECT_EQ(sub->subcommands, c->subcommands);
+    EXPECT_EQ(r.stat_name(sub->stat_id), "config|" + kSubs[i]);
+    EXPECT_TRUE(sub->sub_specs.empty());
+    // A copy asked again stays itself.
+    EXPECT_EQ(sub->ForSubcommand(kSubs[i]), sub);
+    std::string_view args[] = {"CONFIG", kSubs[i]};
+    EXPECT_EQ(StatIndexOf(c, CmdArgs(args, 2)), sub->stat_id);
+  }
+  EXPECT_EQ(c->ForSubcommand("nosuch"), c);
+  EXPECT_EQ(c->stat_id, c->id);
+  std::string_view alone[] = {"CONFIG"};
+  EXPECT_EQ(StatIndexOf(c, CmdArgs(alone, 1)), c->id);
+  const CommandSpec* get = r.Find("get");
+  std::string_view get_args[] = {"GET", "get"};
+  EXPECT_EQ(StatIndexOf(get, CmdArgs(get_args, 2)), get->id);
+  EXPECT_EQ(get->stat_id, get->id);
+}
+
 }  // namespace
 }  // namespace strata
