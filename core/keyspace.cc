@@ -586,6 +586,7 @@ bool Keyspace::PreWriteSlow(Db& d, uint64_t hash, Entry* e) {
 
 size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
   size_t deleted = 0;
+  size_t with_ttl = 0;  // keys with a TTL visited, expired or not
   size_t visited_dbs = 0;
   while (bucket_budget > 0 && visited_dbs < dbs_.size()) {
     Db& d = dbs_[expire_db_];
@@ -596,6 +597,8 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       continue;
     }
     d.expire_cursor = d.table->ScanChunk(d.expire_cursor, [&](Entry* e) {
+      if (!e->HasExpire()) return false;
+      with_ttl++;
       if (!e->IsExpired(now_ms)) return false;
       uint64_t h = TableHash(e->Key());
       PreWrite(d, h, e);
@@ -613,6 +616,10 @@ size_t Keyspace::ActiveExpireCycle(int64_t now_ms, size_t bucket_budget) {
       expire_db_ = (expire_db_ + 1) % dbs_.size();
       visited_dbs++;
     }
+  }
+  if (with_ttl > 0) {
+    double share = static_cast<double>(deleted) / static_cast<double>(with_ttl);
+    expired_stale_ratio_ = share * 0.05 + expired_stale_ratio_ * 0.95;
   }
   return deleted;
 }

@@ -17,6 +17,8 @@
 #include "server/base/cycle_clock.h"
 #include "server/base/log.h"
 #include "server/base/version.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_service.h"
 #include "server/commands/client_tracking.h"
 #include "server/commands/errors.h"
 #include "server/commands/families.h"
@@ -46,6 +48,9 @@ struct ShardReport {
   std::vector<int64_t> avg_ttl;
   size_t clients = 0;
   size_t blocked_clients = 0;
+  size_t blocked_with_timeout = 0;
+  double expired_stale_ratio = 0;  // active expiry's estimate on this shard
+  rusage thread_cpu{};             // worker 0's thread (the *_main_thread CPU lines)
   size_t pubsub_clients = 0;
   size_t tracking_keys = 0;
   size_t tracking_items = 0;
@@ -85,6 +90,11 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     total.rejected_connections += r.stats.rejected_connections;
     total.total_net_input_bytes += r.stats.total_net_input_bytes;
     total.total_net_output_bytes += r.stats.total_net_output_bytes;
+    total.total_net_repl_input_bytes += r.stats.total_net_repl_input_bytes;
+    total.total_net_repl_output_bytes += r.stats.total_net_repl_output_bytes;
+    total.total_reads_processed += r.stats.total_reads_processed;
+    total.total_writes_processed += r.stats.total_writes_processed;
+    total.expire_cycle_ticks += r.stats.expire_cycle_ticks;
     total.remote_commands += r.stats.remote_commands;
     total.multi_shard_commands += r.stats.multi_shard_commands;
     total.scripts_across_shards += r.stats.scripts_across_shards;
@@ -160,6 +170,12 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
   if (want("clients", true)) {
     section("Clients");
     AddLine(&out, "connected_clients", std::to_string(srv.connected_clients.load()));
+    // The cluster bus's links, inbound and outbound (cluster-enabled yes).
+    size_t bus_links = 0;
+    if (const ClusterService* cluster = srv.FindService<ClusterService>(); cluster != nullptr) {
+      if (const ClusterBus* bus = cluster->bus(); bus != nullptr) bus_links = bus->links();
+    }
+    AddLine(&out, "cluster_connections", std::to_string(bus_links));
     AddLine(&out, "maxclients", std::to_string(cfg.Int("maxclients")));
     AddLine(&out, "client_recent_max_input_buffer", std::to_string(clients_max_in));
     AddLine(&out, "client_recent_max_output_buffer", std::to_string(clients_max_out));
@@ -167,6 +183,9 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     for (auto& r : reports) blocked += r.blocked_clients;
     AddLine(&out, "blocked_clients", std::to_string(blocked));
     AddLine(&out, "tracking_clients", std::to_string(srv.tracking_clients.load()));
+    size_t in_timeout = 0;
+    for (auto& r : reports) in_timeout += r.blocked_with_timeout;
+    AddLine(&out, "clients_in_timeout_table", std::to_string(in_timeout));
     size_t pubsub_clients = 0;
     for (auto& r : reports) pubsub_clients += r.pubsub_clients;
     AddLine(&out, "pubsub_clients", std::to_string(pubsub_clients));
@@ -192,19 +211,32 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "total_connections_received", std::to_string(total.total_connections_received));
     AddLine(&out, "total_commands_processed", std::to_string(total.total_commands_processed));
     uint64_t ops_rate = 0, input_rate = 0, output_rate = 0;  // the workers' sum
+    uint64_t repl_input_rate = 0, repl_output_rate = 0;
     for (auto& r : reports) {
       ops_rate += r.stats.ops_rate.PerSecond();
       input_rate += r.stats.input_rate.PerSecond();
       output_rate += r.stats.output_rate.PerSecond();
+      repl_input_rate += r.stats.repl_input_rate.PerSecond();
+      repl_output_rate += r.stats.repl_output_rate.PerSecond();
     }
     AddLine(&out, "instantaneous_ops_per_sec", std::to_string(ops_rate));
-    AddLine(&out, "total_net_input_bytes", std::to_string(total.total_net_input_bytes));
+    // Replication's bytes are in the totals too, and apart in the *_repl_* lines: the
+    // master's stream and its image (a full sync's transfer), what replicas were sent.
+    uint64_t sync_in = srv.replication().sync_input_bytes();
+    AddLine(&out, "total_net_input_bytes", std::to_string(total.total_net_input_bytes + sync_in));
     AddLine(&out, "total_net_output_bytes", std::to_string(total.total_net_output_bytes));
-    char kbps[64];
-    std::snprintf(kbps, sizeof(kbps), "%.2f", static_cast<double>(input_rate) / 1024);
-    AddLine(&out, "instantaneous_input_kbps", kbps);
-    std::snprintf(kbps, sizeof(kbps), "%.2f", static_cast<double>(output_rate) / 1024);
-    AddLine(&out, "instantaneous_output_kbps", kbps);
+    AddLine(&out, "total_net_repl_input_bytes",
+            std::to_string(total.total_net_repl_input_bytes + sync_in));
+    AddLine(&out, "total_net_repl_output_bytes", std::to_string(total.total_net_repl_output_bytes));
+    auto kbps = [&out](const char* name, uint64_t bytes_per_second) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.2f", static_cast<double>(bytes_per_second) / 1024);
+      AddLine(&out, name, buf);
+    };
+    kbps("instantaneous_input_kbps", input_rate);
+    kbps("instantaneous_output_kbps", output_rate);
+    kbps("instantaneous_input_repl_kbps", repl_input_rate);
+    kbps("instantaneous_output_repl_kbps", repl_output_rate);
     AddLine(&out, "rejected_connections", std::to_string(total.rejected_connections));
     if (ReplMaster* rm = srv.FindService<ReplMaster>(); rm != nullptr) {
       AddLine(&out, "sync_full", std::to_string(rm->sync_full()));
@@ -212,6 +244,15 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
       AddLine(&out, "sync_partial_err", std::to_string(rm->sync_partial_err()));
     }
     AddLine(&out, "expired_keys", std::to_string(ks.expired_keys));
+    // Active expiry's estimates, the shards' mean (keys spread evenly over the shards).
+    double stale = 0;
+    for (auto& r : reports) stale += r.expired_stale_ratio;
+    char perc[64];
+    std::snprintf(perc, sizeof(perc), "%.2f",
+                  reports.empty() ? 0.0 : stale * 100 / static_cast<double>(reports.size()));
+    AddLine(&out, "expired_stale_perc", perc);
+    AddLine(&out, "expire_cycle_cpu_milliseconds",
+            std::to_string(CycleClock::ToMicros(total.expire_cycle_ticks) / 1000));
     AddLine(&out, "evicted_keys", std::to_string(ks.evicted_keys));
     AddLine(&out, "evicted_clients", std::to_string(total.evicted_clients));
     AddLine(&out, "total_eviction_exceeded_time",
@@ -236,6 +277,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "tracking_total_prefixes", std::to_string(srv.bcast().distinct_prefixes()));
     AddLine(&out, "unexpected_error_replies", std::to_string(total.unexpected_error_replies));
     AddLine(&out, "total_error_replies", std::to_string(total.errors.total));
+    AddLine(&out, "total_reads_processed", std::to_string(total.total_reads_processed));
+    AddLine(&out, "total_writes_processed", std::to_string(total.total_writes_processed));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
@@ -254,9 +297,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     section("CPU");
     // getrusage's system and user time of `who`, as used_cpu_sys<suffix> and
     // used_cpu_user<suffix>, in seconds.
-    auto cpu_lines = [&out](int who, const char* suffix) {
-      rusage ru;
-      getrusage(who, &ru);
+    auto cpu_lines = [&out](const rusage& ru, const char* suffix) {
       char buf[64];
       for (auto [name, tv] :
            {std::pair{"used_cpu_sys", ru.ru_stime}, std::pair{"used_cpu_user", ru.ru_utime}}) {
@@ -265,9 +306,15 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
         AddLine(&out, std::string(name) + suffix, buf);
       }
     };
-    cpu_lines(RUSAGE_SELF, "");
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cpu_lines(ru, "");
     // No child process ever runs (no fork): zeros, from the kernel's count all the same.
-    cpu_lines(RUSAGE_CHILDREN, "_children");
+    getrusage(RUSAGE_CHILDREN, &ru);
+    cpu_lines(ru, "_children");
+    // Redis's main thread runs its commands; here every worker does, and worker 0 also
+    // runs replication and the timers of the process's services.
+    cpu_lines(reports.empty() ? rusage{} : reports[0].thread_cpu, "_main_thread");
   }
   if (want("commandstats", false)) {
     section("Commandstats");
@@ -357,6 +404,9 @@ Fiber InfoFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     r.ks = w.keyspace().stats();
     r.memory = CollectShardMemory(w, dbs);
     r.blocked_clients = w.blocked_clients();
+    r.blocked_with_timeout = w.blocked_with_timeout();
+    r.expired_stale_ratio = w.keyspace().expired_stale_ratio();
+    if (w.index() == 0) getrusage(RUSAGE_THREAD, &r.thread_cpu);
     r.pubsub_clients = w.pubsub().clients();
     r.tracking_keys = w.tracking().live_keys();
     r.tracking_items = w.tracking().live_items();
@@ -479,6 +529,8 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.stats() = WorkerStats();
       w.stats().commands.resize(n);
       w.keyspace().stats() = KeyspaceStats();
+      // On worker 0, whose timer samples it with its own counters.
+      if (w.index() == 0) w.engine().replication().ResetSyncInputBytes();
     });
     // Redis counts a call once it has run, so the reset's own call is the first the new
     // statistics hold; here it was counted when it started (StartFiber), before the reset.

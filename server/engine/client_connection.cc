@@ -158,7 +158,11 @@ void ClientConnection::StartWithInput(std::string_view early) {
 }
 
 void ClientConnection::OnInput(size_t n) {
-  worker_->stats().total_net_input_bytes += static_cast<uint64_t>(n);
+  WorkerStats& stats = worker_->stats();
+  stats.total_net_input_bytes += n;
+  if (is_master_) [[unlikely]]
+    stats.total_net_repl_input_bytes += n;
+  stats.total_reads_processed++;
   last_interaction_ms = worker_->now_ms();
   uint64_t limit = static_cast<uint64_t>(
       worker_->engine().config().client_query_buffer_limit().load(std::memory_order_relaxed));
@@ -1015,14 +1019,23 @@ void ClientConnection::FlushOutput() {
   // output (up to kHoldOutputMax bytes) so that the whole pipelined batch leaves in one
   // send: fewer system calls here and fewer wake-ups for the client.
   if (inflight_ > 0 && !fiber_running_ && buffered_output() < kHoldOutputMax) return;
-  worker_->stats().total_net_output_bytes += FlushNow();
+  // A flush is scheduled when there is output to send (or a close to finish).
+  WorkerStats& stats = worker_->stats();
+  stats.total_writes_processed++;
+  size_t sent = FlushNow();
+  stats.total_net_output_bytes += sent;
+  if (is_replica_) [[unlikely]]
+    stats.total_net_repl_output_bytes += sent;
   Recharge();
   // Kill() may destroy this connection: nothing may follow it.
   if (close_after_reply() && output_drained() && !fiber_running_) Connection::Kill();
 }
 
 void ClientConnection::OnSent(size_t bytes) {
-  worker_->stats().total_net_output_bytes += bytes;
+  WorkerStats& stats = worker_->stats();
+  stats.total_net_output_bytes += bytes;
+  if (is_replica_) [[unlikely]]
+    stats.total_net_repl_output_bytes += bytes;
   // A client over the soft limit is timed only while it stays over: drained, it starts
   // again from zero.
   if (soft_limit_since_ms_ != 0) CheckOutputLimits();

@@ -102,6 +102,11 @@ class ReplicationState {
     transfer_io_ms_.store(now_ms, std::memory_order_relaxed);
   }
   int64_t last_io_ms() const { return last_io_ms_.load(std::memory_order_relaxed); }
+  // The link thread: bytes of the master's image received (a full sync's transfer),
+  // which INFO counts in total_net_repl_input_bytes beside the master client's stream.
+  void AddSyncInputBytes(uint64_t n) { sync_input_bytes_.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t sync_input_bytes() const { return sync_input_bytes_.load(std::memory_order_relaxed); }
+  void ResetSyncInputBytes() { sync_input_bytes_.store(0, std::memory_order_relaxed); }
 
   std::string replid() const;
   std::string replid2() const;
@@ -142,6 +147,7 @@ class ReplicationState {
   std::atomic<int64_t> transfer_total_{0};
   std::atomic<int64_t> transfer_read_{0};
   std::atomic<int64_t> transfer_io_ms_{0};
+  std::atomic<uint64_t> sync_input_bytes_{0};
   mutable std::mutex mu_;
   std::string host_;
   int port_ = 0;

@@ -670,13 +670,20 @@ void Worker::RunTimers() {
   int64_t hz = engine_->config().Int("hz");
   next_expire_ms_ = now_ms_ + 1000 / (hz > 0 ? hz : 10);
   stats_.ops_rate.Sample(now_ms_, stats_.total_commands_processed);
-  stats_.input_rate.Sample(now_ms_, stats_.total_net_input_bytes);
+  // Worker 0's input also holds the replica link's transfer of the master's image.
+  uint64_t sync_in = index_ == 0 ? engine_->replication().sync_input_bytes() : 0;
+  stats_.input_rate.Sample(now_ms_, stats_.total_net_input_bytes + sync_in);
   stats_.output_rate.Sample(now_ms_, stats_.total_net_output_bytes);
+  stats_.repl_input_rate.Sample(now_ms_, stats_.total_net_repl_input_bytes + sync_in);
+  stats_.repl_output_rate.Sample(now_ms_, stats_.total_net_repl_output_bytes);
   // A replica leaves expiring to its master, whose DEL arrives in the stream (as Redis).
   // Nor does a paused server expire keys (its replicas catch up with a still stream).
   bool paused = pause_gate() && engine_->PauseModeAt(now_ms_) != Engine::kPauseNone;
-  if (engine_->active_expire() && !engine_->replication().is_replica() && !paused)
+  if (engine_->active_expire() && !engine_->replication().is_replica() && !paused) {
+    uint64_t t0 = CycleClock::Now();
     keyspace_.ActiveExpireCycle(now_ms_, kExpireBucketsPerTick);
+    stats_.expire_cycle_ticks += CycleClock::Now() - t0;
+  }
   if (index_ == 0) {
     for (ShardService* s : engine_->services()) s->OnTimer(*this);
     if (master_conn_ != nullptr) MasterLinkTimer();
@@ -959,6 +966,12 @@ void Worker::ServeHeldReady(ReadyHolds& h) {
 }
 
 void Worker::TrackBlocked(std::shared_ptr<BlockedClient> c) { blocked_.push_back(std::move(c)); }
+
+size_t Worker::blocked_with_timeout() const {
+  size_t n = 0;
+  for (const auto& b : blocked_) n += b->deadline_ms != 0;
+  return n;
+}
 
 void Worker::ExpireBlocked() {
   std::vector<std::coroutine_handle<>> timed_out;

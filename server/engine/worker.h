@@ -79,8 +79,19 @@ struct WorkerStats {
   uint64_t total_commands_processed = 0;
   uint64_t total_connections_received = 0;
   uint64_t rejected_connections = 0;
+  // Every connection's bytes, and of those, a master's stream (this server its replica)
+  // and what replicas are sent (the *_repl_* lines), as Redis 7 counts them.
   uint64_t total_net_input_bytes = 0;
   uint64_t total_net_output_bytes = 0;
+  uint64_t total_net_repl_input_bytes = 0;
+  uint64_t total_net_repl_output_bytes = 0;
+  // Reads that brought a connection input, and flushes that handed one output to send
+  // (INFO total_reads_processed, total_writes_processed).
+  uint64_t total_reads_processed = 0;
+  uint64_t total_writes_processed = 0;
+  // Active expiry's time on this worker (CycleClock ticks; INFO
+  // expire_cycle_cpu_milliseconds).
+  uint64_t expire_cycle_ticks = 0;
   uint64_t remote_commands = 0;  // executed here for a client of another worker
   uint64_t multi_shard_commands = 0;
   uint64_t scripts_across_shards = 0;  // runs of scripts holding several shards
@@ -97,6 +108,10 @@ struct WorkerStats {
   InstantaneousMetric ops_rate;
   InstantaneousMetric input_rate;
   InstantaneousMetric output_rate;
+  // instantaneous_input_repl_kbps and _output_repl_kbps (worker 0's input rate also
+  // holds the replica link's transfer of the master's image, ReplicationState).
+  InstantaneousMetric repl_input_rate;
+  InstantaneousMetric repl_output_rate;
   std::vector<CommandStat> commands;  // indexed by CommandSpec::id
 };
 
@@ -351,6 +366,8 @@ class Worker {
   // every loop turn.
   void TrackBlocked(std::shared_ptr<BlockedClient> c);
   size_t blocked_clients() const { return blocked_.size(); }
+  // Of those, the ones whose wait has a timeout (INFO clients_in_timeout_table).
+  size_t blocked_with_timeout() const;
 
   // A script on this worker's thread has run past busy-reply-threshold: new connections
   // go to other workers meanwhile (set and cleared by that thread; read by the acceptor).

@@ -549,6 +549,7 @@ Status ReplicaLink::ReceiveRdb(Run& run, int fd, const std::string& path) {
     s = io.Read(buf.data(), want, &got);
     if (!s.ok()) break;
     received += static_cast<int64_t>(got);
+    state.AddSyncInputBytes(got);
     state.NoteTransfer(eof_form ? -1 : length, received, WallClockMs());
     if (!eof_form) {
       left -= static_cast<int64_t>(got);

@@ -182,6 +182,8 @@ def test_redis_cli_creates_a_strata_cluster_that_a_cluster_client_uses(cluster):
     to = sorted(dict(zip(l[::2], l[1::2]))["node"] for l in links
                 if dict(zip(l[::2], l[1::2]))["direction"] == "to")
     assert to == sorted(ids[1:]), links
+    # INFO clients counts the bus's links, as Redis's cluster_connections does.
+    assert nodes[0].client().info("clients")["cluster_connections"] == len(links)
 
 
 def test_a_killed_master_is_failed_by_the_others_and_cleared_when_it_returns(cluster):

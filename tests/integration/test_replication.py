@@ -907,3 +907,32 @@ def test_replconf_options_and_errors(pair):
     same(pair, "REPLCONF", "nosuch", "x")
     same(pair, "REPLCONF", "listening-port")
     same(pair, "ROLE")
+
+
+def test_the_masters_bytes_are_counted_apart(master, server_factory):
+    """INFO total_net_repl_input_bytes holds the master's image and stream, which
+    total_net_input_bytes holds too, as Redis 7 counts them; the master counts what it
+    sent its replica in total_net_repl_output_bytes."""
+    mc = master.client()
+    fill(mc, 500)
+    r = replica_of(server_factory, master)
+    wait_for(lambda: synced(master, r), what="the first sync")
+    rc = r.client()
+    before = rc.info("stats")
+    assert before["total_net_repl_input_bytes"] > 500 * 8  # the image at least
+    assert before["total_net_input_bytes"] >= before["total_net_repl_input_bytes"]
+    value = "x" * 1000
+    for i in range(50):
+        mc.set("big%d" % i, value)
+    wait_for(lambda: synced(master, r), what="the stream")
+    after = rc.info("stats")
+    repl = after["total_net_repl_input_bytes"] - before["total_net_repl_input_bytes"]
+    total = after["total_net_input_bytes"] - before["total_net_input_bytes"]
+    # The stream's 50 SETs of 1000 bytes, in both; the client's INFO calls only in the
+    # total.
+    assert repl >= 50000
+    assert repl <= total < repl + 5000
+    assert "instantaneous_input_repl_kbps" in after
+    ms = mc.info("stats")
+    assert ms["total_net_repl_output_bytes"] >= 50000
+    assert ms["total_net_output_bytes"] >= ms["total_net_repl_output_bytes"]

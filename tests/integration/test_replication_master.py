@@ -1305,3 +1305,27 @@ def test_two_replicas_at_once(master, replicas, diskless):
     ports = sorted(dict(f.split("=", 1) for f in info[s].split(","))["port"]
                    for s in ("slave0", "slave1"))
     assert ports == sorted([str(r1.port), str(r2.port)])
+
+
+def test_what_replicas_are_sent_is_counted_apart(master, replicas):
+    """INFO total_net_repl_output_bytes holds the image and the stream sent to replicas,
+    which total_net_output_bytes holds too, as Redis 7 counts them."""
+    c = master.client()
+    fill(c, 500)
+    r = replicas()
+    wait_synced(master, r)
+    before = c.info("stats")
+    assert before["total_net_repl_output_bytes"] > 500 * 8  # the image at least
+    assert before["total_net_output_bytes"] >= before["total_net_repl_output_bytes"]
+    value = "y" * 1000
+    for i in range(50):
+        c.set("big%d" % i, value)
+    wait_synced(master, r, "the stream")
+    after = c.info("stats")
+    repl = after["total_net_repl_output_bytes"] - before["total_net_repl_output_bytes"]
+    total = after["total_net_output_bytes"] - before["total_net_output_bytes"]
+    # The stream in both; the 50 OK replies and the INFO reply only in the total.
+    assert repl >= 50000
+    assert repl <= total < repl + 20000
+    assert after["total_net_repl_input_bytes"] == 0
+    assert r.client().info("stats")["total_net_repl_input_bytes"] >= 50000

@@ -111,6 +111,26 @@ TEST(KeyspaceTest, SetExpireAddsAndRemovesField) {
   EXPECT_EQ(ks.ExpiresCount(0), 0u);
 }
 
+TEST(KeyspaceTest, ActiveExpireEstimatesTheStaleShareOfKeysWithATtl) {
+  Keyspace ks(1);
+  for (int i = 0; i < 100; i++) {
+    // Half expire at 10, half at 1000; keys without a TTL do not count.
+    ks.SetString(0, "k" + std::to_string(i), "v", i % 2 == 0 ? 10 : 1000);
+    ks.SetString(0, "p" + std::to_string(i), "v", Entry::kNoExpire);
+  }
+  EXPECT_EQ(ks.expired_stale_ratio(), 0.0);
+  // One cycle over the whole table at time 20: 50 of the 100 keys with a TTL had expired.
+  EXPECT_EQ(ks.ActiveExpireCycle(20, 1u << 20), 50u);
+  EXPECT_NEAR(ks.expired_stale_ratio(), 0.5 * 0.05, 1e-9);
+  // Nothing stale: the estimate moves 5% of the way to 0.
+  ks.ActiveExpireCycle(20, 1u << 20);
+  EXPECT_NEAR(ks.expired_stale_ratio(), 0.5 * 0.05 * 0.95, 1e-9);
+  // No key with a TTL visited: the estimate stays.
+  for (int i = 1; i < 100; i += 2) ks.SetExpire(0, "k" + std::to_string(i), Entry::kNoExpire);
+  ks.ActiveExpireCycle(20, 1u << 20);
+  EXPECT_NEAR(ks.expired_stale_ratio(), 0.5 * 0.05 * 0.95, 1e-9);
+}
+
 TEST(KeyspaceTest, ActiveExpireIsBoundedAndReclaimsMemory) {
   Keyspace ks(2);
   size_t empty_bytes = ks.used_bytes();
