@@ -11,6 +11,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "core/access.h"
 #include "core/glob.h"
 #include "core/string_util.h"
 #include "server/base/config.h"
@@ -163,6 +164,8 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "uptime_in_days", std::to_string(up / 86400));
     AddLine(&out, "hz", std::to_string(cfg.Int("hz")));
     AddLine(&out, "configured_hz", std::to_string(cfg.Int("hz")));  // no dynamic hz
+    // The clock keys' access times are kept in (seconds, 24 bits), as Redis's.
+    AddLine(&out, "lru_clock", std::to_string(access::LruClock(now)));
     AddLine(&out, "thread_count", std::to_string(srv.shard_count()));
     AddLine(&out, "executable", srv.process().executable);
     AddLine(&out, "config_file", cfg.config_file());
