@@ -17,7 +17,8 @@
 # CLIENTS (50), ROUNDS (3), LABEL (unpipelined-syscalls), BEFORE_BIN (unset: a previous
 # strata-server binary, measured as "strata-before" with batched sends, for an A/B in
 # the same rounds), WAKEUP_BATCH (8: io-uring-wakeup-batch for "strata-wakeup-batch"),
-# WAKEUP_USEC (unset: the server's default io-uring-wakeup-batch-usec),
+# WAKEUP_USEC (unset: the server's default io-uring-wakeup-batch-usec), BUSY_POLL_USEC
+# (100: io-uring-busy-poll-usec for "strata-busy-poll", measured only when SERVERS names it),
 # SERVERS (the list measured, in this order on odd rounds and reversed on even ones;
 # default strata-batched strata-wakeup-batch strata-direct redis, plus strata-before
 # after strata-batched when BEFORE_BIN is set).
@@ -29,6 +30,7 @@ STRATA_BIN="${STRATA_BIN:-$ROOT/build/server/strata-server}"
 BEFORE_BIN="${BEFORE_BIN:-}"
 WAKEUP_BATCH="${WAKEUP_BATCH:-8}"
 WAKEUP_USEC="${WAKEUP_USEC:-}"
+BUSY_POLL_USEC="${BUSY_POLL_USEC:-100}"
 REDIS_BIN="${REDIS_BIN:-redis-server}"
 SERVER_CPU="${SERVER_CPU:-0}"
 CLIENT_CPU="${CLIENT_CPU:-1}"
@@ -49,13 +51,14 @@ source "$ROOT/bench/lib/server_turns.sh"
 start() {
   PORT="$(free_port)"
   case "$1" in
-    strata-batched | strata-direct | strata-before | strata-wakeup-batch)
+    strata-batched | strata-direct | strata-before | strata-wakeup-batch | strata-busy-poll)
       local batched=yes bin="$STRATA_BIN" extra=()
       [[ "$1" == strata-direct ]] && batched=no
       [[ "$1" == strata-before ]] && bin="$BEFORE_BIN"
       [[ "$1" == strata-wakeup-batch ]] && extra=(--io-uring-wakeup-batch "$WAKEUP_BATCH")
       [[ "$1" == strata-wakeup-batch && -n "$WAKEUP_USEC" ]] &&
         extra+=(--io-uring-wakeup-batch-usec "$WAKEUP_USEC")
+      [[ "$1" == strata-busy-poll ]] && extra=(--io-uring-busy-poll-usec "$BUSY_POLL_USEC")
       taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 --threads 1 \
         --save "" --dir "$WORK" --io-backend io_uring --io-uring-batched-sends "$batched" \
         "${extra[@]}" >"$WORK/server.log" 2>&1 &
@@ -111,6 +114,7 @@ OUT="$ROOT/bench/results/$STAMP-$LABEL.md"
   echo
   echo "Command: \`$(printf '%q ' "$0" "$@")\`; ROUNDS=$ROUNDS REQUESTS=$REQUESTS CLIENTS=$CLIENTS"
   echo "WAKEUP_BATCH=$WAKEUP_BATCH WAKEUP_USEC=${WAKEUP_USEC:-default} (strata-wakeup-batch: --io-uring-wakeup-batch $WAKEUP_BATCH${WAKEUP_USEC:+ --io-uring-wakeup-batch-usec $WAKEUP_USEC})"
+  echo "BUSY_POLL_USEC=$BUSY_POLL_USEC (strata-busy-poll: --io-uring-busy-poll-usec $BUSY_POLL_USEC)"
   echo "KEYS=$KEYS; server on CPU $SERVER_CPU, redis-benchmark on CPU $CLIENT_CPU; $(date -u)."
   echo "strata: $("$STRATA_BIN" --version 2>/dev/null | head -1); redis: $("$REDIS_BIN" --version | head -1)"
   [[ -n "$BEFORE_BIN" ]] && echo "strata-before: $(basename "$BEFORE_BIN")"

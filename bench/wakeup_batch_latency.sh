@@ -17,7 +17,8 @@
 # (build/tools/strata-bench/strata-bench), REDIS_BIN (redis-server), BEFORE_BIN (unset: a
 # previous strata-server binary, measured as "strata-before-batch" with the same
 # batching settings), SERVER_CPU (0), CLIENT_CPU (1), KEYS (100000), LOAD_SECONDS (4),
-# ROUNDS (2), WAKEUP_BATCH (8), WAKEUP_USEC (100), LOADS ("50x100 50x400 10x2000 50x1000
+# ROUNDS (2), WAKEUP_BATCH (8), WAKEUP_USEC (100), BUSY_POLL_USEC (100: io-uring-busy-poll-usec
+# for "strata-busy-poll", measured only when SERVERS names it), LOADS ("50x100 50x400 10x2000 50x1000
 # 50xmax"), SERVERS ("strata strata-batch redis", plus strata-before-batch when
 # BEFORE_BIN is set), LABEL (wakeup-batch-latency).
 # Results: a table on stdout, plus bench/results/<date>-<label>.md.
@@ -35,6 +36,7 @@ SECONDS_PER_LOAD="${LOAD_SECONDS:-4}"
 ROUNDS="${ROUNDS:-2}"
 WAKEUP_BATCH="${WAKEUP_BATCH:-8}"
 WAKEUP_USEC="${WAKEUP_USEC:-100}"
+BUSY_POLL_USEC="${BUSY_POLL_USEC:-100}"
 LOADS="${LOADS:-50x100 50x400 10x2000 50x1000 50xmax}"
 LABEL="${LABEL:-wakeup-batch-latency}"
 for tool in perf redis-cli taskset; do
@@ -50,11 +52,12 @@ source "$ROOT/bench/lib/server_turns.sh"
 start() {
   PORT="$(free_port)"
   case "$1" in
-    strata | strata-batch | strata-before-batch)
+    strata | strata-batch | strata-before-batch | strata-busy-poll)
       local bin="$STRATA_BIN" extra=()
       [[ "$1" == strata-before-batch ]] && bin="$BEFORE_BIN"
-      [[ "$1" != strata ]] &&
+      [[ "$1" == strata-batch || "$1" == strata-before-batch ]] &&
         extra=(--io-uring-wakeup-batch "$WAKEUP_BATCH" --io-uring-wakeup-batch-usec "$WAKEUP_USEC")
+      [[ "$1" == strata-busy-poll ]] && extra=(--io-uring-busy-poll-usec "$BUSY_POLL_USEC")
       taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 --threads 1 \
         --save "" --dir "$WORK" --io-backend io_uring "${extra[@]}" >"$WORK/server.log" 2>&1 &
       ;;

@@ -697,6 +697,7 @@ void Worker::RunTimers() {
 void Worker::ApplyWakeupBatch(bool at_start) {
   const Config& cfg = engine_->config();
   wakeup_config_gen_ = cfg.generation();
+  ApplyBusyPoll(cfg.Int("io-uring-busy-poll-usec"), at_start);
   int64_t batch = cfg.Int("io-uring-wakeup-batch");
   int64_t usec = cfg.Int("io-uring-wakeup-batch-usec");
   if (!at_start && batch == wakeup_batch_ && usec == wakeup_batch_us_) return;
@@ -719,6 +720,24 @@ void Worker::ApplyWakeupBatch(bool at_start) {
               static_cast<long long>(batch), static_cast<long long>(usec));
   } else {
     LogNotice("io-uring-wakeup-batch set to 1: wake-up batching off");
+  }
+}
+
+void Worker::ApplyBusyPoll(int64_t usec, bool at_start) {
+  if (!at_start && usec == busy_poll_us_) return;
+  busy_poll_us_ = usec;
+  loop_->SetBusyPoll(static_cast<unsigned>(usec));
+  // Worker 0 says it for all, as for the wake-up batch (the start-up line of the
+  // io_uring backend names it).
+  if (index_ != 0) return;
+  if (std::string_view(loop_->name()) != "io_uring") {
+    if (usec > 0) {
+      LogWarning("io-uring-busy-poll-usec %lld has no effect with the %s backend",
+                 static_cast<long long>(usec), loop_->name());
+    }
+  } else if (!at_start) {
+    LogNotice("io-uring-busy-poll-usec set to %lld%s", static_cast<long long>(usec),
+              usec > 0 ? "" : ": busy polling off");
   }
 }
 

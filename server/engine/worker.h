@@ -527,6 +527,9 @@ class Worker {
   int64_t wakeup_batch_ = 1;
   int64_t wakeup_batch_us_ = 100;
   void ApplyWakeupBatch(bool at_start);
+  // io-uring-busy-poll-usec, as this worker's loop last applied it (with the batch).
+  int64_t busy_poll_us_ = 0;
+  void ApplyBusyPoll(int64_t usec, bool at_start);
   int64_t poll_until_us_ = 0;  // PollAwhile
   std::atomic<bool> script_busy_{false};
   uint64_t rng_state_;

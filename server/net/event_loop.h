@@ -82,6 +82,9 @@ class EventLoop {
     (void)completions;
     (void)usec;
   }
+  // io_uring: before it sleeps, a loop with nothing to do asks the kernel for completions
+  // for up to `usec` (io-uring-busy-poll-usec; 0 = sleep at once). epoll ignores it.
+  virtual void SetBusyPoll(unsigned usec) { (void)usec; }
   virtual void Close(IoConn* c) = 0;
   // An eventfd that other threads write to wake this loop; on_wake runs when it fires.
   virtual void SetWakeFd(int efd, std::function<void()> on_wake) = 0;

@@ -124,6 +124,65 @@ def test_io_uring_wakeup_batch_can_be_set_at_run_time(server_factory, backend):
         cl.close()
 
 
+@pytest.mark.parametrize("backend", ["io_uring", "epoll"])
+def test_io_uring_busy_poll_serves_every_kind_of_wake(server_factory, backend):
+    """io-uring-busy-poll-usec: requests, pipelines, commands for the other worker's
+    shard and a blocked client woken by another are all served while workers poll; an
+    idle server still sleeps; CONFIG SET changes it at run time and the log says so;
+    the epoll backend says it does nothing."""
+    s = server_factory(threads=2, extra_args=["--io-backend", backend,
+                                              "--io-uring-busy-poll-usec", "200"])
+    c = s.client(decode_responses=True)
+    if c.info("server")["io_backend"] != backend:
+        pytest.skip("io_uring unavailable here")
+    log = s.read_log()
+    if backend == "io_uring":
+        assert "busy polling for 200 us" in log, log
+    else:
+        assert "io-uring-busy-poll-usec 200 has no effect with the epoll backend" in log, log
+    clients = [s.client(decode_responses=True) for _ in range(10)]
+    for round_ in range(20):
+        for i, cl in enumerate(clients):
+            assert cl.set("k%d" % i, round_) is True
+            assert cl.get("k%d" % i) == str(round_)
+    pipe = c.pipeline(transaction=False)
+    for i in range(500):
+        pipe.incr("n%d" % (i % 50))
+    assert pipe.execute()[-50:] == [10] * 50
+    assert c.mget(["k%d" % i for i in range(10)]) == ["19"] * 10
+    # A client blocked on one worker, woken by a push from a client of the other.
+    got = []
+    t = threading.Thread(target=lambda: got.append(clients[0].blpop(["q"], 10)), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 10
+    while c.info("clients")["blocked_clients"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for cl in clients[1:]:
+        cl.rpush("q", "x")
+        break
+    t.join(10)
+    assert got == [("q", "x")]
+    # Idle, the workers sleep: far less than a core's time over a second.
+    cpu0 = float(c.info("cpu")["used_cpu_user"]) + float(c.info("cpu")["used_cpu_sys"])
+    time.sleep(1.0)
+    cpu1 = float(c.info("cpu")["used_cpu_user"]) + float(c.info("cpu")["used_cpu_sys"])
+    assert cpu1 - cpu0 < 0.5
+    assert c.config_set("io-uring-busy-poll-usec", 0) is True
+    expected = ("io-uring-busy-poll-usec set to 0: busy polling off" if backend == "io_uring"
+                else "io-uring-busy-poll-usec 200 has no effect")
+    deadline = time.monotonic() + 10
+    while expected not in s.read_log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert expected in s.read_log()
+    assert clients[3].get("k3") == "19"
+    for bad in ("-1", "100001", "x"):
+        with pytest.raises(redis.exceptions.ResponseError):
+            c.config_set("io-uring-busy-poll-usec", bad)
+    assert c.config_get("io-uring-busy-poll-usec") == {"io-uring-busy-poll-usec": "0"}
+    for cl in clients + [c]:
+        cl.close()
+
+
 # ---------------------------------------------------------------- worker threads
 
 @pytest.mark.parametrize("threads", [1, 4])

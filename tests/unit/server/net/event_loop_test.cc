@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -281,6 +283,42 @@ TEST_F(WakeupBatchTest, AWaitForABatchIsBounded) {
   }
   EXPECT_GE(worst, kBound * 0.9);
   EXPECT_LT(worst, kBound + 1.0);
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Busy polling: the loop takes input that arrives within its budget without sleeping
+// (its thread is on the CPU the whole wait), and sleeps once the budget is spent.
+TEST_F(WakeupBatchTest, BusyPollSpinsWithinItsBudgetThenSleeps) {
+  Start(1, 1, 100);
+  if (IsSkipped() || HasFatalFailure()) return;
+  for (auto [budget_us, delay_ms] : {std::pair{2000000, 100}, std::pair{20000, 400}}) {
+    loop->SetBusyPoll(budget_us);
+    size_t before = conns[0]->received.size();
+    std::thread writer([this, delay_ms = delay_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      EXPECT_EQ(write(peers[0], "x", 1), 1);
+    });
+    auto start = std::chrono::steady_clock::now();
+    double cpu0 = ThreadCpuSeconds();
+    while (conns[0]->received.size() == before && SecondsSince(start) < 10) loop->Poll(5000);
+    double cpu = ThreadCpuSeconds() - cpu0;
+    double waited = SecondsSince(start);
+    writer.join();
+    EXPECT_LT(waited, 5.0);
+    if (budget_us > delay_ms * 1000) {
+      // Polled the whole wait: the thread's CPU time is most of it.
+      EXPECT_GT(cpu, waited * 0.5) << "cpu " << cpu << " s over " << waited << " s";
+    } else {
+      // Polled 20 ms, then slept until the input came.
+      EXPECT_LT(cpu, waited * 0.5) << "cpu " << cpu << " s over " << waited << " s";
+    }
+  }
+  loop->SetBusyPoll(0);
 }
 
 TEST_F(UringSendTest, DirectSendCompletesAtOnce) {
