@@ -332,6 +332,7 @@ class Keyspace {
   // still there, as Redis estimates it (INFO expired_stale_perc): each cycle that met
   // such keys moves the estimate 5% of the way to its own share.
   double expired_stale_ratio() const { return expired_stale_ratio_; }
+  void ResetExpiredStaleRatio() { expired_stale_ratio_ = 0; }  // CONFIG RESETSTAT
 
   Entry* RandomKey(uint32_t db, int64_t now_ms, uint64_t seed);
 

@@ -532,6 +532,7 @@ Fiber ConfigFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.stats() = WorkerStats();
       w.stats().commands.resize(n);
       w.keyspace().stats() = KeyspaceStats();
+      w.keyspace().ResetExpiredStaleRatio();
       // On worker 0, whose timer samples it with its own counters.
       if (w.index() == 0) w.engine().replication().ResetSyncInputBytes();
     });

@@ -590,3 +590,6 @@ def test_reads_writes_timeouts_and_active_expiry_are_counted(pair):
         assert stats["expired_keys"] >= 2000
         assert stats["expired_stale_perc"] > 0
         assert stats["expire_cycle_cpu_milliseconds"] >= 0
+        c.execute_command("CONFIG", "RESETSTAT")
+        stats = info_numbers(c, "stats")
+        assert stats["expired_stale_perc"] == 0 and stats["expired_keys"] == 0
