@@ -267,10 +267,10 @@ class CommandRegistry {
   void Rehash();
 };
 
-// The statistics slot a call of spec counts in, for the paths that count a call before
-// the dispatcher picked its subcommand's copy (refusals) or without it (a script's
-// calls): a container's subcommand's slot, else spec's own. Not for the command path,
-// which reads spec->stat_id.
+// The statistics slot a call of spec counts in, for the paths that count a call that did
+// not go through the dispatcher, which picks the subcommand's copy (a script's calls,
+// CONFIG RESETSTAT's own): a container's subcommand's slot, else spec's own. The
+// dispatched paths read spec->stat_id.
 inline uint32_t SubcommandStatIndex(const CommandSpec& spec, std::string_view subcommand) {
   return spec.ForSubcommand(subcommand)->stat_id;
 }

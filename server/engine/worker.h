@@ -112,7 +112,7 @@ struct WorkerStats {
   // holds the replica link's transfer of the master's image, ReplicationState).
   InstantaneousMetric repl_input_rate;
   InstantaneousMetric repl_output_rate;
-  std::vector<CommandStat> commands;  // indexed by CommandSpec::id
+  std::vector<CommandStat> commands;  // indexed by CommandSpec::stat_id
 };
 
 class Worker {

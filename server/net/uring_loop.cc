@@ -35,9 +35,9 @@
 // waited for is there, or N microseconds passed; only then does it sleep. It enters the
 // kernel (an io_uring_enter that runs the deferred task work and does not wait) only
 // when the ring's task-run flag says task work is pending, or on every look where the
-// kernel has no such flag. Where a core is the server's alone, the CPU this spends is otherwise
-// idle, and it spares the turn the sleep and the wake-up (the scheduler's work, and a virtual
-// machine's exits) that cost more than the request itself at pipeline 1.
+// kernel has no such flag. Where a core is the server's alone, the CPU this spends is
+// otherwise idle, and it spares the turn the sleep and the wake-up (the scheduler's work,
+// and a virtual machine's exits) that cost more than the request itself at pipeline 1.
 // Closing a connection shuts the socket down, which completes its pending operations;
 // the fd is closed and OnClosed() called when none is left in flight.
 // Submissions are batched: they are flushed together when Poll() enters the kernel.

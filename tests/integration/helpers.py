@@ -160,6 +160,22 @@ def wait_for(pred, timeout=5.0, what="condition"):
         time.sleep(0.02)
 
 
+def repl_bytes_growth(writer, watched, side, settle, n=50, size=1000):
+    """INFO's replication bytes around n writes of `size`-byte values made through
+    `writer`, as `watched` (the master or the replica's client) counts them for `side`
+    ("input" or "output"); settle() waits for the replica to have them. Returns (before,
+    after, growth of total_net_repl_<side>_bytes, growth of total_net_<side>_bytes)."""
+    repl_field, total_field = "total_net_repl_%s_bytes" % side, "total_net_%s_bytes" % side
+    before = watched.info("stats")
+    value = "v" * size
+    for i in range(n):
+        writer.set("big%d" % i, value)
+    settle()
+    after = watched.info("stats")
+    return (before, after, after[repl_field] - before[repl_field],
+            after[total_field] - before[total_field])
+
+
 def replica_synced(master, replica):
     """True once the replica's link is up and it has applied the master's whole stream
     (INFO replication of both, each on a connection of its own, closed after)."""
