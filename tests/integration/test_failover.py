@@ -146,7 +146,9 @@ def test_failover_hands_the_master_role_to_its_replica(two):
     assert error_of(mc.set, "x", "1") == "You can't write against a read only replica."
     rc.set("after", "yes")
     rc.lpush("list", "new")
-    wait_for(lambda: mc.get("after") == "yes", "a write on the new master to reach the old")
+    # The push is the later write: waiting for "after" alone would not cover it.
+    wait_for(lambda: mc.get("after") == "yes" and mc.lindex("list", 0) == "new",
+             "writes on the new master to reach the old")
     assert mc.lrange("list", 0, -1) == rc.lrange("list", 0, -1)
     assert error_of(mc.execute_command, "FAILOVER") == \
         "FAILOVER is not valid when server is a replica."
