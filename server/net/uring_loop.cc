@@ -6,7 +6,10 @@
 //     it (one submission per connection for its whole life; each completion's bytes are
 //     copied into the connection's buffer and the provided buffer is returned at once;
 //     bytes that arrive while the connection is not reading wait in a per-connection
-//     backlog), else one recv submission per read;
+//     backlog), else one recv submission per read. The ring starts with a few buffers
+//     and grows when a pass's receives took most of them or one found none
+//     (recv_buffer_growth.h): every buffer in the ring is used in turn and stays
+//     resident, so its size is the memory it costs;
 //   - send: a reply of at most 4 KiB is a submission, which goes to the kernel with the
 //     loop turn's others in the one io_uring_enter that ends the turn
 //     (io-uring-batched-sends yes, the default: no send(2) per connection); a larger one,
@@ -57,13 +60,17 @@
 #include "server/base/heap_bytes.h"
 #include "server/base/log.h"
 #include "server/net/event_loop.h"
+#include "server/net/recv_buffer_growth.h"
 #include "server/net/wakeup_batch_policy.h"
 
 namespace strata {
 namespace {
 
 constexpr unsigned kRingEntries = 1024;
-constexpr unsigned kRecvBuffers = 128;  // provided buffers per worker (power of 2)
+// Provided receive buffers: the most a worker's ring holds (a power of 2, the ring's
+// entries), and how many it starts with (recv_buffer_growth.h).
+constexpr unsigned kRecvBuffers = 128;
+constexpr unsigned kRecvBuffersInitial = 16;
 constexpr unsigned kRecvBufferSize = 16 * 1024;
 constexpr size_t kRecvBufferBytes = static_cast<size_t>(kRecvBuffers) * kRecvBufferSize;
 constexpr int kRecvBufferGroup = 1;
@@ -199,13 +206,22 @@ class UringLoop final : public EventLoop {
     buf_ring_ = static_cast<io_uring_buf_ring*>(ring_mem);
     recv_buffers_ = static_cast<char*>(bufs);
     io_uring_buf_ring_init(buf_ring_);
-    for (unsigned i = 0; i < kRecvBuffers; i++) {
+    AddRecvBuffers(recv_growth_.count());
+    multishot_recv_ = true;
+  }
+
+  // Puts buffers recv_buffers_added_ .. count-1 in the ring (the mmap'd area holds all
+  // kRecvBuffers; one never in the ring is never touched).
+  void AddRecvBuffers(unsigned count) {
+    unsigned n = 0;
+    for (unsigned i = recv_buffers_added_; i < count; i++, n++) {
       io_uring_buf_ring_add(buf_ring_, recv_buffers_ + static_cast<size_t>(i) * kRecvBufferSize,
                             kRecvBufferSize, static_cast<unsigned short>(i),
-                            io_uring_buf_ring_mask(kRecvBuffers), static_cast<int>(i));
+                            io_uring_buf_ring_mask(kRecvBuffers), static_cast<int>(n));
     }
-    io_uring_buf_ring_advance(buf_ring_, kRecvBuffers);
-    multishot_recv_ = true;
+    if (n == 0) return;
+    io_uring_buf_ring_advance(buf_ring_, static_cast<int>(n));
+    recv_buffers_added_ = count;
   }
 
   const char* name() const override { return "io_uring"; }
@@ -422,12 +438,19 @@ class UringLoop final : public EventLoop {
     io_uring_cqe* cqe = nullptr;
     p->completions.clear();
     p->completions_done = 0;
+    unsigned buffers_used = 0;
+    bool ran_out = false;
     io_uring_for_each_cqe(&ring_, head, cqe) {
       p->completions.push_back(
           {static_cast<Op*>(io_uring_cqe_get_data(cqe)), cqe->res, cqe->flags});
+      buffers_used += (cqe->flags & IORING_CQE_F_BUFFER) != 0;
+      ran_out |= cqe->res == -ENOBUFS;
       seen++;
     }
     io_uring_cq_advance(&ring_, seen);
+    // Before the pass: the receives it re-arms find the new buffers.
+    if (buf_ring_ != nullptr && (buffers_used > 0 || ran_out))
+      AddRecvBuffers(recv_growth_.AfterPass(buffers_used, ran_out));
     return seen;
   }
 
@@ -745,6 +768,8 @@ class UringLoop final : public EventLoop {
   std::vector<IoConn*> ready_;
   io_uring_buf_ring* buf_ring_ = nullptr;
   char* recv_buffers_ = nullptr;
+  RecvBufferGrowth recv_growth_{kRecvBuffersInitial, kRecvBuffers};
+  unsigned recv_buffers_added_ = 0;  // buffers 0 .. this-1 circulate in the ring
   size_t resident_buffer_bytes_ = 0;
   std::vector<unsigned char> resident_map_;
   bool multishot_recv_ = false;
