@@ -4,7 +4,8 @@
 # Both servers run at the same time on free loopback ports, persistence off, pinned to
 # the same server core(s) (SERVER_CPUS), each preloaded with KEYS keys of VALUE_SIZE
 # random printable bytes (memtier-0 ...). strata-bench, pinned to CLIENT_CPUS, then runs
-# each test (set: SETs only, get: GETs only, mixed: SET:GET 1:10) for SECONDS at each
+# each test (set: SETs only, get: GETs only, mixed: SET:GET 1:10, mget10 and mset10:
+# MGETs and MSETs of 10 keys, each counted as one operation) for SECONDS at each
 # pipeline depth, with random keys over the whole keyspace, each connection its own
 # sequence. Each round measures A and B once per test and depth, the order alternating
 # from one measurement to the next, so drift of this shared machine falls on both. The
@@ -25,7 +26,7 @@
 #   VALUE_SIZE     bytes per value (100)
 #   CLIENTS        connections in all (50)
 #   PIPELINES      pipeline depths ("16")
-#   TESTS          tests, from set get mixed ("get set")
+#   TESTS          tests, from set get mixed mget10 mset10 ("get set")
 #   SECONDS_EACH   seconds per measurement (3)
 #   ROUNDS         rounds (5)
 #   A_ARGS, B_ARGS extra server arguments (word-split)
@@ -72,7 +73,7 @@ for n in THREADS KEYS VALUE_SIZE CLIENTS SECONDS_EACH ROUNDS; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || die "$n must be a positive integer (got '${!n}')"
 done
 for t in $TESTS; do
-  [[ "$t" == set || "$t" == get || "$t" == mixed ]] || die "unknown test '$t' (set get mixed)"
+  case "$t" in set | get | mixed | mget10 | mset10) ;; *) die "unknown test '$t' (set get mixed mget10 mset10)" ;; esac
 done
 for tool in taskset redis-cli getconf; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool not found (run scripts/deps)"
@@ -149,12 +150,19 @@ start B "$B_BIN" "$B_ARGS"
 # measure SIDE TEST PIPELINE -> "ops,cpu_us_per_op,busy_cores"
 measure() {
   local side="$1" test="$2" pipeline="$3" ratio out t0 t1 w0 w1 ops
-  case "$test" in set) ratio=1:0 ;; get) ratio=0:1 ;; mixed) ratio=1:10 ;; esac
+  local -a multi=()
+  case "$test" in
+    set) ratio=1:0 ;;
+    get) ratio=0:1 ;;
+    mixed) ratio=1:10 ;;
+    mget10) ratio=0:1 multi=(--multi-key-get 10) ;;
+    mset10) ratio=1:0 multi=(--multi-key-set 10) ;;
+  esac
   out="$WORK/$side/$test-P$pipeline.json"
   t0="$(cpu_ticks "${PID[$side]}")"
   w0="${EPOCHREALTIME//[!0-9]/}"
   taskset -c "$CLIENT_CPUS" "$STRATA_BENCH_BIN" -p "${PORT[$side]}" -t "$client_threads" \
-    -c "$conns" --pipeline "$pipeline" --ratio "$ratio" --test-time "$SECONDS_EACH" -R \
+    -c "$conns" --pipeline "$pipeline" --ratio "$ratio" "${multi[@]}" --test-time "$SECONDS_EACH" -R \
     --distinct-client-seed --randomize --hide-histogram --json-out-file "$out" "${KEY_ARGS[@]}" \
     >"$out.log" 2>&1 || die "strata-bench failed on $side; see $out.log"
   w1="${EPOCHREALTIME//[!0-9]/}"

@@ -24,6 +24,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -327,7 +328,9 @@ Fiber BitOpFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   uint32_t dst_shard = ShardOfKey(call.dst, n);
   g.locks[g.IndexOf(dst_shard)].exclusive = true;
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
 
   std::vector<StringOperand> sources(nsrc);
   bool dst_exists = false;

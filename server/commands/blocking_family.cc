@@ -18,6 +18,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -224,7 +225,9 @@ Fiber BlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> lock_keys = a.keys;
   if (a.kind == Kind::kMove) lock_keys.push_back(a.destination);
   ShardGroups g = GroupByShard(lock_keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
 
   // One try, as the non-blocking form. BLMOVE checks the destination's type first.
   bool wrong = false;

@@ -36,6 +36,7 @@
 #include "server/engine/notify.h"
 #include "server/engine/off_thread.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 #include "storage/dump_payload.h"
 
@@ -211,7 +212,9 @@ Fiber MigrateFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   Engine& engine = c->worker().engine();
   ShardGroups g = GroupByShard(keys, db, engine.shard_count(), !copy, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   struct Moving {
     std::string payload;
     int64_t ttl = 0;

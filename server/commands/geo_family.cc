@@ -39,6 +39,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -518,7 +519,9 @@ Fiber SearchStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     GeoRadiusKeys(args, &keys);
   }
   ShardGroups g = GroupByShard(keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   bool ok = false;
   SearchPlan p;
   std::vector<std::pair<std::string, double>> copies;

@@ -26,6 +26,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -253,7 +254,9 @@ Fiber HllFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   uint32_t dst_shard = ShardOfKey(keys[0], n);
   if (merge) g.locks[g.IndexOf(dst_shard)].exclusive = true;
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   std::vector<HllRead> reads(keys.size());
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

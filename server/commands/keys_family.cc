@@ -23,6 +23,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -284,7 +285,9 @@ Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del, c->txn_owner);
   for (auto& l : g.locks) l.names.clear();  // metadata only: cold values stay on disk
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   std::vector<int64_t> counts(g.shards.size(), 0);
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

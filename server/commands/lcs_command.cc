@@ -21,6 +21,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -177,7 +178,9 @@ Fiber LcsFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   std::vector<std::string_view> keys = {args[1], args[2]};
   ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   StringOperand ops[2];
   co_await RunOn(g.shards, [&](Worker& w) {
     size_t gi = g.IndexOf(w.index());

@@ -19,6 +19,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -472,7 +473,9 @@ Fiber LMoveFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   std::vector<std::string_view> keys = {args[1], args[2]};
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   uint32_t src = ShardOfKey(args[1], c->worker().engine().shard_count());
   uint32_t dst = ShardOfKey(args[2], c->worker().engine().shard_count());
   bool wrong = false;
@@ -597,7 +600,9 @@ Fiber LMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   uint32_t n = c->worker().engine().shard_count();
   ShardGroups g = GroupByShard(m.keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   bool wrong = false;
   std::vector<std::string> got;
   std::string_view from;

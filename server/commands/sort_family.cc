@@ -31,6 +31,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -162,7 +163,9 @@ Fiber SortFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     std::sort(lock_keys.begin(), lock_keys.end());
     lock_keys.erase(std::unique(lock_keys.begin(), lock_keys.end()), lock_keys.end());
     g = GroupByShard(lock_keys, db, n, true, c->txn_owner);
-    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    if (!co_await TryLockAll(g)) {
+      for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    }
     elems.clear();
     wrong = sorted_set = false;
     co_await RunOn(std::vector<uint32_t>(1, ShardOfKey(args[1], n)),

@@ -30,6 +30,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -381,7 +382,9 @@ Fiber StreamReadFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = home.engine().shard_count();
   int resp = c->resp;
   ShardGroups g = GroupByShard(a.keys, db, n, a.group_read, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
 
   std::vector<KeyPart> parts(a.keys.size());
   std::vector<std::string> errors(a.keys.size());

@@ -16,6 +16,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -442,7 +443,6 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
   // Each shard writes its keys' replies into a buffer of its own (one per group, not one
   // string per value); the reply is then put together in key order.
   struct Piece {
@@ -453,9 +453,9 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string> parts(g.shards.size());
   std::vector<Piece> pieces(keys.size());
   int resp = c->resp;
-  co_await RunOn(g.shards, [&](Worker& w) {
-    size_t gi = g.IndexOf(w.index());
+  auto read = [&](Worker& w, size_t gi) {
     std::string& part = parts[gi];
+    part.clear();
     ReplyBuilder prb(&part, resp);
     for (size_t p : g.positions[gi]) {
       size_t start = part.size();
@@ -468,8 +468,19 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       }
       pieces[p] = Piece{static_cast<uint32_t>(gi), start, part.size() - start};
     }
-    w.locks().Release(g.locks[gi].keys, false);
-  });
+  };
+  // Usually one round trip: every shard takes its shared locks and reads at once
+  // (try_lock_all.h), and the locks are let go without waiting.
+  if (co_await TryLockAll(g, read)) {
+    ReleaseAll(g);
+  } else {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    co_await RunOn(g.shards, [&](Worker& w) {
+      size_t gi = g.IndexOf(w.index());
+      read(w, gi);
+      w.locks().Release(g.locks[gi].keys, false);
+    });
+  }
   std::string out;
   size_t total = 16;  // the array's header
   for (const std::string& part : parts) total += part.size();
@@ -500,7 +511,9 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     vals.push_back(args[i + 1]);
   }
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   bool any_exists = false;
   if (nx) {
     std::vector<char> exists(g.shards.size(), 0);

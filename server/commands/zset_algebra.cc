@@ -34,6 +34,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -383,7 +384,9 @@ Fiber ZAlgebraFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   ShardGroups g = GroupByShard(keys, db, n, false, c->txn_owner);
   uint32_t dst_shard = call.store ? ShardOfKey(call.dst, n) : 0;
   if (call.store) g.locks[g.IndexOf(dst_shard)].exclusive = true;
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
 
   // Read every input (a read-only call also releases its locks in the same step), and
   // whether the destination is there.

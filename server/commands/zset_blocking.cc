@@ -21,6 +21,7 @@
 #include "server/engine/engine.h"
 #include "server/engine/hops.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -153,7 +154,9 @@ Fiber ZBlockingFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   uint32_t n = home.engine().shard_count();
   ShardGroups g = GroupByShard(a.keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
 
   // One try, as ZPOPMIN/ZMPOP would.
   bool wrong = false;

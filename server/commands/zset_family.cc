@@ -26,6 +26,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -474,7 +475,9 @@ Fiber ZMPopFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t db = c->db;
   uint32_t n = c->worker().engine().shard_count();
   ShardGroups g = GroupByShard(m.keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   bool wrong = false;
   ZPopped got;
   std::string_view from;

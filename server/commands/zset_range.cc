@@ -26,6 +26,7 @@
 #include "server/engine/hops.h"
 #include "server/engine/notify.h"
 #include "server/engine/shard_groups.h"
+#include "server/engine/try_lock_all.h"
 #include "server/engine/worker.h"
 
 namespace strata {
@@ -222,7 +223,9 @@ Fiber ZRangeStoreFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   uint32_t n = c->worker().engine().shard_count();
   std::vector<std::string_view> keys = {args[1], args[2]};
   ShardGroups g = GroupByShard(keys, db, n, true, c->txn_owner);
-  for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  if (!co_await TryLockAll(g)) {
+    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  }
   bool wrong = false;
   std::vector<std::pair<std::string, double>> copied;
   uint32_t src = ShardOfKey(args[2], n);

@@ -895,6 +895,7 @@ void ClientConnection::QueueBehindLocks(RemoteCommand* rc,
 void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   fiber_slot_ = ReserveSlot(TakeSuppress());
   fiber_running_ = true;
+  fiber_holds_output_ = FiberMayHoldOutput(spec, args);
   inflight_++;
   worker_->stats().multi_shard_commands++;
   CommandStat& st = worker_->stats().commands[spec->stat_id];
@@ -913,6 +914,17 @@ void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
   }
   spec->fiber_fn(this, std::move(owned));
   t_fiber_origin = nullptr;
+}
+
+bool ClientConnection::FiberMayHoldOutput(const CommandSpec* spec, CmdArgs args) {
+  // A command on keys that cannot block (BLPOP, XREAD BLOCK), is not a script (which may
+  // run long) and is no server command: its wait is its hops and its locks. Anything
+  // else may wait for what the client itself has yet to cause, or for a long time, and
+  // the replies before it go out at once.
+  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return false;
+  if (spec->flags & (kCmdBlocking | kCmdScript | kCmdAdmin | kCmdServer | kCmdTransaction))
+    return false;
+  return spec->may_block == nullptr || !spec->may_block(args);
 }
 
 void ClientConnection::PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode m) {
@@ -1017,8 +1029,13 @@ void ClientConnection::FlushOutput() {
   }
   // While replies from other shards are still due for requests already read, hold the
   // output (up to kHoldOutputMax bytes) so that the whole pipelined batch leaves in one
-  // send: fewer system calls here and fewer wake-ups for the client.
-  if (inflight_ > 0 && !fiber_running_ && buffered_output() < kHoldOutputMax) return;
+  // send: fewer system calls here and fewer wake-ups for the client. A command over
+  // several shards (a fiber: input waits while it runs) holds it too when it is one
+  // that finishes on its own, within a few hops (FiberMayHoldOutput): a pipeline of
+  // MGETs then leaves together, as one of GETs does.
+  if (inflight_ > 0 && (!fiber_running_ || fiber_holds_output_) &&
+      buffered_output() < kHoldOutputMax)
+    return;
   // A flush is scheduled when there is output to send (or a close to finish).
   WorkerStats& stats = worker_->stats();
   stats.total_writes_processed++;

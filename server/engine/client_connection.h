@@ -223,6 +223,7 @@ class ClientConnection final : public Connection, public Client {
   bool DispatchOpenSlot(const CommandSpec* spec, CmdArgs args, uint8_t open_slot);
   static void RunOpenSlotCommand(void* rc);
   void StartFiber(const CommandSpec* spec, CmdArgs args);
+  static bool FiberMayHoldOutput(const CommandSpec* spec, CmdArgs args);
   // A tracking client's fiber: what its steps remember (task.h FiberOrigin).
   void PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode mode);
   // After a command while CLIENT CACHING yes/no is pending: whether it used it up.
@@ -297,6 +298,8 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
+  // The running fiber's command lets the output wait for it (FlushOutput).
+  bool fiber_holds_output_ = false;
   bool in_input_ = false;       // inside ProcessInput: a reply may be being written
   uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its

@@ -32,6 +32,24 @@
 
 namespace strata {
 
+// Runs one step of a fiber on worker w (the shard it is for), in the scopes every step
+// runs in: the fiber's origin, its replication and blocking-key holds, the master's
+// calls, and its Pub/Sub messages captured into *capture (when not null) for the fiber
+// to publish in order.
+template <class F>
+void RunFiberStep(const FiberOrigin* fiber, Worker& w, CapturedMessages* capture, F&& fn) {
+  PublishCapture publish(capture);
+  ExecScope exec(fiber);
+  StepReplScope repl(fiber, w.repl_feed());
+  HoldReadyScope hold(fiber != nullptr ? fiber->ready_holds.get() : nullptr);
+  Keyspace::MasterCallScope master_call(w.keyspace(), fiber != nullptr && fiber->from_master);
+  // Remembered before the step reads: a step may release its locks at its end, and a
+  // write admitted then runs at once (it must find the keys tracked).
+  if (fiber != nullptr && fiber->track != nullptr) [[unlikely]]
+    fiber->track->RememberOn(w);
+  fn(w);
+}
+
 class RunOn {
  public:
   RunOn(std::vector<uint32_t> shards, std::function<void(Worker&)> fn)
@@ -91,16 +109,7 @@ class RunOn {
 
  private:
   void RunStep(Worker& w, size_t i) {
-    PublishCapture capture(captured_.empty() ? nullptr : &captured_[i]);
-    ExecScope exec(fiber_);
-    StepReplScope repl(fiber_, w.repl_feed());
-    HoldReadyScope hold(fiber_ != nullptr ? fiber_->ready_holds.get() : nullptr);
-    Keyspace::MasterCallScope master_call(w.keyspace(), fiber_ != nullptr && fiber_->from_master);
-    // Remembered before the step reads: a step may release its locks at its end, and a
-    // write admitted then runs at once (it must find the keys tracked).
-    if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
-      fiber_->track->RememberOn(w);
-    fn_(w);
+    RunFiberStep(fiber_, w, captured_.empty() ? nullptr : &captured_[i], fn_);
   }
 
   const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)
@@ -160,18 +169,7 @@ class RunLocked {
   }
 
  private:
-  void RunStep(Worker& w) {
-    PublishCapture capture(capture_ ? &captured_ : nullptr);
-    ExecScope exec(fiber_);
-    StepReplScope repl(fiber_, w.repl_feed());
-    HoldReadyScope hold(fiber_ != nullptr ? fiber_->ready_holds.get() : nullptr);
-    Keyspace::MasterCallScope master_call(w.keyspace(), fiber_ != nullptr && fiber_->from_master);
-    // Remembered before the step reads: a step may release its locks at its end, and a
-    // write admitted then runs at once (it must find the keys tracked).
-    if (fiber_ != nullptr && fiber_->track != nullptr) [[unlikely]]
-      fiber_->track->RememberOn(w);
-    fn_(w);
-  }
+  void RunStep(Worker& w) { RunFiberStep(fiber_, w, capture_ ? &captured_ : nullptr, fn_); }
 
   const FiberOrigin* fiber_ = nullptr;  // the awaiting fiber's (task.h)
   static void Admitted(void* p) {

@@ -2,9 +2,10 @@
 //
 // How atomicity across shards works (see docs/ARCHITECTURE.md, "Multi-key commands")
 //   A command whose keys live on several shards is coordinated by a fiber on the
-//   client's thread. It takes locks on its keys shard by shard in increasing shard
-//   order (so two such commands can never wait on each other in a cycle), then runs
-//   its steps on the shards, then releases. Reads take shared locks, writes exclusive.
+//   client's thread. It takes locks on its keys on all its shards at once where each
+//   can grant them without waiting (try_lock_all.h), else shard by shard in increasing
+//   shard order (so two such commands can never wait on each other in a cycle), then
+//   runs its steps on the shards, then releases. Reads take shared locks, writes exclusive.
 //   While a key is locked, any conflicting command on that key - including plain
 //   single-key commands - waits in this shard's FIFO queue, so no client can observe
 //   a half-applied MSET or RENAME.

@@ -1,6 +1,7 @@
 // ShardGroups: the keys of a multi-key command grouped by the shard that owns them, with
 // the intent-lock request each shard needs (lock_table.h). A fiber that spans shards
-// takes the locks in increasing shard order, then hops (hops.h) to each group.
+// takes the locks on all shards at once when each can grant them at once, else in
+// increasing shard order (try_lock_all.h), then hops (hops.h) to each group.
 // Thread-safety: built and used on the fiber's own worker thread.
 #pragma once
 
