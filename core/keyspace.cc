@@ -176,6 +176,17 @@ void Keyspace::PrefetchLookups(uint32_t db, const uint64_t* hashes, size_t n) co
   dbs_[db].table->PrefetchLookups(hashes, n);
 }
 
+void Keyspace::PrefetchKeys(uint32_t db, const std::string_view* keys, size_t n) const {
+  const Table& table = *dbs_[db].table;
+  if (n < 2 || table.size() < kLookaheadMinKeys) return;
+  uint64_t hashes[Table::kLookaheadMax];
+  size_t m = 0;
+  for (size_t i = 0; i < n && m < Table::kLookaheadMax; i++) {
+    if (keys[i].size() <= kLookaheadKeyMax) hashes[m++] = TableHash(keys[i]);
+  }
+  table.PrefetchLookups(hashes, m);
+}
+
 std::string Keyspace::Serialize(const Entry* e) {
   if (!e->IsExternal()) return e->ValueString();
   std::string out;

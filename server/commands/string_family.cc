@@ -1,6 +1,7 @@
 // String commands. Single-key commands run on the key's shard (shard_fn); MGET, MSET
 // and MSETNX also have fibers for keys spread over several shards (see lock_table.h
 // for how those stay atomic).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -396,6 +397,10 @@ void CmdSetRange(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 void CmdMGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   rb.Array(args.size() - 1);
   for (size_t i = 1; i < args.size(); i++) {
+    // The lookups of the next run of keys are prefetched together (a big table misses
+    // the caches on each; Keyspace::PrefetchKeys).
+    if ((i - 1) % Table::kLookaheadMax == 0)
+      ctx.ks.PrefetchKeys(ctx.db, &args[i], std::min(Table::kLookaheadMax, args.size() - i));
     Entry* e = ctx.ks.FindRead(ctx.db, args[i], ctx.now_ms);
     if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", args[i], ctx.db);
     if (e == nullptr || e->Type() != ValueType::kString) {
@@ -406,12 +411,23 @@ void CmdMGet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   }
 }
 
+// MSET's keys, every other argument from i, written one after another: the next
+// Table::kLookaheadMax of them have their lookups prefetched together
+// (Keyspace::PrefetchKeys), so that their cache misses overlap.
+void PrefetchPairRun(const Keyspace& ks, uint32_t db, CmdArgs args, size_t i) {
+  std::string_view run[Table::kLookaheadMax];
+  size_t m = 0;
+  for (size_t k = i; k + 1 < args.size() && m < Table::kLookaheadMax; k += 2) run[m++] = args[k];
+  ks.PrefetchKeys(db, run, m);
+}
+
 void CmdMSet(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   if (args.size() % 2 == 0) {
     rb.Error(WrongArityError(args[0]));
     return;
   }
   for (size_t i = 1; i + 1 < args.size(); i += 2) {
+    if ((i - 1) / 2 % Table::kLookaheadMax == 0) PrefetchPairRun(ctx.ks, ctx.db, args, i);
     ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
     NotifyKeyspaceEvent(kNotifyString, "set", args[i], ctx.db);
   }
@@ -430,6 +446,7 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
     }
   }
   for (size_t i = 1; i + 1 < args.size(); i += 2) {
+    if ((i - 1) / 2 % Table::kLookaheadMax == 0) PrefetchPairRun(ctx.ks, ctx.db, args, i);
     ctx.ks.SetString(ctx.db, args[i], args[i + 1], Entry::kNoExpire);
     NotifyKeyspaceEvent(kNotifyString, "set", args[i], ctx.db);
   }
@@ -437,6 +454,17 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 }
 
 // ---- multi-key across shards ----
+
+// A fiber's group of keys on one shard, looked up one after another: the lookups of
+// keys[positions[j ...]], a run of Table::kLookaheadMax, are prefetched together
+// (Keyspace::PrefetchKeys), so that their cache misses overlap.
+void PrefetchGroupRun(const Keyspace& ks, uint32_t db, const std::vector<std::string_view>& keys,
+                      const std::vector<size_t>& positions, size_t j) {
+  std::string_view run[Table::kLookaheadMax];
+  size_t m = std::min(Table::kLookaheadMax, positions.size() - j);
+  for (size_t t = 0; t < m; t++) run[t] = keys[positions[j + t]];
+  ks.PrefetchKeys(db, run, m);
+}
 
 Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
@@ -457,7 +485,10 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     std::string& part = parts[gi];
     part.clear();
     ReplyBuilder prb(&part, resp);
-    for (size_t p : g.positions[gi]) {
+    const std::vector<size_t>& positions = g.positions[gi];
+    for (size_t j = 0; j < positions.size(); j++) {
+      if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
+      size_t p = positions[j];
       size_t start = part.size();
       Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
       if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", keys[p], db);
@@ -530,7 +561,10 @@ Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
     size_t gi = g.IndexOf(w.index());
     if (!any_exists) {
       // Positions are in argument order, so a key given twice keeps its last value.
-      for (size_t p : g.positions[gi]) {
+      const std::vector<size_t>& positions = g.positions[gi];
+      for (size_t j = 0; j < positions.size(); j++) {
+        if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
+        size_t p = positions[j];
         w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
         NotifyKeyspaceEvent(kNotifyString, "set", keys[p], db);
       }

@@ -32,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/keyspace.h"
 #include "server/engine/client.h"
 #include "server/engine/cluster_routing.h"
 #include "server/engine/command.h"
@@ -65,12 +66,10 @@ class ClientConnection final : public Connection, public Client {
   static constexpr size_t kInflightMax = 1024;         // pipelined commands awaiting replies
   static constexpr size_t kHoldOutputMax = 64 * 1024;  // see FlushOutput
   static constexpr size_t kLookaheadRequests = 16;     // see PrefetchAhead
-  static constexpr size_t kLookaheadKeyMax = 512;      // longer second arguments: not hashed
-  // Smaller databases are not looked ahead for: their tables stay in the caches, where
-  // the look's ~240 instructions a request have no misses to hide (A/B at pipeline 16:
-  // within the noise at 10k keys, 1.14-1.16x at 100k, 1.36-1.40x at 1M;
-  // bench/results/README.md, "Lookahead").
-  static constexpr size_t kLookaheadMinKeys = 32768;
+  // Longer second arguments are not hashed; smaller databases are not looked ahead for
+  // (Keyspace::kLookaheadMinKeys).
+  static constexpr size_t kLookaheadKeyMax = Keyspace::kLookaheadKeyMax;
+  static constexpr size_t kLookaheadMinKeys = Keyspace::kLookaheadMinKeys;
 
   ClientConnection(Worker* w, EventLoop* loop, int fd, uint64_t id, std::string addr,
                    std::string laddr);

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/slab.h"
 
@@ -20,6 +22,28 @@ TEST(KeyspaceTest, SetFindDelete) {
   EXPECT_TRUE(ks.Delete(0, "a"));
   EXPECT_FALSE(ks.Delete(0, "a"));
   EXPECT_EQ(ks.DbSize(1), 1u);
+}
+
+// PrefetchKeys is a hint: any keys, any count, a small table or a big one; what the
+// lookups then find is unchanged.
+TEST(KeyspaceTest, PrefetchKeysIsOnlyAHint) {
+  Keyspace ks(1);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < Keyspace::kLookaheadMinKeys + 100; i++) {
+    names.push_back("k:" + std::to_string(i));
+    if (i == 10) ks.PrefetchKeys(0, nullptr, 0);  // small table: nothing to do
+    ks.SetString(0, names.back(), "v", Entry::kNoExpire);
+  }
+  std::string long_key(Keyspace::kLookaheadKeyMax + 1, 'x');
+  std::vector<std::string_view> keys = {"", long_key, "missing"};
+  for (size_t i = 0; i < 40; i++) keys.push_back(names[i * 7]);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, keys.size()}) {
+    ks.PrefetchKeys(0, keys.data(), n);
+    for (size_t i = 0; i < n; i++) {
+      bool stored = i >= 3;
+      EXPECT_EQ(ks.Find(0, keys[i], 0) != nullptr, stored) << keys[i];
+    }
+  }
 }
 
 TEST(KeyspaceTest, LazyExpiry) {
