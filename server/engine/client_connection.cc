@@ -231,10 +231,13 @@ void ClientConnection::ProcessInput() {
   // Before AUTH, Redis's small request limits: an unauthenticated client can make the
   // server hold or scan only a few kilobytes.
   if (!authenticated()) limits.unauthenticated = !AclRegistry::Get().DefaultNeedsNoAuth();
-  size_t ahead = 0;  // requests after this one that the last lookahead covered
+  // Requests after this one that the last lookahead covered; kept across a pause.
+  size_t ahead = lookahead_left_;
+  lookahead_left_ = 0;
   while (HasInput()) {
     if (fiber_running_ || inflight_ >= kInflightMax) {
       PauseInput();
+      lookahead_left_ = ahead;
       break;
     }
     size_t consumed = 0;

@@ -297,6 +297,11 @@ class ClientConnection final : public Connection, public Client {
   uint32_t inflight_ = 0;
   uint64_t fiber_slot_ = 0;  // the reply slot of the running fiber
   bool fiber_running_ = false;
+  // Requests after the last one parsed that the last lookahead covered (PrefetchAhead),
+  // kept while input is paused, so that a pipeline read a request at a time (each of its
+  // commands a fiber, which pauses input) is looked at once, not again from each
+  // request.
+  size_t lookahead_left_ = 0;
   // The running fiber's command lets the output wait for it (FlushOutput).
   bool fiber_holds_output_ = false;
   bool in_input_ = false;       // inside ProcessInput: a reply may be being written
