@@ -38,6 +38,8 @@ void CmdDel(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
   bool lazy = LazyDelete(args[0], ctx.worker);
   for (size_t i = 1; i < args.size(); i++) {
+    if ((i - 1) % Table::kLookaheadMax == 0)  // the next run's lookups together
+      ctx.ks.PrefetchKeys(ctx.db, &args[i], std::min(Table::kLookaheadMax, args.size() - i));
     // Expired keys count as absent; a cold value is not read back to be deleted.
     if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms) != nullptr &&
         ctx.ks.Delete(ctx.db, args[i], lazy)) {
@@ -52,6 +54,8 @@ void CmdExists(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
   int64_t n = 0;
   bool touch = EqualsIgnoreCase(args[0], "touch");  // TOUCH counts as an access
   for (size_t i = 1; i < args.size(); i++) {
+    if ((i - 1) % Table::kLookaheadMax == 0)  // the next run's lookups together
+      ctx.ks.PrefetchKeys(ctx.db, &args[i], std::min(Table::kLookaheadMax, args.size() - i));
     if (ctx.ks.FindMeta(ctx.db, args[i], ctx.now_ms, false, touch) != nullptr) n++;
   }
   rb.Integer(n);
@@ -285,13 +289,13 @@ Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   std::vector<std::string_view> keys(args.begin() + 1, args.end());
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), del, c->txn_owner);
   for (auto& l : g.locks) l.names.clear();  // metadata only: cold values stay on disk
-  if (!co_await TryLockAll(g)) {
-    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
-  }
   std::vector<int64_t> counts(g.shards.size(), 0);
-  co_await RunOn(g.shards, [&](Worker& w) {
-    size_t gi = g.IndexOf(w.index());
-    for (size_t p : g.positions[gi]) {
+  auto count = [&](Worker& w, size_t gi) {
+    counts[gi] = 0;
+    const std::vector<size_t>& positions = g.positions[gi];
+    for (size_t j = 0; j < positions.size(); j++) {
+      if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
+      size_t p = positions[j];
       // Metadata only: a cold value stays on disk. TOUCH counts as an access.
       bool present = w.keyspace().FindMeta(db, keys[p], w.now_ms(), false, touch) != nullptr;
       if (present && (!del || w.keyspace().Delete(db, keys[p], LazyDelete(args[0], w)))) {
@@ -299,8 +303,27 @@ Fiber CountKeysFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
         if (del) NotifyKeyspaceEvent(kNotifyGeneric, "del", keys[p], db);
       }
     }
-    w.locks().Release(g.locks[gi].keys, del);
-  });
+  };
+  // EXISTS and TOUCH count in the round trip that takes their locks (try_lock_all.h) and
+  // let them go without waiting; DEL and UNLINK take the locks, then delete.
+  bool counted = false;
+  bool locked = false;
+  if (!del) {
+    counted = co_await TryLockAll(g, count);
+    if (counted) ReleaseAll(g);
+  } else {
+    locked = co_await TryLockAll(g);
+  }
+  if (!counted) {
+    if (!locked) {
+      for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    }
+    co_await RunOn(g.shards, [&](Worker& w) {
+      size_t gi = g.IndexOf(w.index());
+      count(w, gi);
+      w.locks().Release(g.locks[gi].keys, del);
+    });
+  }
   int64_t total = 0;
   for (int64_t n : counts) total += n;
   std::string out;

@@ -455,17 +455,6 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // ---- multi-key across shards ----
 
-// A fiber's group of keys on one shard, looked up one after another: the lookups of
-// keys[positions[j ...]], a run of Table::kLookaheadMax, are prefetched together
-// (Keyspace::PrefetchKeys), so that their cache misses overlap.
-void PrefetchGroupRun(const Keyspace& ks, uint32_t db, const std::vector<std::string_view>& keys,
-                      const std::vector<size_t>& positions, size_t j) {
-  std::string_view run[Table::kLookaheadMax];
-  size_t m = std::min(Table::kLookaheadMax, positions.size() - j);
-  for (size_t t = 0; t < m; t++) run[t] = keys[positions[j + t]];
-  ks.PrefetchKeys(db, run, m);
-}
-
 Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
   CmdArgs args = owned->span();
   uint32_t db = c->db;

@@ -4,8 +4,17 @@
 #include <unordered_set>
 
 #include "core/hash.h"
+#include "core/keyspace.h"
 
 namespace strata {
+
+void PrefetchGroupRun(const Keyspace& ks, uint32_t db, const std::vector<std::string_view>& keys,
+                      const std::vector<size_t>& positions, size_t j) {
+  std::string_view run[Table::kLookaheadMax];
+  size_t m = std::min(Table::kLookaheadMax, positions.size() - j);
+  for (size_t t = 0; t < m; t++) run[t] = keys[positions[j + t]];
+  ks.PrefetchKeys(db, run, m);
+}
 
 size_t ShardGroups::IndexOf(uint32_t shard) const {
   return static_cast<size_t>(std::lower_bound(shards.begin(), shards.end(), shard) -

@@ -27,6 +27,14 @@ struct ShardGroups {
 ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
                          uint32_t shard_count, bool exclusive, uint64_t owner);
 
+class Keyspace;
+
+// A group's keys looked up one after another on its shard (a fiber's step): prefetches
+// the lookups of keys[positions[j ...]], the next Table::kLookaheadMax of them, together
+// (Keyspace::PrefetchKeys), so that their cache misses overlap.
+void PrefetchGroupRun(const Keyspace& ks, uint32_t db, const std::vector<std::string_view>& keys,
+                      const std::vector<size_t>& positions, size_t j);
+
 // One whole-shard request per shard, 0..shard_count-1 (lock_table.h): taken in that
 // order, they hold the whole keyspace (FLUSHDB, DBSIZE, KEYS...), and no transaction or
 // multi-key command is half applied while they are held.

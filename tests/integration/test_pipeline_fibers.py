@@ -29,7 +29,7 @@ def writes(r):
     return r.info("stats")["total_writes_processed"]
 
 
-@pytest.mark.parametrize("kind", ["mget", "mset", "del"])
+@pytest.mark.parametrize("kind", ["mget", "mset", "exists", "del"])
 def test_a_pipeline_over_several_shards_leaves_in_one_write(r, server, kind):
     r.mset({k: "v%d" % i for i, k in enumerate(KEYS)})
     if kind == "mget":
@@ -38,6 +38,9 @@ def test_a_pipeline_over_several_shards_leaves_in_one_write(r, server, kind):
     elif kind == "mset":
         request = cmd("MSET", *[x for i, k in enumerate(KEYS) for x in (k, "w%d" % i)])
         reply = b"+OK\r\n"
+    elif kind == "exists":
+        request = cmd("EXISTS", *KEYS, "pf:none")
+        reply = b":10\r\n"
     else:
         request = cmd("DEL", *KEYS)
         reply = b":0\r\n"
