@@ -100,32 +100,32 @@ TEST(EventLoopTest, UringDeliversBufferedBytesPromptly) {
 // io_uring's provided receive buffers: the ring starts small, so a connection that reads
 // now and then touches a few buffers' pages, not every buffer's; many connections
 // sending at once make it grow, and a receive that found no buffer loses nothing.
-class UringRecvBuffersTest : public ::testing::Test {
+// An io_uring loop with connections on socketpairs: conns[i] reads what peers[i] writes.
+class UringConnsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // Leaves loop null (the test skipped, or failed) when none could be made.
+  void MakeLoop() {
     std::string why;
     if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
     std::string error;
     loop = CreateUringLoop(&error);
     ASSERT_TRUE(loop) << error;
   }
-  void Open(size_t n) {
+  // n more connections, each reading `chunk` bytes at a time, their receives armed.
+  void Open(size_t n, size_t chunk) {
     for (size_t i = 0; i < n; i++) {
       int fds[2];
       ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
       peers.push_back(fds[1]);
-      conns.push_back(std::make_unique<Sink>(loop.get(), 64 * 1024));
+      conns.push_back(std::make_unique<Sink>(loop.get(), chunk));
       conns.back()->fd = fds[0];
       loop->AddConn(conns.back().get());
       conns.back()->Arm();
     }
     loop->Poll(0);
   }
-  size_t ResidentBufferBytes() {
-    loop->RefreshBufferBytes();
-    return loop->BufferBytes();
-  }
   void TearDown() override {
+    if (loop == nullptr) return;
     for (auto& c : conns) loop->Close(c.get());
     for (int i = 0; i < 20; i++) loop->Poll(10);
     for (auto& c : conns) EXPECT_TRUE(c->closed);
@@ -137,9 +137,22 @@ class UringRecvBuffersTest : public ::testing::Test {
   std::vector<int> peers;
 };
 
+class UringRecvBuffersTest : public UringConnsTest {
+ protected:
+  void Open(size_t n) {
+    MakeLoop();
+    if (loop == nullptr) return;
+    UringConnsTest::Open(n, 64 * 1024);
+  }
+  size_t ResidentBufferBytes() {
+    loop->RefreshBufferBytes();
+    return loop->BufferBytes();
+  }
+};
+
 TEST_F(UringRecvBuffersTest, OneClientTouchesAFewBuffers) {
   Open(1);
-  if (HasFatalFailure()) return;
+  if (IsSkipped() || HasFailure()) return;
   const size_t before = ResidentBufferBytes();
   // Each read lands at the start of the next buffer in the ring: with all 128 buffers
   // in it from the start, 300 reads made 128 pages resident (512 KiB).
@@ -158,7 +171,7 @@ TEST_F(UringRecvBuffersTest, OneClientTouchesAFewBuffers) {
 TEST_F(UringRecvBuffersTest, ManyClientsAtOnceGrowTheRingAndLoseNothing) {
   constexpr size_t kClients = 96;
   Open(kClients);
-  if (HasFatalFailure()) return;
+  if (IsSkipped() || HasFailure()) return;
   const size_t before = ResidentBufferBytes();
   std::vector<std::string> sent(kClients);
   for (int round = 0; round < 3; round++) {
@@ -302,26 +315,14 @@ TEST_F(UringSendTest, BatchedSendToAFullSocketDoesNotHoldTheWaitForInput) {
 }
 
 // Wake-up batching over `n` connections on socketpairs.
-class WakeupBatchTest : public ::testing::Test {
+class WakeupBatchTest : public UringConnsTest {
  protected:
   void Start(size_t n, unsigned batch, unsigned usec) {
-    std::string why;
-    if (!IoUringAvailable(&why)) GTEST_SKIP() << "io_uring unavailable: " << why;
-    std::string error;
-    loop = CreateUringLoop(&error);
-    ASSERT_TRUE(loop) << error;
+    MakeLoop();
+    if (loop == nullptr) return;
     loop->SetBatchedSends(true);
     loop->SetWakeupBatch(batch, usec);
-    for (size_t i = 0; i < n; i++) {
-      int fds[2];
-      ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-      peers.push_back(fds[1]);
-      conns.push_back(std::make_unique<Sink>(loop.get(), 1024));
-      conns.back()->fd = fds[0];
-      loop->AddConn(conns.back().get());
-      conns.back()->Arm();
-    }
-    loop->Poll(0);
+    Open(n, 1024);
   }
   // One request from client i, answered as a server would; returns how long the
   // loop's wait took to deliver it (the wait's own limit is 5 s).
@@ -336,16 +337,6 @@ class WakeupBatchTest : public ::testing::Test {
     Drain(peers[i]);
     return waited;
   }
-  void TearDown() override {
-    for (auto& c : conns) loop->Close(c.get());
-    for (int i = 0; i < 20; i++) loop->Poll(10);
-    for (auto& c : conns) EXPECT_TRUE(c->closed);
-    for (int fd : peers) close(fd);
-  }
-
-  std::unique_ptr<EventLoop> loop;
-  std::vector<std::unique_ptr<Sink>> conns;
-  std::vector<int> peers;
 };
 
 TEST_F(WakeupBatchTest, OneClientAtATimeIsNeverHeld) {
