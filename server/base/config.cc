@@ -91,6 +91,12 @@ Config::Config() {
                         "server alone. CONFIG SET reaches every worker within 1/hz s");
   busy_poll.min = 0;
   busy_poll.max = 100000;
+  auto& squash = Add("pipeline-squash", Kind::kInt, "32", true,
+                     "the most pipelined calls of a command over several shards (MGET) that run "
+                     "together, as one step on each shard under one set of locks; each call keeps "
+                     "its own reply. 1 = each call alone (a hop, or two, per call)");
+  squash.min = 1;
+  squash.max = 1024;
   Add("thread-affinity", Kind::kBool, "no", false,
       "pin worker i to the i-th CPU the process may use, when there are enough CPUs (for "
       "machines whose load generators run elsewhere)");
@@ -613,6 +619,7 @@ Config::Config() {
   slowlog_max_len_ = &by_name_["slowlog-max-len"]->number;
   latency_threshold_ = &by_name_["latency-monitor-threshold"]->number;
   latency_tracking_ = &by_name_["latency-tracking"]->number;
+  pipeline_squash_ = &by_name_["pipeline-squash"]->number;
   maxmemory_ = &by_name_["maxmemory"]->number;
   maxmemory_policy_ = &by_name_["maxmemory-policy"]->number;
   maxmemory_samples_ = &by_name_["maxmemory-samples"]->number;

@@ -114,6 +114,7 @@ class Config {
   }
   int64_t slowlog_max_len() const { return slowlog_max_len_->load(std::memory_order_relaxed); }
   bool latency_tracking() const { return latency_tracking_->load(std::memory_order_relaxed) != 0; }
+  const std::atomic<int64_t>& pipeline_squash() const { return *pipeline_squash_; }
   // latency-tracking-info-percentiles, parsed.
   std::vector<double> latency_percentiles() const;
   int64_t latency_monitor_threshold() const {
@@ -168,6 +169,7 @@ class Config {
   std::atomic<int64_t>* slowlog_max_len_ = nullptr;
   std::atomic<int64_t>* latency_threshold_ = nullptr;
   std::atomic<int64_t>* latency_tracking_ = nullptr;
+  std::atomic<int64_t>* pipeline_squash_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t>* maxmemory_policy_ = nullptr;
   std::atomic<int64_t>* maxmemory_samples_ = nullptr;

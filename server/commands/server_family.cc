@@ -98,6 +98,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     total.expire_cycle_ticks += r.stats.expire_cycle_ticks;
     total.remote_commands += r.stats.remote_commands;
     total.multi_shard_commands += r.stats.multi_shard_commands;
+    total.pipeline_squashed_calls += r.stats.pipeline_squashed_calls;
     total.scripts_across_shards += r.stats.scripts_across_shards;
     total.scripts_every_shard += r.stats.scripts_every_shard;
     total.client_query_buffer_limit_disconnections +=
@@ -284,6 +285,7 @@ std::string BuildInfo(Client* c, const std::vector<std::string>& wanted,
     AddLine(&out, "total_writes_processed", std::to_string(total.total_writes_processed));
     AddLine(&out, "cross_shard_commands", std::to_string(total.remote_commands));
     AddLine(&out, "multi_shard_commands", std::to_string(total.multi_shard_commands));
+    AddLine(&out, "pipeline_squashed_calls", std::to_string(total.pipeline_squashed_calls));
     AddLine(&out, "scripts_across_shards", std::to_string(total.scripts_across_shards));
     AddLine(&out, "scripts_every_shard", std::to_string(total.scripts_every_shard));
     AddLine(&out, "client_query_buffer_limit_disconnections",

@@ -455,13 +455,32 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // ---- multi-key across shards ----
 
-Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
-  CmdArgs args = owned->span();
+// MGET's calls over several shards: one call (`one`), or a pipelined run of calls (`run`,
+// FiberRun). Every key of every call is read under one set of shared locks, usually in
+// one round trip; each call's reply is put together from its keys' pieces.
+Fiber MGetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<FiberRun> run) {
+  const size_t ncalls = run != nullptr ? run->calls.size() : 1;
   uint32_t db = c->db;
-  std::vector<std::string_view> keys(args.begin() + 1, args.end());
+  // The keys of all the calls, one after another; ends[i]: where call i's keys end.
+  std::vector<std::string_view> keys;
+  std::vector<size_t> ends(ncalls);
+  if (run == nullptr) {
+    CmdArgs args = one->span();
+    keys.assign(args.begin() + 1, args.end());
+    ends[0] = keys.size();
+  } else {
+    size_t total = 0;
+    for (const auto& call : run->calls) total += call->views.size() - 1;
+    keys.reserve(total);
+    for (size_t i = 0; i < ncalls; i++) {
+      CmdArgs args = run->calls[i]->span();
+      keys.insert(keys.end(), args.begin() + 1, args.end());
+      ends[i] = keys.size();
+    }
+  }
   ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false, c->txn_owner);
   // Each shard writes its keys' replies into a buffer of its own (one per group, not one
-  // string per value); the reply is then put together in key order.
+  // string per value); the replies are then put together in key order.
   struct Piece {
     uint32_t group;
     size_t off;
@@ -501,71 +520,116 @@ Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
       w.locks().Release(g.locks[gi].keys, false);
     });
   }
-  std::string out;
-  size_t total = 16;  // the array's header
-  for (const std::string& part : parts) total += part.size();
-  out.reserve(total);
-  ReplyBuilder rb(&out, c->resp);
-  rb.Array(keys.size());
-  for (const Piece& piece : pieces) out.append(parts[piece.group], piece.off, piece.len);
-  c->FinishFiber(std::move(out));
+  std::vector<std::string> replies(ncalls);
+  size_t from = 0;
+  for (size_t i = 0; i < ncalls; i++) {
+    std::string& out = replies[i];
+    size_t total = 16;  // the array's header
+    for (size_t k = from; k < ends[i]; k++) total += pieces[k].len;
+    out.reserve(total);
+    ReplyBuilder rb(&out, resp);
+    rb.Array(ends[i] - from);
+    for (size_t k = from; k < ends[i]; k++)
+      out.append(parts[pieces[k].group], pieces[k].off, pieces[k].len);
+    from = ends[i];
+  }
+  if (run == nullptr) {
+    c->FinishFiber(std::move(replies[0]));
+  } else {
+    c->FinishFiberRun(std::move(replies));
+  }
 }
 
-Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
-  CmdArgs args = owned->span();
-  std::string out;
-  ReplyBuilder rb(&out, c->resp);
-  if (args.size() % 2 == 0) {
-    rb.Error(WrongArityError(args[0]));
-    c->FinishFiber(std::move(out));
-    co_return;
-  }
-  bool nx = EqualsIgnoreCase(args[0], "msetnx");
+Fiber MGetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  return MGetCalls(c, std::move(owned), nullptr);
+}
+
+Fiber MGetRunFiber(Client* c, std::shared_ptr<FiberRun> run) {
+  return MGetCalls(c, nullptr, std::move(run));
+}
+
+// MSET's or MSETNX's calls over several shards: one call (`one`), or a pipelined run of
+// MSET calls (`run`, FiberRun). Every key of every call is locked at once; each shard
+// then writes its keys in the order the calls gave them (so a key set twice keeps the
+// later value) and lets its locks go. A call whose arguments do not pair up is answered
+// with its error and writes nothing.
+Fiber MSetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<FiberRun> run) {
+  const size_t ncalls = run != nullptr ? run->calls.size() : 1;
+  auto call = [&](size_t i) { return run != nullptr ? run->calls[i]->span() : one->span(); };
+  std::vector<std::string> replies(ncalls);
+  bool nx = EqualsIgnoreCase(call(0)[0], "msetnx");  // a run is of MSET only
   uint32_t db = c->db;
   std::vector<std::string_view> keys;
   std::vector<std::string_view> vals;
-  keys.reserve(args.size() / 2);
-  vals.reserve(args.size() / 2);
-  for (size_t i = 1; i + 1 < args.size(); i += 2) {
-    keys.push_back(args[i]);
-    vals.push_back(args[i + 1]);
-  }
-  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
-  if (!co_await TryLockAll(g)) {
-    for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+  size_t pairs = 0;
+  for (size_t i = 0; i < ncalls; i++) pairs += call(i).size() / 2;
+  keys.reserve(pairs);
+  vals.reserve(pairs);
+  for (size_t i = 0; i < ncalls; i++) {
+    CmdArgs args = call(i);
+    if (args.size() % 2 == 0) {
+      ReplyBuilder(&replies[i], c->resp).Error(WrongArityError(args[0]));
+      continue;
+    }
+    for (size_t k = 1; k + 1 < args.size(); k += 2) {
+      keys.push_back(args[k]);
+      vals.push_back(args[k + 1]);
+    }
   }
   bool any_exists = false;
-  if (nx) {
-    std::vector<char> exists(g.shards.size(), 0);
+  if (!keys.empty()) {
+    ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
+    if (!co_await TryLockAll(g)) {
+      for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    }
+    if (nx) {
+      std::vector<char> exists(g.shards.size(), 0);
+      co_await RunOn(g.shards, [&](Worker& w) {
+        size_t gi = g.IndexOf(w.index());
+        for (size_t p : g.positions[gi]) {
+          if (w.keyspace().FindMeta(db, keys[p], w.now_ms()) != nullptr) exists[gi] = 1;
+        }
+      });
+      for (char e : exists) any_exists |= e != 0;
+      if (any_exists) FiberChangesNothing();
+    }
     co_await RunOn(g.shards, [&](Worker& w) {
       size_t gi = g.IndexOf(w.index());
-      for (size_t p : g.positions[gi]) {
-        if (w.keyspace().FindMeta(db, keys[p], w.now_ms()) != nullptr) exists[gi] = 1;
+      if (!any_exists) {
+        // Positions are in argument order, so a key given twice keeps its last value.
+        const std::vector<size_t>& positions = g.positions[gi];
+        for (size_t j = 0; j < positions.size(); j++) {
+          if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
+          size_t p = positions[j];
+          w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
+          NotifyKeyspaceEvent(kNotifyString, "set", keys[p], db);
+        }
       }
+      w.locks().Release(g.locks[gi].keys, true);
     });
-    for (char e : exists) any_exists |= e != 0;
-    if (any_exists) FiberChangesNothing();
   }
-  co_await RunOn(g.shards, [&](Worker& w) {
-    size_t gi = g.IndexOf(w.index());
-    if (!any_exists) {
-      // Positions are in argument order, so a key given twice keeps its last value.
-      const std::vector<size_t>& positions = g.positions[gi];
-      for (size_t j = 0; j < positions.size(); j++) {
-        if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
-        size_t p = positions[j];
-        w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
-        NotifyKeyspaceEvent(kNotifyString, "set", keys[p], db);
-      }
+  for (std::string& reply : replies) {
+    if (!reply.empty()) continue;  // its error
+    ReplyBuilder rb(&reply, c->resp);
+    if (nx) {
+      rb.Integer(any_exists ? 0 : 1);
+    } else {
+      rb.Ok();
     }
-    w.locks().Release(g.locks[gi].keys, true);
-  });
-  if (nx) {
-    rb.Integer(any_exists ? 0 : 1);
-  } else {
-    rb.Ok();
   }
-  c->FinishFiber(std::move(out));
+  if (run == nullptr) {
+    c->FinishFiber(std::move(replies[0]));
+  } else {
+    c->FinishFiberRun(std::move(replies));
+  }
+}
+
+Fiber MSetFiber(Client* c, std::shared_ptr<OwnedArgs> owned) {
+  return MSetCalls(c, std::move(owned), nullptr);
+}
+
+Fiber MSetRunFiber(Client* c, std::shared_ptr<FiberRun> run) {
+  return MSetCalls(c, nullptr, std::move(run));
 }
 
 }  // namespace
@@ -603,6 +667,10 @@ void RegisterStringFamily(CommandRegistry& r) {
   add("mget", -2, kR | kCmdFast, 1, -1, 1, CmdMGet, MGetFiber);
   add("mset", -3, kW, 1, -1, 2, CmdMSet, MSetFiber);
   add("msetnx", -3, kW, 1, -1, 2, CmdMSetNx, MSetFiber);
+  // Pipelined calls over several shards run together (FiberRun; not MSETNX, whose calls
+  // each decide from their own keys whether to write).
+  r.FindMutable("mget")->fiber_run_fn = MGetRunFiber;
+  r.FindMutable("mset")->fiber_run_fn = MSetRunFiber;
 }
 
 }  // namespace strata

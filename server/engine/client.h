@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "server/base/output_limits.h"
 #include "server/engine/acl.h"
@@ -137,6 +138,8 @@ class Client {
   virtual void Kill() = 0;
   // A fiber command finished with this reply (possibly empty: no reply).
   virtual void FinishFiber(std::string&& reply) = 0;
+  // A run's fiber ends (FiberRun): one reply per call, in the run's order.
+  virtual void FinishFiberRun(std::vector<std::string>&& replies) = 0;
   // Appends an out-of-band message (a Pub/Sub message, an invalidation) to the output,
   // after the replies already due. Returns true when the output has reached a limit of
   // the client's class: the caller then has EnforceOutputLimits() run later in the turn.

@@ -272,7 +272,14 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
+    if (run_open_) [[unlikely]] {
+      // A pipelined run is open: a call of its command joins it (the replies in flight
+      // are the run's own); anything else waits, unread, until the run has finished.
+      if (!JoinsRun(spec, cmd_args)) {
+        PauseInput();
+        break;
+      }
+    } else if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
       PauseInput();
       break;
     }
@@ -312,7 +319,9 @@ void ClientConnection::ProcessInput() {
       }
     }
     Consume(consumed);
+    run_allowed_ = true;
     Dispatch(spec, cmd_args);
+    run_allowed_ = false;
     // The master's stream: each command's bytes move the offset once it has run (REPLCONF
     // GETACK answers the offset before its own bytes, as Redis's replicas do).
     if (is_master_) [[unlikely]]
@@ -330,6 +339,8 @@ void ClientConnection::ProcessInput() {
       memory_wait_expired_ = false;
     }
   }
+  if (run_open_) [[unlikely]]
+    LaunchRun();
   FinishInput();
   Recharge();
 }
@@ -644,7 +655,8 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
-    if (!multi) {
+    // A call that joins an open run is part of its fiber wherever its keys are.
+    if (!multi && !(run_open_ && spec == run_spec_)) {
       // A command for another shard takes its own small function: the local path's frame
       // (a command's whole call) is not set up for it.
       if (shard != worker_->index()) return DispatchRemote(spec, args, shard);
@@ -896,6 +908,16 @@ void ClientConnection::QueueBehindLocks(RemoteCommand* rc,
 }
 
 void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
+  if (spec->fiber_run_fn != nullptr) [[unlikely]] {
+    if (run_open_ && spec == run_spec_) {
+      AddToRun(args);
+      return;
+    }
+    if (MayOpenRun(spec)) {
+      OpenRun(spec, args);
+      return;
+    }
+  }
   fiber_slot_ = ReserveSlot(TakeSuppress());
   fiber_running_ = true;
   fiber_holds_output_ = FiberMayHoldOutput(spec, args);

@@ -106,6 +106,7 @@ class ClientConnection final : public Connection, public Client {
   void CloseAfterReply() override { Connection::CloseAfterReply(); }
   void Kill() override { Connection::Kill(); }
   void FinishFiber(std::string&& reply) override;
+  void FinishFiberRun(std::vector<std::string>&& replies) override;
   std::string InfoLine(int64_t now_ms) const override;
   bool Push(std::string_view bytes) override;
   void EnforceOutputLimits() override { CheckOutputLimits(); }
@@ -306,6 +307,34 @@ class ClientConnection final : public Connection, public Client {
   bool fiber_holds_output_ = false;
   bool in_input_ = false;       // inside ProcessInput: a reply may be being written
   uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
+  // ---- Pipelined runs (client_connection_runs.cc)
+  // A call of a command with a fiber_run_fn (MGET) that needs its fiber, read with more
+  // input behind it, opens a run instead of starting the fiber: its arguments are copied
+  // and its reply slot reserved, and ProcessInput goes on. Each next request that is a
+  // call of the same command joins the run (its checks made as usual, and as part of the
+  // run even when its keys are on one shard), up to pipeline-squash calls and
+  // kRunArgsMax arguments. The first request that is anything else, or the end of what was
+  // read, launches the run: one fiber runs every call, in order, with all their locks
+  // taken at once, so a pipeline of MGETs across shards costs one round trip, not one
+  // per call. The request that ended the run waits, unread, until the run has finished,
+  // as it would behind the first call's own fiber. A run of one call is that call's own
+  // fiber. Every call counts as a call (INFO commandstats), is fed to MONITOR and may be
+  // logged as slow with its own arguments; the run's time is shared equally among them.
+  // Not opened for a client that tracks keys, inside a transaction, for the master's
+  // stream, or for a write while replicas are attached (its propagation is per call).
+  static constexpr size_t kRunArgsMax = 4096;
+  bool MayOpenRun(const CommandSpec* spec) const;
+  bool JoinsRun(const CommandSpec* spec, CmdArgs args) const;
+  void OpenRun(const CommandSpec* spec, CmdArgs args);
+  void AddToRun(CmdArgs args);
+  void LaunchRun();
+  const CommandSpec* run_spec_ = nullptr;  // the open or running run's command
+  bool run_open_ = false;                  // opened, not launched yet
+  bool run_allowed_ = false;               // ProcessInput's Dispatch may open one
+  std::shared_ptr<FiberRun> run_;
+  std::vector<uint64_t> run_slots_;
+  size_t run_args_ = 0;
+  uint64_t run_t0_ = 0;
   // The running fiber's start (CycleClock; 0 when not timed) and arguments, for its
   // statistics and the slow log when it finishes.
   uint64_t fiber_t0_ = 0;

@@ -126,6 +126,14 @@ using PropagateFn = bool (*)(CmdArgs args, const PropagateCtx& ctx, std::string_
                              ReplOut* out);
 using ConnFn = void (*)(Client& c, CmdArgs args, ReplyBuilder& rb);
 using FiberFn = Fiber (*)(Client* c, std::shared_ptr<OwnedArgs> args);
+// Calls of one command that a client pipelined one after another, run as one fiber (a
+// "run": ClientConnection's "Pipelined runs"): their arguments, in the order sent. The
+// fiber takes every call's locks at once, runs the calls in that order under them, and
+// ends with Client::FinishFiberRun, one reply per call in the same order.
+struct FiberRun {
+  std::vector<std::shared_ptr<OwnedArgs>> calls;
+};
+using FiberRunFn = Fiber (*)(Client* c, std::shared_ptr<FiberRun> run);
 
 struct CommandSpec {
   std::string name;  // lowercase
@@ -137,6 +145,10 @@ struct CommandSpec {
   ShardFn shard_fn = nullptr;
   ConnFn conn_fn = nullptr;
   FiberFn fiber_fn = nullptr;
+  // For commands with a fiber_fn whose pipelined calls may run together (FiberRun): MGET.
+  // A run holds all its calls' locks at once, so it is for commands whose calls are
+  // short and whose keys' order of locking cannot matter.
+  FiberRunFn fiber_run_fn = nullptr;
   // Commands whose keys a count argument gives (EVAL's numkeys): appends the call's
   // keys, none when the count is invalid (the handler then replies the error). Replaces
   // first_key/last_key/key_step for routing.

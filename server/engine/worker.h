@@ -94,8 +94,9 @@ struct WorkerStats {
   uint64_t expire_cycle_ticks = 0;
   uint64_t remote_commands = 0;  // executed here for a client of another worker
   uint64_t multi_shard_commands = 0;
-  uint64_t scripts_across_shards = 0;  // runs of scripts holding several shards
-  uint64_t scripts_every_shard = 0;    // of those, runs holding every shard (wide)
+  uint64_t pipeline_squashed_calls = 0;  // calls run in a pipelined run of two or more
+  uint64_t scripts_across_shards = 0;    // runs of scripts holding several shards
+  uint64_t scripts_every_shard = 0;      // of those, runs holding every shard (wide)
   uint64_t client_query_buffer_limit_disconnections = 0;
   uint64_t client_output_buffer_limit_disconnections = 0;
   uint64_t evicted_clients = 0;  // maxmemory-clients

@@ -1,0 +1,118 @@
+// ClientConnection's pipelined runs: calls of one command over several shards (MGET)
+// that a client pipelined one after another, run by one fiber (client_connection.h,
+// "Pipelined runs"; CommandSpec::fiber_run_fn).
+//
+// Why it keeps the client's order: a run opens only where the first call's own fiber
+// would have started (Dispatch sent it to StartFiber with nothing of the client's in
+// flight, WaitsForInflight), and only the calls right behind it join, so no command of
+// the client's falls between them. The run's fiber takes every call's locks at once and
+// runs the calls in order under them: to any other client the run's calls happen one
+// after another with nothing in between, which is an order Redis could have run them in.
+// The request after the run is read only once the run has finished, as it is behind any
+// fiber. The calls' replies fill the slots each reserved when it joined, so they go out
+// in request order among the client's other replies.
+// Thread-safety: the connection's worker thread only.
+#include <utility>
+
+#include "server/base/config.h"
+#include "server/base/cycle_clock.h"
+#include "server/engine/client_connection.h"
+#include "server/engine/engine.h"
+#include "server/engine/worker.h"
+
+namespace strata {
+
+bool ClientConnection::MayOpenRun(const CommandSpec* spec) const {
+  // Only from ProcessInput's own Dispatch, with more input read behind the call; never
+  // for calls whose fiber carries more than the client (a tracking client's keys to
+  // remember, a transaction's holds, the master's stream's propagation).
+  if (!run_allowed_ || !HasInput()) return false;
+  if (nested != nullptr || txn_owner != 0 || multi_ != nullptr || tracking.on || is_master_)
+    return false;
+  // A write's fiber is propagated to replicas as its one call (Worker::ArmFiberPropagation):
+  // while replicas are attached, writes run a call at a time.
+  if (spec->is_write() && worker_->repl_on()) return false;
+  return worker_->engine().config().pipeline_squash().load(std::memory_order_relaxed) > 1;
+}
+
+bool ClientConnection::JoinsRun(const CommandSpec* spec, CmdArgs args) const {
+  if (spec != run_spec_ || args.size() < 2) return false;
+  size_t max = static_cast<size_t>(
+      worker_->engine().config().pipeline_squash().load(std::memory_order_relaxed));
+  return run_->calls.size() < max && run_args_ + (args.size() - 1) <= kRunArgsMax;
+}
+
+void ClientConnection::OpenRun(const CommandSpec* spec, CmdArgs args) {
+  run_spec_ = spec;
+  run_open_ = true;
+  run_ = std::make_shared<FiberRun>();
+  run_slots_.clear();
+  run_args_ = 0;
+  run_t0_ = CycleClock::Now();
+  AddToRun(args);
+}
+
+void ClientConnection::AddToRun(CmdArgs args) {
+  // What StartFiber counts for a call, counted as the call joins.
+  run_slots_.push_back(ReserveSlot(TakeSuppress()));
+  inflight_++;
+  WorkerStats& stats = worker_->stats();
+  stats.multi_shard_commands++;
+  stats.commands[run_spec_->stat_id].calls++;
+  stats.total_commands_processed++;
+  run_->calls.push_back(OwnedArgs::Copy(args));
+  run_args_ += args.size() - 1;
+}
+
+void ClientConnection::LaunchRun() {
+  run_open_ = false;
+  fiber_running_ = true;
+  fiber_holds_output_ = FiberMayHoldOutput(run_spec_, run_->calls[0]->span());
+  next_fiber_origin.from_master = is_master_;
+  if (run_->calls.size() == 1) {
+    // One call: its own fiber, as StartFiber would have started it.
+    const CommandSpec* spec = run_spec_;
+    std::shared_ptr<OwnedArgs> owned = std::move(run_->calls[0]);
+    fiber_slot_ = run_slots_[0];
+    run_spec_ = nullptr;
+    run_.reset();
+    run_slots_.clear();
+    if (worker_->repl_on()) [[unlikely]]
+      worker_->ArmFiberPropagation(this, spec, owned, db);
+    fiber_args_ = owned;
+    fiber_t0_ = run_t0_;
+    spec->fiber_fn(this, std::move(owned));
+    t_fiber_origin = nullptr;
+    return;
+  }
+  worker_->stats().pipeline_squashed_calls += run_->calls.size();
+  run_spec_->fiber_run_fn(this, run_);
+  t_fiber_origin = nullptr;
+}
+
+void ClientConnection::FinishFiberRun(std::vector<std::string>&& replies) {
+  fiber_running_ = false;
+  const CommandSpec* spec = run_spec_;
+  std::shared_ptr<FiberRun> run = std::move(run_);
+  run_spec_ = nullptr;
+  size_t n = run_slots_.size();
+  // The run's wall time, hops and lock waits included, shared equally by its calls: what
+  // the client waited for, once in the command's total time.
+  uint64_t ticks = CycleClock::Now() - run_t0_;
+  uint64_t share = ticks / n;
+  CommandStat& st = worker_->stats().commands[spec->stat_id];
+  st.usec_ticks += ticks;
+  for (size_t i = 0; i < n; i++) {
+    if (!replies[i].empty() && replies[i][0] == '-') st.failed_calls++;
+    if (worker_->latency_tracking()) st.RecordLatency(share);
+    worker_->NoteIfSlow(spec, share, run->calls[i]->span(), db, this);
+  }
+  if (closing()) UnwatchAll();
+  bool grew = false;
+  for (size_t i = 0; i < n; i++) grew |= FillSlot(run_slots_[i], replies[i]);
+  run_slots_.clear();
+  inflight_ -= static_cast<uint32_t>(n);
+  AfterSlotsFilled(grew);
+}
+
+}  // namespace strata
