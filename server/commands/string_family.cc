@@ -457,10 +457,14 @@ void CmdMSetNx(CmdArgs args, ShardCtx& ctx, ReplyBuilder& rb) {
 
 // MGET's calls over several shards: one call (`one`), or a pipelined run of calls (`run`,
 // FiberRun). Every key of every call is read under one set of shared locks, usually in
-// one round trip; each call's reply is put together from its keys' pieces.
+// one round trip; each call's reply is put together from its keys' pieces. A run whose
+// locks are not all free at once (a writer holds or waits for one of its keys) reads
+// call by call instead, each call as its own fiber would: a run never waits for more
+// locks at a time than one call.
 Fiber MGetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<FiberRun> run) {
   const size_t ncalls = run != nullptr ? run->calls.size() : 1;
   uint32_t db = c->db;
+  const uint32_t shard_count = c->worker().engine().shard_count();
   // The keys of all the calls, one after another; ends[i]: where call i's keys end.
   std::vector<std::string_view> keys;
   std::vector<size_t> ends(ncalls);
@@ -478,47 +482,70 @@ Fiber MGetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<Fiber
       ends[i] = keys.size();
     }
   }
-  ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), false, c->txn_owner);
   // Each shard writes its keys' replies into a buffer of its own (one per group, not one
   // string per value); the replies are then put together in key order.
   struct Piece {
-    uint32_t group;
+    uint32_t part;
     size_t off;
     size_t len;
   };
-  std::vector<std::string> parts(g.shards.size());
+  std::vector<std::string> parts;
   std::vector<Piece> pieces(keys.size());
   int resp = c->resp;
-  auto read = [&](Worker& w, size_t gi) {
-    std::string& part = parts[gi];
+  // On a group's shard: reads the keys of group gi of g, whose positions index `sub`
+  // (keys[base...]), into parts[part0 + gi].
+  auto read = [&](const ShardGroups& g, const std::vector<std::string_view>& sub, size_t base,
+                  size_t part0, Worker& w, size_t gi) {
+    std::string& part = parts[part0 + gi];
     part.clear();
     ReplyBuilder prb(&part, resp);
     const std::vector<size_t>& positions = g.positions[gi];
     for (size_t j = 0; j < positions.size(); j++) {
-      if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
+      if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, sub, positions, j);
       size_t p = positions[j];
       size_t start = part.size();
-      Entry* e = w.keyspace().FindRead(db, keys[p], w.now_ms());
-      if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", keys[p], db);
+      Entry* e = w.keyspace().FindRead(db, sub[p], w.now_ms());
+      if (e == nullptr) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", sub[p], db);
       if (e != nullptr && e->Type() == ValueType::kString) {
         prb.BulkValue(*e);
       } else {
         prb.Null();
       }
-      pieces[p] = Piece{static_cast<uint32_t>(gi), start, part.size() - start};
+      pieces[base + p] = Piece{static_cast<uint32_t>(part0 + gi), start, part.size() - start};
     }
   };
   // Usually one round trip: every shard takes its shared locks and reads at once
   // (try_lock_all.h), and the locks are let go without waiting.
-  if (co_await TryLockAll(g, read)) {
+  ShardGroups g = GroupByShard(keys, db, shard_count, false, c->txn_owner);
+  parts.resize(g.shards.size());
+  auto step = [&](Worker& w, size_t gi) { read(g, keys, 0, 0, w, gi); };
+  if (co_await TryLockAll(g, step)) {
     ReleaseAll(g);
-  } else {
+  } else if (run == nullptr) {
     for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
     co_await RunOn(g.shards, [&](Worker& w) {
       size_t gi = g.IndexOf(w.index());
-      read(w, gi);
+      step(w, gi);
       w.locks().Release(g.locks[gi].keys, false);
     });
+  } else {
+    for (size_t i = 0, from = 0; i < ncalls; from = ends[i], i++) {
+      std::vector<std::string_view> sub(keys.begin() + from, keys.begin() + ends[i]);
+      ShardGroups gc = GroupByShard(sub, db, shard_count, false, c->txn_owner);
+      size_t part0 = parts.size();
+      parts.resize(part0 + gc.shards.size());
+      auto call_step = [&](Worker& w, size_t gi) { read(gc, sub, from, part0, w, gi); };
+      if (co_await TryLockAll(gc, call_step)) {
+        ReleaseAll(gc);
+        continue;
+      }
+      for (size_t k = 0; k < gc.shards.size(); k++) co_await LockOn(gc.shards[k], &gc.locks[k]);
+      co_await RunOn(gc.shards, [&](Worker& w) {
+        size_t gi = gc.IndexOf(w.index());
+        call_step(w, gi);
+        w.locks().Release(gc.locks[gi].keys, false);
+      });
+    }
   }
   std::vector<std::string> replies(ncalls);
   size_t from = 0;
@@ -530,7 +557,7 @@ Fiber MGetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<Fiber
     ReplyBuilder rb(&out, resp);
     rb.Array(ends[i] - from);
     for (size_t k = from; k < ends[i]; k++)
-      out.append(parts[pieces[k].group], pieces[k].off, pieces[k].len);
+      out.append(parts[pieces[k].part], pieces[k].off, pieces[k].len);
     from = ends[i];
   }
   if (run == nullptr) {
@@ -552,15 +579,20 @@ Fiber MGetRunFiber(Client* c, std::shared_ptr<FiberRun> run) {
 // MSET calls (`run`, FiberRun). Every key of every call is locked at once; each shard
 // then writes its keys in the order the calls gave them (so a key set twice keeps the
 // later value) and lets its locks go. A call whose arguments do not pair up is answered
-// with its error and writes nothing.
+// with its error and writes nothing. A run whose locks are not all free at once writes
+// call by call instead, each call as its own fiber would: a run never waits for more
+// locks at a time than one call, so contended keys cost no more than without runs.
 Fiber MSetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<FiberRun> run) {
   const size_t ncalls = run != nullptr ? run->calls.size() : 1;
   auto call = [&](size_t i) { return run != nullptr ? run->calls[i]->span() : one->span(); };
   std::vector<std::string> replies(ncalls);
   bool nx = EqualsIgnoreCase(call(0)[0], "msetnx");  // a run is of MSET only
   uint32_t db = c->db;
+  const uint32_t shard_count = c->worker().engine().shard_count();
+  // The pairs of all the calls, one after another; ends[i]: where call i's pairs end.
   std::vector<std::string_view> keys;
   std::vector<std::string_view> vals;
+  std::vector<size_t> ends(ncalls);
   size_t pairs = 0;
   for (size_t i = 0; i < ncalls; i++) pairs += call(i).size() / 2;
   keys.reserve(pairs);
@@ -569,18 +601,54 @@ Fiber MSetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<Fiber
     CmdArgs args = call(i);
     if (args.size() % 2 == 0) {
       ReplyBuilder(&replies[i], c->resp).Error(WrongArityError(args[0]));
-      continue;
+    } else {
+      for (size_t k = 1; k + 1 < args.size(); k += 2) {
+        keys.push_back(args[k]);
+        vals.push_back(args[k + 1]);
+      }
     }
-    for (size_t k = 1; k + 1 < args.size(); k += 2) {
-      keys.push_back(args[k]);
-      vals.push_back(args[k + 1]);
-    }
+    ends[i] = keys.size();
   }
   bool any_exists = false;
+  // On each shard of g: writes its keys (positions index sub_keys and sub_vals) unless an
+  // MSETNX found one, then lets the locks go.
+  auto write = [&](const ShardGroups& g, const std::vector<std::string_view>& sub_keys,
+                   const std::vector<std::string_view>& sub_vals) -> RunOn {
+    return RunOn(g.shards, [&](Worker& w) {
+      size_t gi = g.IndexOf(w.index());
+      if (!any_exists) {
+        // Positions are in argument order, so a key given twice keeps its last value.
+        const std::vector<size_t>& positions = g.positions[gi];
+        for (size_t j = 0; j < positions.size(); j++) {
+          if (j % Table::kLookaheadMax == 0)
+            PrefetchGroupRun(w.keyspace(), db, sub_keys, positions, j);
+          size_t p = positions[j];
+          w.keyspace().SetString(db, sub_keys[p], sub_vals[p], Entry::kNoExpire);
+          NotifyKeyspaceEvent(kNotifyString, "set", sub_keys[p], db);
+        }
+      }
+      w.locks().Release(g.locks[gi].keys, true);
+    });
+  };
   if (!keys.empty()) {
-    ShardGroups g = GroupByShard(keys, db, c->worker().engine().shard_count(), true, c->txn_owner);
-    if (!co_await TryLockAll(g)) {
+    ShardGroups g = GroupByShard(keys, db, shard_count, true, c->txn_owner);
+    if (co_await TryLockAll(g)) {
+      // Held: written below.
+    } else if (run == nullptr) {
       for (size_t i = 0; i < g.shards.size(); i++) co_await LockOn(g.shards[i], &g.locks[i]);
+    } else {
+      // Contended: call by call, each locked, written and let go before the next.
+      for (size_t i = 0, from = 0; i < ncalls; from = ends[i], i++) {
+        if (from == ends[i]) continue;  // its error
+        std::vector<std::string_view> sub_keys(keys.begin() + from, keys.begin() + ends[i]);
+        std::vector<std::string_view> sub_vals(vals.begin() + from, vals.begin() + ends[i]);
+        ShardGroups gc = GroupByShard(sub_keys, db, shard_count, true, c->txn_owner);
+        if (!co_await TryLockAll(gc)) {
+          for (size_t k = 0; k < gc.shards.size(); k++) co_await LockOn(gc.shards[k], &gc.locks[k]);
+        }
+        co_await write(gc, sub_keys, sub_vals);
+      }
+      g.shards.clear();  // nothing of g is held
     }
     if (nx) {
       std::vector<char> exists(g.shards.size(), 0);
@@ -593,20 +661,7 @@ Fiber MSetCalls(Client* c, std::shared_ptr<OwnedArgs> one, std::shared_ptr<Fiber
       for (char e : exists) any_exists |= e != 0;
       if (any_exists) FiberChangesNothing();
     }
-    co_await RunOn(g.shards, [&](Worker& w) {
-      size_t gi = g.IndexOf(w.index());
-      if (!any_exists) {
-        // Positions are in argument order, so a key given twice keeps its last value.
-        const std::vector<size_t>& positions = g.positions[gi];
-        for (size_t j = 0; j < positions.size(); j++) {
-          if (j % Table::kLookaheadMax == 0) PrefetchGroupRun(w.keyspace(), db, keys, positions, j);
-          size_t p = positions[j];
-          w.keyspace().SetString(db, keys[p], vals[p], Entry::kNoExpire);
-          NotifyKeyspaceEvent(kNotifyString, "set", keys[p], db);
-        }
-      }
-      w.locks().Release(g.locks[gi].keys, true);
-    });
+    if (!g.shards.empty()) co_await write(g, keys, vals);
   }
   for (std::string& reply : replies) {
     if (!reply.empty()) continue;  // its error

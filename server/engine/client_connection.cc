@@ -272,16 +272,18 @@ void ClientConnection::ProcessInput() {
     }
     CmdArgs cmd_args(argv.data(), argv.size());
     const CommandSpec* spec = CommandRegistry::Get().Find(cmd_args[0]);
-    if (run_open_) [[unlikely]] {
-      // A pipelined run is open: a call of its command joins it (the replies in flight
-      // are the run's own); anything else waits, unread, until the run has finished.
-      if (!JoinsRun(spec, cmd_args)) {
+    if (inflight_ > 0) {
+      if (run_open_) [[unlikely]] {
+        // A pipelined run is open: a call of its command joins it (the replies in flight
+        // are the run's own); anything else waits, unread, until the run has finished.
+        if (!JoinsRun(spec, cmd_args)) {
+          PauseInput();
+          break;
+        }
+      } else if (spec != nullptr && WaitsForInflight(spec, cmd_args)) {
         PauseInput();
         break;
       }
-    } else if (spec != nullptr && inflight_ > 0 && WaitsForInflight(spec, cmd_args)) {
-      PauseInput();
-      break;
     }
     if (worker_->input_gated() && spec != nullptr) [[unlikely]] {
       if (worker_->serving_while_busy() && !RunsWhileBusy(spec, cmd_args)) {
@@ -319,9 +321,7 @@ void ClientConnection::ProcessInput() {
       }
     }
     Consume(consumed);
-    run_allowed_ = true;
     Dispatch(spec, cmd_args);
-    run_allowed_ = false;
     // The master's stream: each command's bytes move the offset once it has run (REPLCONF
     // GETACK answers the offset before its own bytes, as Redis's replicas do).
     if (is_master_) [[unlikely]]
@@ -646,6 +646,10 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
             if (ShardOfKey(keys[i], shard_count) != shard) multi = true;
           }
         }
+        // A call that joins an open run (of MGET or MSET, commands of several keys) is part
+        // of its fiber wherever its keys are.
+        if (run_open_ && spec == run_spec_) [[unlikely]]
+          multi = true;
       }
       // A script of a restricted ACL user runs as its fiber, which checks its calls
       // against the user (ScriptCall::user).
@@ -655,8 +659,7 @@ bool ClientConnection::Dispatch(const CommandSpec* spec, CmdArgs args) {
       if (spec->may_block != nullptr && !multi) [[unlikely]]
         multi = spec->may_block(args);
     }
-    // A call that joins an open run is part of its fiber wherever its keys are.
-    if (!multi && !(run_open_ && spec == run_spec_)) {
+    if (!multi) {
       // A command for another shard takes its own small function: the local path's frame
       // (a command's whole call) is not set up for it.
       if (shard != worker_->index()) return DispatchRemote(spec, args, shard);

@@ -330,7 +330,6 @@ class ClientConnection final : public Connection, public Client {
   void LaunchRun();
   const CommandSpec* run_spec_ = nullptr;  // the open or running run's command
   bool run_open_ = false;                  // opened, not launched yet
-  bool run_allowed_ = false;               // ProcessInput's Dispatch may open one
   std::shared_ptr<FiberRun> run_;
   std::vector<uint64_t> run_slots_;
   size_t run_args_ = 0;

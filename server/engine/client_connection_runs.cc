@@ -23,10 +23,11 @@
 namespace strata {
 
 bool ClientConnection::MayOpenRun(const CommandSpec* spec) const {
-  // Only from ProcessInput's own Dispatch, with more input read behind the call; never
-  // for calls whose fiber carries more than the client (a tracking client's keys to
-  // remember, a transaction's holds, the master's stream's propagation).
-  if (!run_allowed_ || !HasInput()) return false;
+  // Only from ProcessInput (its Dispatch is StartFiber's one caller), with more input
+  // read behind the call; never for calls whose fiber carries more than the client (a
+  // tracking client's keys to remember, a transaction's holds, the master's stream's
+  // propagation).
+  if (!in_input_ || !HasInput()) return false;
   if (nested != nullptr || txn_owner != 0 || multi_ != nullptr || tracking.on || is_master_)
     return false;
   // A write's fiber is propagated to replicas as its one call (Worker::ArmFiberPropagation):

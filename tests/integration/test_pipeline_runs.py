@@ -218,6 +218,56 @@ def test_a_run_of_msets_is_atomic_against_a_reader(server, r):
     assert len(set(r.mget(KEYS))) == 1
 
 
+def test_runs_that_contend_for_the_same_keys_stay_atomic(server, r):
+    # Two clients pipeline MSETs of all the keys and a third pipelines MGETs of them: the
+    # runs' locks are seldom all free at once, so most runs go call by call. Every MGET
+    # sees one MSET's values, and every call is answered in order.
+    r.mset({k: "start" for k in KEYS})
+    errors = []
+
+    def writer(name):
+        try:
+            c = server.client(decode_responses=True)
+            for n in range(40):
+                p = c.pipeline(transaction=False)
+                for i in range(16):
+                    p.mset({k: "%s.%d.%d" % (name, n, i) for k in KEYS})
+                    if i % 5 == 4:
+                        p.mget(KEYS)
+                for reply in p.execute():
+                    if isinstance(reply, list) and len(set(reply)) != 1:
+                        errors.append(reply)
+                    elif not isinstance(reply, list) and reply is not True:
+                        errors.append(reply)
+            c.close()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    def reader():
+        try:
+            c = server.client(decode_responses=True)
+            for _ in range(40):
+                p = c.pipeline(transaction=False)
+                for _ in range(16):
+                    p.mget(KEYS)
+                for values in p.execute():
+                    if len(set(values)) != 1:
+                        errors.append(values)
+            c.close()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("a", "b")]
+    threads.append(threading.Thread(target=reader))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    final = r.mget(KEYS)
+    assert len(set(final)) == 1 and final[0].endswith(".39.15")
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="strata's pipeline-squash")
 def test_pipelined_mgets_across_shards_run_together(server_factory):
     s = server_factory(threads=2)
