@@ -1,7 +1,7 @@
 #include "server/engine/shard_groups.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <vector>
 
 #include "core/hash.h"
 #include "core/keyspace.h"
@@ -15,6 +15,62 @@ void PrefetchGroupRun(const Keyspace& ks, uint32_t db, const std::vector<std::st
   for (size_t t = 0; t < m; t++) run[t] = keys[positions[j + t]];
   ks.PrefetchKeys(db, run, m);
 }
+
+namespace {
+
+// The lock keys a group has taken already: open addressing over a power-of-two table.
+// Groups of up to kReusedMaxKeys use one table per thread, reused from call to call (a
+// generation stamp tells this group's entries from older ones), so a big group costs no
+// allocation once it has grown; a bigger group gets a table of its own, freed after.
+class SeenKeys {
+ public:
+  static constexpr size_t kReusedMaxKeys = 4096;
+  explicit SeenKeys(size_t n) : slots_(n <= kReusedMaxKeys ? reused_ : own_) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    if (slots_.size() < cap) {
+      slots_.assign(cap, Slot{});
+      gen_ = 0;
+    }
+    if (&slots_ == &reused_) {
+      if (++reused_gen_ == 0) {  // wrapped: forget every stamp
+        for (Slot& slot : slots_) slot.gen = 0;
+        reused_gen_ = 1;
+      }
+      gen_ = reused_gen_;
+    } else {
+      gen_ = 1;
+    }
+    mask_ = slots_.size() - 1;
+  }
+  // True when k was not in the set (it is now).
+  bool Insert(uint64_t k) {
+    size_t i = static_cast<size_t>((k * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+    while (slots_[i].gen == gen_) {
+      if (slots_[i].key == k) return false;
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = Slot{k, gen_};
+    return true;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t gen = 0;
+  };
+  static thread_local std::vector<Slot> reused_;
+  static thread_local uint32_t reused_gen_;
+  std::vector<Slot> own_;
+  std::vector<Slot>& slots_;
+  uint32_t gen_ = 0;
+  size_t mask_ = 0;
+};
+
+thread_local std::vector<SeenKeys::Slot> SeenKeys::reused_;
+thread_local uint32_t SeenKeys::reused_gen_ = 0;
+
+}  // namespace
 
 size_t ShardGroups::IndexOf(uint32_t shard) const {
   return static_cast<size_t>(std::lower_bound(shards.begin(), shards.end(), shard) -
@@ -54,25 +110,26 @@ ShardGroups GroupByShard(const std::vector<std::string_view>& keys, uint32_t db,
   }
   for (size_t i = 0; i < keys.size(); i++) g.positions[count[shard_of[i]]].push_back(i);
   // Each lock key once: by a scan of the few already taken when a group is small, by a
-  // set otherwise (linear in the group either way).
+  // table otherwise (SeenKeys; linear in the group either way).
   constexpr size_t kScanDedupMax = 16;
-  std::unordered_set<LockTable::Key> seen;
   for (size_t at = 0; at < groups; at++) {
     LockTable::Request& req = g.locks[at];
     const std::vector<size_t>& pos = g.positions[at];
-    bool small = pos.size() <= kScanDedupMax;
-    if (!small) {
-      seen.clear();
-      seen.reserve(pos.size());
-    }
-    for (size_t p : pos) {
-      LockTable::Key k = LockTable::LockKey(db, keys[p]);
-      bool fresh = small ? std::find(req.keys.begin(), req.keys.end(), k) == req.keys.end()
-                         : seen.insert(k).second;
-      if (fresh) {
+    if (pos.size() <= kScanDedupMax) {
+      for (size_t p : pos) {
+        LockTable::Key k = LockTable::LockKey(db, keys[p]);
+        if (std::find(req.keys.begin(), req.keys.end(), k) != req.keys.end()) continue;
         req.keys.push_back(k);
         req.names.push_back(keys[p]);
       }
+      continue;
+    }
+    SeenKeys seen(pos.size());
+    for (size_t p : pos) {
+      LockTable::Key k = LockTable::LockKey(db, keys[p]);
+      if (!seen.Insert(k)) continue;
+      req.keys.push_back(k);
+      req.names.push_back(keys[p]);
     }
   }
   return g;

@@ -43,10 +43,12 @@ TEST(ShardGroupsTest, ARepeatedKeyIsLockedOnceButKeepsEveryPosition) {
   EXPECT_FALSE(g.locks[0].exclusive);
 }
 
-// Groups small enough for the scan and big enough for the set: every position kept, each
-// lock key once, in the order of first appearance.
+// Groups small enough for the scan and big enough for the table: every position kept,
+// each lock key once, in the order of first appearance. The thread's table is reused from
+// call to call, after bigger and smaller groups, and a group too big for it (over 4096
+// positions) has one of its own.
 TEST(ShardGroupsTest, RepeatedKeysAreLockedOnceInSmallAndLargeGroups) {
-  for (size_t distinct : {1u, 5u, 16u, 17u, 200u}) {
+  for (size_t distinct : {1u, 5u, 16u, 17u, 200u, 17u, 200u, 1500u, 15000u, 40u, 1500u}) {
     std::vector<std::string> names;
     for (size_t i = 0; i < distinct; i++) names.push_back("key:" + std::to_string(i));
     std::vector<std::string_view> keys;
