@@ -96,7 +96,7 @@ Config::Config() {
                      "together, as one step on each shard under one set of locks; each call keeps "
                      "its own reply. 1 = each call alone (a hop, or two, per call)");
   squash.min = 1;
-  squash.max = 1024;
+  squash.max = 256;  // below the pipelined commands in flight a client may have
   Add("thread-affinity", Kind::kBool, "no", false,
       "pin worker i to the i-th CPU the process may use, when there are enough CPUs (for "
       "machines whose load generators run elsewhere)");

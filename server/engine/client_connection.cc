@@ -275,10 +275,14 @@ void ClientConnection::ProcessInput() {
     if (inflight_ > 0) {
       if (run_open_) [[unlikely]] {
         // A pipelined run is open: a call of its command joins it (the replies in flight
-        // are the run's own); anything else waits, unread, until the run has finished.
+        // are the run's own); anything else starts the run and waits, unread, until it
+        // has finished (or goes on at once if the run did).
         if (!JoinsRun(spec, cmd_args)) {
-          PauseInput();
-          break;
+          if (HoldForRun()) break;
+          if (inflight_ > 0 && spec != nullptr && WaitsForInflight(spec, cmd_args)) {
+            PauseInput();
+            break;
+          }
         }
       } else if (spec != nullptr && WaitsForInflight(spec, cmd_args)) {
         PauseInput();
@@ -286,6 +290,8 @@ void ClientConnection::ProcessInput() {
       }
     }
     if (worker_->input_gated() && spec != nullptr) [[unlikely]] {
+      // A gate's wait begins with no run open (the run first, then the gate's checks).
+      if (run_open_ && HoldForRun()) break;
       if (worker_->serving_while_busy() && !RunsWhileBusy(spec, cmd_args)) {
         // Read while a script is busy on this worker: this command, and what the
         // client sent after it, run once the script has ended.
@@ -339,6 +345,8 @@ void ClientConnection::ProcessInput() {
       memory_wait_expired_ = false;
     }
   }
+  // Input is not paused here while a run is open (every pause above starts the run
+  // first, HoldForRun), so a run that ends at once resumes nothing from inside this call.
   if (run_open_) [[unlikely]]
     LaunchRun();
   FinishInput();

@@ -320,14 +320,22 @@ class ClientConnection final : public Connection, public Client {
   // as it would behind the first call's own fiber. A run of one call is that call's own
   // fiber. Every call counts as a call (INFO commandstats), is fed to MONITOR and may be
   // logged as slow with its own arguments; the run's time is shared equally among them.
-  // Not opened for a client that tracks keys, inside a transaction, for the master's
-  // stream, or for a write while replicas are attached (its propagation is per call).
+  // Not opened for a client that tracks keys or is subscribed, inside a transaction, for
+  // the master's stream, with cluster-enabled (a call in a migrating slot goes to its
+  // shard at once), or for a write while replicas are attached (its propagation is per
+  // call).
   static constexpr size_t kRunArgsMax = 4096;
+  // pipeline-squash's own bound: a run's calls are in flight at once.
+  static constexpr size_t kRunCallsMax = 256;
+  static_assert(kRunCallsMax < kInflightMax);
   bool MayOpenRun(const CommandSpec* spec) const;
   bool JoinsRun(const CommandSpec* spec, CmdArgs args) const;
   void OpenRun(const CommandSpec* spec, CmdArgs args);
   void AddToRun(CmdArgs args);
   void LaunchRun();
+  // Launches the open run before input pauses for it; true when its fiber is running
+  // (input is then paused), false when it ended at once (the caller goes on).
+  bool HoldForRun();
   const CommandSpec* run_spec_ = nullptr;  // the open or running run's command
   bool run_open_ = false;                  // opened, not launched yet
   std::shared_ptr<FiberRun> run_;

@@ -12,6 +12,7 @@
 // fiber. The calls' replies fill the slots each reserved when it joined, so they go out
 // in request order among the client's other replies.
 // Thread-safety: the connection's worker thread only.
+#include <algorithm>
 #include <utility>
 
 #include "server/base/config.h"
@@ -30,6 +31,12 @@ bool ClientConnection::MayOpenRun(const CommandSpec* spec) const {
   if (!in_input_ || !HasInput()) return false;
   if (nested != nullptr || txn_owner != 0 || multi_ != nullptr || tracking.on || is_master_)
     return false;
+  // A subscriber's pushes (keyspace notifications in RESP3) go out beside each call's
+  // reply, not after the whole run's.
+  if (subscribed()) return false;
+  // With cluster-enabled, a call whose slot is migrating is sent to its shard at once
+  // (DispatchOpenSlot), ahead of a run that has not started yet.
+  if (worker_->routing() != nullptr) return false;
   // A write's fiber is propagated to replicas as its one call (Worker::ArmFiberPropagation):
   // while replicas are attached, writes run a call at a time.
   if (spec->is_write() && worker_->repl_on()) return false;
@@ -38,8 +45,9 @@ bool ClientConnection::MayOpenRun(const CommandSpec* spec) const {
 
 bool ClientConnection::JoinsRun(const CommandSpec* spec, CmdArgs args) const {
   if (spec != run_spec_ || args.size() < 2) return false;
-  size_t max = static_cast<size_t>(
-      worker_->engine().config().pipeline_squash().load(std::memory_order_relaxed));
+  size_t max =
+      std::min(kRunCallsMax, static_cast<size_t>(worker_->engine().config().pipeline_squash().load(
+                                 std::memory_order_relaxed)));
   return run_->calls.size() < max && run_args_ + (args.size() - 1) <= kRunArgsMax;
 }
 
@@ -89,6 +97,16 @@ void ClientConnection::LaunchRun() {
   worker_->stats().pipeline_squashed_calls += run_->calls.size();
   run_spec_->fiber_run_fn(this, run_);
   t_fiber_origin = nullptr;
+}
+
+bool ClientConnection::HoldForRun() {
+  // Launched while input is not paused: a run that ends at once (every call an arity
+  // error, say) then finds nothing to resume (AfterSlotsFilled resumes a paused input
+  // later in the turn, which from inside ProcessInput would read it twice).
+  LaunchRun();
+  if (!fiber_running_) return false;
+  PauseInput();
+  return true;
 }
 
 void ClientConnection::FinishFiberRun(std::vector<std::string>&& replies) {

@@ -268,6 +268,26 @@ def test_runs_that_contend_for_the_same_keys_stay_atomic(server, r):
     assert len(set(final)) == 1 and final[0].endswith(".39.15")
 
 
+def test_a_run_that_ends_at_once_leaves_the_connection_working(server, r):
+    # An MSET whose arguments do not pair up fails without a hop. Opened as a run with a
+    # GET behind it, it ended while the input was being read; the connection must then
+    # go on reading (DBSIZE waits for nothing in flight, so it hung if a count was off).
+    pairs = [x for k in KEYS for x in (k, "v")]
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    try:
+        for _ in range(3):
+            s.sendall(cmd("MSET", *pairs, "pr:odd") + cmd("GET", KEYS[0]) +
+                      cmd("MSET", *pairs, "pr:odd") + cmd("MSET", *pairs, "pr:odd") +
+                      cmd("HGET", "pr:h", "f"))
+            err = b"-ERR wrong number of arguments for 'mset' command\r\n"
+            want = err + b"$-1\r\n" + err + err + b"$-1\r\n"
+            assert read_exactly(s, len(want)) == want
+            s.sendall(cmd("DBSIZE"))
+            assert read_exactly(s, 4) == b":0\r\n"
+    finally:
+        s.close()
+
+
 @pytest.mark.skipif(TARGET == "redis", reason="strata's pipeline-squash")
 def test_pipelined_mgets_across_shards_run_together(server_factory):
     s = server_factory(threads=2)
@@ -292,6 +312,23 @@ def test_pipelined_mgets_across_shards_run_together(server_factory):
         exchange(s, cmd("MSET", *[x for k in KEYS for x in (k, "w")]) * 16, b"+OK\r\n" * 16)
         assert int(c.info("stats")["pipeline_squashed_calls"]) - before >= 8
         assert c.mget(KEYS) == ["w"] * len(KEYS)
+        # A subscribed client's calls run one at a time (its pushes go out beside each
+        # call's reply).
+        sub = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        try:
+            sub.sendall(cmd("HELLO", "3") + cmd("SUBSCRIBE", "pr:ch") + cmd("ECHO", "pr:mark"))
+            seen = b""
+            while b"pr:mark" not in seen:
+                chunk = sub.recv(65536)
+                assert chunk
+                seen += chunk
+            before = int(c.info("stats")["pipeline_squashed_calls"])
+            want = array(["w"] * len(KEYS)) * 16
+            sub.sendall(cmd("MGET", *KEYS) * 16)
+            assert read_exactly(sub, len(want)) == want
+            assert int(c.info("stats")["pipeline_squashed_calls"]) == before
+        finally:
+            sub.close()
         with pytest.raises(Exception):
             c.config_set("pipeline-squash", "0")
     finally:
