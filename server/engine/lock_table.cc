@@ -21,9 +21,9 @@ bool LockTable::CanRun(uint32_t db, std::span<const std::string_view> keys, bool
   if (whole_held_ || whole_queued_ > 0) return false;
   if (keys_.empty()) return true;
   for (std::string_view key : keys) {
-    auto it = keys_.find(LockKey(db, key));
-    if (it == keys_.end()) continue;
-    if (it->second.queued > 0 || Conflicts(it->second, exclusive)) return false;
+    const KeyLock* l = keys_.find(LockKey(db, key));
+    if (l == nullptr) continue;
+    if (l->queued > 0 || Conflicts(*l, exclusive)) return false;
   }
   return true;
 }
@@ -36,8 +36,8 @@ bool LockTable::CanRun(const Request& r) const {
   if (r.owner != 0 && !r.whole && !r.keys.empty()) {
     bool all_owned = true;
     for (Key key : r.keys) {
-      auto it = keys_.find(key);
-      if (it == keys_.end() || !OwnedBy(it->second, r.owner)) {
+      const KeyLock* l = keys_.find(key);
+      if (l == nullptr || !OwnedBy(*l, r.owner)) {
         all_owned = false;
         break;
       }
@@ -47,18 +47,15 @@ bool LockTable::CanRun(const Request& r) const {
   if (whole_held_ || whole_queued_ > 0) return false;
   if (r.whole) return keys_.empty();
   for (Key key : r.keys) {
-    auto it = keys_.find(key);
-    if (it == keys_.end() || OwnedBy(it->second, r.owner)) continue;
-    if (it->second.queued > 0 || Conflicts(it->second, r.exclusive)) return false;
+    const KeyLock* l = keys_.find(key);
+    if (l == nullptr || OwnedBy(*l, r.owner)) continue;
+    if (l->queued > 0 || Conflicts(*l, r.exclusive)) return false;
   }
   return true;
 }
 
 bool LockTable::AnyHeld() const {
-  for (const auto& [k, l] : keys_) {
-    if (l.exclusive || l.shared > 0) return true;
-  }
-  return false;
+  return keys_.Any([](Key, const KeyLock& l) { return l.exclusive || l.shared > 0; });
 }
 
 void LockTable::Acquire(const Request& r) {
@@ -95,10 +92,8 @@ void LockTable::AcquireNested(const Request& r) {
 }
 
 void LockTable::Drop(Key key) {
-  auto it = keys_.find(key);
-  if (it != keys_.end() && it->second.shared == 0 && !it->second.exclusive &&
-      it->second.queued == 0)
-    keys_.erase(it);
+  const KeyLock* l = keys_.find(key);
+  if (l != nullptr && l->shared == 0 && !l->exclusive && l->queued == 0) keys_.erase(key);
 }
 
 namespace {
@@ -112,17 +107,17 @@ inline void BeforeRelease() {
 void LockTable::Release(const std::vector<Key>& keys, bool exclusive) {
   BeforeRelease();
   for (Key key : keys) {
-    auto it = keys_.find(key);
-    if (it == keys_.end()) continue;
-    if (it->second.nested > 0) {
-      it->second.nested--;
+    KeyLock* l = keys_.find(key);
+    if (l == nullptr) continue;
+    if (l->nested > 0) {
+      l->nested--;
       continue;
     }
     if (exclusive) {
-      it->second.exclusive = false;
-      it->second.owner = 0;
-    } else if (it->second.shared > 0) {
-      it->second.shared--;
+      l->exclusive = false;
+      l->owner = 0;
+    } else if (l->shared > 0) {
+      l->shared--;
     }
     Drop(key);
   }
@@ -199,9 +194,8 @@ void LockTable::ProcessQueue() {
           ok = false;
           break;
         }
-        auto it = keys_.find(key);
-        if (it != keys_.end() && !OwnedBy(it->second, r.owner) &&
-            Conflicts(it->second, r.exclusive)) {
+        const KeyLock* l = keys_.find(key);
+        if (l != nullptr && !OwnedBy(*l, r.owner) && Conflicts(*l, r.exclusive)) {
           ok = false;
           break;
         }
@@ -211,7 +205,7 @@ void LockTable::ProcessQueue() {
         waiting.push_back(std::move(r));
         continue;
       }
-      for (Key key : r.keys) keys_.find(key)->second.queued--;
+      for (Key key : r.keys) keys_.find(key)->queued--;
       if (r.hold) Acquire(r);
       for (Key key : r.keys) Drop(key);
       admitted.push_back(r.on_admit);
@@ -232,11 +226,11 @@ std::string LockTable::DescribeExclusive() const {
   }
   std::vector<uint64_t> owners;
   size_t n = 0;
-  for (const auto& [k, l] : keys_) {
-    if (!l.exclusive) continue;
+  keys_.ForEach([&](Key, const KeyLock& l) {
+    if (!l.exclusive) return;
     n++;
     if (std::find(owners.begin(), owners.end(), l.owner) == owners.end()) owners.push_back(l.owner);
-  }
+  });
   if (n == 0) return out;
   if (!out.empty()) out += ", ";
   out += std::to_string(n) + " keys by";

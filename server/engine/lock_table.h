@@ -35,9 +35,9 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "server/engine/key_lock_map.h"
 #include "server/engine/task.h"
 
 namespace strata {
@@ -99,18 +99,14 @@ class LockTable {
     bool whole_mine = WholeOwnedBy(owner);
     if (whole_mine) return false;
     if (whole_held_ || whole_queued_ > 0) return true;
-    for (const auto& [k, l] : keys_) {
-      if (OwnedBy(l, owner)) continue;
-      if (l.exclusive || l.shared > 0 || l.queued > 0) return true;
-    }
-    return false;
+    return keys_.Any([owner](Key, const KeyLock& l) {
+      return !OwnedBy(l, owner) && (l.exclusive || l.shared > 0 || l.queued > 0);
+    });
   }
   bool AnyExclusive(uint64_t except = 0) const {
     if (whole_held_ && !WholeOwnedBy(except)) return true;
-    for (const auto& [k, l] : keys_) {
-      if (l.exclusive && !OwnedBy(l, except)) return true;
-    }
-    return false;
+    return keys_.Any(
+        [except](Key, const KeyLock& l) { return l.exclusive && !OwnedBy(l, except); });
   }
 
  private:
@@ -134,7 +130,7 @@ class LockTable {
   void Drop(Key key);
   void ProcessQueue();
 
-  std::unordered_map<Key, KeyLock> keys_;
+  KeyLockMap<KeyLock> keys_;  // locked and waited-for keys (key_lock_map.h)
   std::deque<Request> queue_;
   bool processing_ = false;
   bool whole_held_ = false;
