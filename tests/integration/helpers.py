@@ -38,6 +38,16 @@ def resp(*args):
     return out
 
 
+def read_exactly(s, n):
+    """Reads exactly n bytes from a socket (the exact bytes of a known reply)."""
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        assert chunk, "closed after %d of %d bytes" % (len(out), n)
+        out += chunk
+    return out
+
+
 def roundtrip(conn, data, n=1):
     """Sends data on a RawConnection and returns the raw bytes of the next n replies."""
     conn.send(data)

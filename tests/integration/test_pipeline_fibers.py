@@ -8,21 +8,12 @@ replies already written wait for the fiber when it is one that finishes on its o
 blocking command does not: the replies before it go out while it waits."""
 import socket
 
-from helpers import resp as cmd, wait_for
+from helpers import read_exactly, resp as cmd, wait_for
 
 import pytest
 
 KEYS = ["pf:%d" % i for i in range(10)]
 DEPTH = 16
-
-
-def read_exactly(s, n):
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        assert chunk, "closed after %d of %d bytes" % (len(out), n)
-        out += chunk
-    return out
 
 
 def writes(r):

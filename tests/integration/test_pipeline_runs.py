@@ -10,20 +10,11 @@ import socket
 import threading
 
 from conftest import TARGET
-from helpers import resp as cmd
+from helpers import read_exactly, resp as cmd
 
 import pytest
 
 KEYS = ["pr:%d" % i for i in range(12)]
-
-
-def read_exactly(s, n):
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        assert chunk, "closed after %d of %d bytes" % (len(out), n)
-        out += chunk
-    return out
 
 
 def bulk(v):
