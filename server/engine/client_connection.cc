@@ -918,98 +918,12 @@ void ClientConnection::QueueBehindLocks(RemoteCommand* rc,
   Worker::Current()->locks().Enqueue(std::move(req));
 }
 
-void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
-  if (spec->fiber_run_fn != nullptr) [[unlikely]] {
-    if (run_open_ && spec == run_spec_) {
-      AddToRun(args);
-      return;
-    }
-    if (MayOpenRun(spec)) {
-      OpenRun(spec, args);
-      return;
-    }
-  }
-  fiber_slot_ = ReserveSlot(TakeSuppress());
-  fiber_running_ = true;
-  fiber_holds_output_ = FiberMayHoldOutput(spec, args);
-  inflight_++;
-  worker_->stats().multi_shard_commands++;
-  CommandStat& st = worker_->stats().commands[spec->stat_id];
-  st.calls++;
-  worker_->stats().total_commands_processed++;
-  if (tracking.on) [[unlikely]]
-    PrepareFiberOrigin(spec, args, TrackModeFor(spec));
-  next_fiber_origin.from_master = is_master_;
-  std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
-  if (worker_->repl_on()) [[unlikely]]
-    worker_->ArmFiberPropagation(this, spec, owned, db);
-  // A blocking command's wait is not its run: it is not timed (as in Redis).
-  if (!(spec->flags & kCmdBlocking) && spec->may_block == nullptr) {
-    fiber_args_ = owned;
-    fiber_t0_ = CycleClock::Now();
-  }
-  spec->fiber_fn(this, std::move(owned));
-  t_fiber_origin = nullptr;
-}
-
-bool ClientConnection::FiberMayHoldOutput(const CommandSpec* spec, CmdArgs args) {
-  // A command on keys that cannot block (BLPOP, XREAD BLOCK), is not a script (which may
-  // run long) and is no server command: its wait is its hops and its locks. Anything
-  // else may wait for what the client itself has yet to cause, or for a long time, and
-  // the replies before it go out at once.
-  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return false;
-  if (spec->flags & (kCmdBlocking | kCmdScript | kCmdAdmin | kCmdServer | kCmdTransaction))
-    return false;
-  return spec->may_block == nullptr || !spec->may_block(args);
-}
-
-void ClientConnection::PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode m) {
-  next_fiber_origin.worker = worker_->index();
-  next_fiber_origin.track_mode = static_cast<uint8_t>(m);
-  if (m == TrackMode::kRead)
-    next_fiber_origin.track = MakeTrackedRead(spec, args, id_, worker_->index());
-}
-
 void ClientConnection::AfterCachingCommand(const CommandSpec* spec) {
   // CLIENT CACHING yes/no holds for the next command: a CLIENT call leaves it, and so do
   // MULTI and the commands queued after it (EXEC's calls see it); anything else uses it.
   if (spec != nullptr && (spec->name == "client" || spec->name == "multi")) return;
   if (multi_ != nullptr) return;
   tracking.caching_yes = tracking.caching_no = false;
-}
-
-void ClientConnection::FinishFiber(std::string&& reply) {
-  if (nested != nullptr) {
-    // A command inside EXEC: the transaction's fiber takes the reply and goes on.
-    NestedReply* n = nested;
-    nested = nullptr;
-    n->reply = std::move(reply);
-    n->done = true;
-    if (n->waiter) worker_->Defer(ResumeTask(n->waiter));
-    return;
-  }
-  // The slot reserved when it started (input is paused while a fiber runs, but pushes -
-  // Pub/Sub messages, invalidations - may have taken slots after it).
-  uint64_t seq = fiber_slot_;
-  fiber_running_ = false;
-  // The fiber is the last command dispatched (input waits while it runs): an error
-  // reply counts as its failed call, as the shard paths count theirs.
-  if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]] {
-    worker_->stats().commands[last_spec_->stat_id].failed_calls++;
-    if (is_master_) NoteErrorToMaster(last_spec_, reply);
-  }
-  if (fiber_t0_ != 0 && last_spec_ != nullptr) {
-    // Its wall time, hops and lock waits included: what the client waited for.
-    uint64_t ticks = CycleClock::Now() - fiber_t0_;
-    CommandStat& st = worker_->stats().commands[last_spec_->stat_id];
-    st.usec_ticks += ticks;
-    if (worker_->latency_tracking()) st.RecordLatency(ticks);
-    worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), db, this);
-  }
-  fiber_t0_ = 0;
-  fiber_args_.reset();
-  if (closing()) UnwatchAll();
-  CompleteSlot(seq, reply);
 }
 
 void ClientConnection::CompleteSlots(const RemoteBatch& batch, size_t first, size_t end) {

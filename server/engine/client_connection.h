@@ -307,7 +307,7 @@ class ClientConnection final : public Connection, public Client {
   bool fiber_holds_output_ = false;
   bool in_input_ = false;       // inside ProcessInput: a reply may be being written
   uint8_t exec_open_slot_ = 0;  // ExecRoutedHere -> Exec: the same for a transaction
-  // ---- Pipelined runs (client_connection_runs.cc)
+  // ---- Pipelined runs (client_connection_fibers.cc)
   // A call of a command with a fiber_run_fn (MGET) that needs its fiber, read with more
   // input behind it, opens a run instead of starting the fiber: its arguments are copied
   // and its reply slot reserved, and ProcessInput goes on. Each next request that is a

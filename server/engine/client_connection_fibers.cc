@@ -1,8 +1,10 @@
-// ClientConnection's pipelined runs: calls of one command over several shards (MGET)
-// that a client pipelined one after another, run by one fiber (client_connection.h,
-// "Pipelined runs"; CommandSpec::fiber_run_fn).
+// ClientConnection's fibers: a command over several shards (or the whole keyspace) run
+// as a coroutine on the client's worker (StartFiber, FinishFiber; docs/ARCHITECTURE.md
+// "Multi-key commands"), and pipelined runs - calls of one command over several shards
+// (MGET, MSET) that a client pipelined one after another, run by one fiber
+// (client_connection.h, "Pipelined runs"; CommandSpec::fiber_run_fn).
 //
-// Why it keeps the client's order: a run opens only where the first call's own fiber
+// Why a run keeps the client's order: a run opens only where the first call's own fiber
 // would have started (Dispatch sent it to StartFiber with nothing of the client's in
 // flight, WaitsForInflight), and only the calls right behind it join, so no command of
 // the client's falls between them. The run's fiber takes every call's locks at once and
@@ -22,6 +24,92 @@
 #include "server/engine/worker.h"
 
 namespace strata {
+
+void ClientConnection::StartFiber(const CommandSpec* spec, CmdArgs args) {
+  if (spec->fiber_run_fn != nullptr) [[unlikely]] {
+    if (run_open_ && spec == run_spec_) {
+      AddToRun(args);
+      return;
+    }
+    if (MayOpenRun(spec)) {
+      OpenRun(spec, args);
+      return;
+    }
+  }
+  fiber_slot_ = ReserveSlot(TakeSuppress());
+  fiber_running_ = true;
+  fiber_holds_output_ = FiberMayHoldOutput(spec, args);
+  inflight_++;
+  worker_->stats().multi_shard_commands++;
+  CommandStat& st = worker_->stats().commands[spec->stat_id];
+  st.calls++;
+  worker_->stats().total_commands_processed++;
+  if (tracking.on) [[unlikely]]
+    PrepareFiberOrigin(spec, args, TrackModeFor(spec));
+  next_fiber_origin.from_master = is_master_;
+  std::shared_ptr<OwnedArgs> owned = OwnedArgs::Copy(args);
+  if (worker_->repl_on()) [[unlikely]]
+    worker_->ArmFiberPropagation(this, spec, owned, db);
+  // A blocking command's wait is not its run: it is not timed (as in Redis).
+  if (!(spec->flags & kCmdBlocking) && spec->may_block == nullptr) {
+    fiber_args_ = owned;
+    fiber_t0_ = CycleClock::Now();
+  }
+  spec->fiber_fn(this, std::move(owned));
+  t_fiber_origin = nullptr;
+}
+
+bool ClientConnection::FiberMayHoldOutput(const CommandSpec* spec, CmdArgs args) {
+  // A command on keys that cannot block (BLPOP, XREAD BLOCK), is not a script (which may
+  // run long) and is no server command: its wait is its hops and its locks. Anything
+  // else may wait for what the client itself has yet to cause, or for a long time, and
+  // the replies before it go out at once.
+  if (spec->first_key <= 0 && spec->keys_fn == nullptr) return false;
+  if (spec->flags & (kCmdBlocking | kCmdScript | kCmdAdmin | kCmdServer | kCmdTransaction))
+    return false;
+  return spec->may_block == nullptr || !spec->may_block(args);
+}
+
+void ClientConnection::PrepareFiberOrigin(const CommandSpec* spec, CmdArgs args, TrackMode m) {
+  next_fiber_origin.worker = worker_->index();
+  next_fiber_origin.track_mode = static_cast<uint8_t>(m);
+  if (m == TrackMode::kRead)
+    next_fiber_origin.track = MakeTrackedRead(spec, args, id_, worker_->index());
+}
+
+void ClientConnection::FinishFiber(std::string&& reply) {
+  if (nested != nullptr) {
+    // A command inside EXEC: the transaction's fiber takes the reply and goes on.
+    NestedReply* n = nested;
+    nested = nullptr;
+    n->reply = std::move(reply);
+    n->done = true;
+    if (n->waiter) worker_->Defer(ResumeTask(n->waiter));
+    return;
+  }
+  // The slot reserved when it started (input is paused while a fiber runs, but pushes -
+  // Pub/Sub messages, invalidations - may have taken slots after it).
+  uint64_t seq = fiber_slot_;
+  fiber_running_ = false;
+  // The fiber is the last command dispatched (input waits while it runs): an error
+  // reply counts as its failed call, as the shard paths count theirs.
+  if (last_spec_ != nullptr && !reply.empty() && reply[0] == '-') [[unlikely]] {
+    worker_->stats().commands[last_spec_->stat_id].failed_calls++;
+    if (is_master_) NoteErrorToMaster(last_spec_, reply);
+  }
+  if (fiber_t0_ != 0 && last_spec_ != nullptr) {
+    // Its wall time, hops and lock waits included: what the client waited for.
+    uint64_t ticks = CycleClock::Now() - fiber_t0_;
+    CommandStat& st = worker_->stats().commands[last_spec_->stat_id];
+    st.usec_ticks += ticks;
+    if (worker_->latency_tracking()) st.RecordLatency(ticks);
+    worker_->NoteIfSlow(last_spec_, ticks, fiber_args_->span(), db, this);
+  }
+  fiber_t0_ = 0;
+  fiber_args_.reset();
+  if (closing()) UnwatchAll();
+  CompleteSlot(seq, reply);
+}
 
 bool ClientConnection::MayOpenRun(const CommandSpec* spec) const {
   // Only from ProcessInput (its Dispatch is StartFiber's one caller), with more input
